@@ -1,0 +1,5 @@
+// Every subcommand, in the order `steadfast help` lists them. Add one line per command.
+import type { Command } from '../command.js';
+import { serveCommand } from './serve.js';
+
+export const commands: readonly Command[] = [serveCommand];

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['tests/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    // End-to-end suites start real Envoys on fixed loopback addresses; run files one at a time.
+    fileParallelism: false,
+    reporters: ['default'],
+  },
+});
