@@ -1,0 +1,49 @@
+// Starts the control service's gRPC server (ext_proc + health) and stops it gracefully.
+import * as grpc from '@grpc/grpc-js';
+import { extProcHandler, type ExtProcDeps } from './ext-proc-service.js';
+import { HealthState } from './health-service.js';
+import { loadServiceProtos } from './protos.js';
+
+export interface GrpcServerHandle {
+  readonly address: string;
+  readonly port: number;
+  readonly health: HealthState;
+  /** Stops taking streams, lets open ones finish for up to `graceMs`, then cuts them. */
+  shutdown(graceMs?: number): Promise<void>;
+}
+
+export async function startGrpcServer(address: string, deps: ExtProcDeps): Promise<GrpcServerHandle> {
+  const protos = loadServiceProtos();
+  const server = new grpc.Server({
+    // One stream per request: allow plenty of concurrent streams on Envoy's connection.
+    'grpc.max_concurrent_streams': 10_000,
+    'grpc.keepalive_permit_without_calls': 1,
+  });
+  const health = new HealthState();
+  server.addService(protos.extProc, { Process: extProcHandler(deps) });
+  server.addService(protos.health, health.handlers());
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, bound) =>
+      err ? reject(new Error(`cannot listen on ${address}: ${err.message}`)) : resolve(bound),
+    );
+  });
+  const host = address.slice(0, address.lastIndexOf(':'));
+  return {
+    address: `${host}:${port}`,
+    port,
+    health,
+    shutdown: (graceMs = 5000) =>
+      new Promise<void>((resolve) => {
+        health.set('NOT_SERVING');
+        health.endWatches();
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
+  };
+}

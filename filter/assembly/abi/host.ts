@@ -1,0 +1,153 @@
+// Typed wrappers over the host calls. Every NotFound or failure is a value (null,
+// false, 0); nothing here throws, asserts or reads outside what the host returned.
+import { BufferType, HeaderMapType, LogLevel, MetricType, WasmResult } from './enums';
+import {
+  proxy_add_header_map_value,
+  proxy_define_metric,
+  proxy_get_buffer_bytes,
+  proxy_get_current_time_nanoseconds,
+  proxy_get_header_map_value,
+  proxy_get_log_level,
+  proxy_get_property,
+  proxy_increment_metric,
+  proxy_log,
+  proxy_remove_header_map_value,
+  proxy_replace_header_map_value,
+  proxy_send_local_response,
+  wasi_random_get,
+} from './imports';
+import { encodeToScratch, release, RETURN_PTR, RETURN_SIZE, RETURN_U64, scratch, Utf8 } from './memory';
+
+// ---- logging --------------------------------------------------------------------
+
+let logLevel: i32 = LogLevel.Info;
+
+/** Asks the host for its current log level; called on configure and now and then after. */
+export function refreshLogLevel(): void {
+  if (proxy_get_log_level(RETURN_U64) == WasmResult.Ok) logLevel = load<i32>(RETURN_U64);
+}
+
+/** Whether a message at `level` would be written. Check it before building a message. */
+// @ts-ignore: decorator
+@inline
+export function logEnabled(level: LogLevel): bool {
+  return <i32>level >= logLevel;
+}
+
+export function log(level: LogLevel, message: string): void {
+  if (!logEnabled(level)) return;
+  const size = encodeToScratch(message, 0);
+  proxy_log(level, scratch(0), size);
+}
+
+// ---- time and randomness ----------------------------------------------------------
+
+/** Wall-clock time from the host, in nanoseconds since the epoch; 0 if the host fails. */
+export function nowNanos(): u64 {
+  if (proxy_get_current_time_nanoseconds(RETURN_U64) != WasmResult.Ok) return 0;
+  return load<u64>(RETURN_U64);
+}
+
+/** Fills `len` bytes at `ptr` from the host's secure random source (WASI). */
+export function randomBytes(ptr: usize, len: usize): bool {
+  return wasi_random_get(ptr, len) == 0;
+}
+
+// ---- buffers ------------------------------------------------------------------------
+
+/** The whole of a host buffer (e.g. the plugin configuration), or null. */
+export function getBuffer(type: BufferType, size: usize): ArrayBuffer | null {
+  if (size == 0) return new ArrayBuffer(0);
+  if (proxy_get_buffer_bytes(type, 0, <i32>size, RETURN_PTR, RETURN_SIZE) != WasmResult.Ok) return null;
+  return takeBuffer();
+}
+
+function takeBuffer(): ArrayBuffer {
+  const ptr = <usize>load<u32>(RETURN_PTR);
+  const size = <i32>load<u32>(RETURN_SIZE);
+  const out = new ArrayBuffer(size);
+  if (ptr != 0 && size > 0) memory.copy(changetype<usize>(out), ptr, <usize>size);
+  release(ptr);
+  return out;
+}
+
+function takeString(): string {
+  const ptr = <usize>load<u32>(RETURN_PTR);
+  const size = <usize>load<u32>(RETURN_SIZE);
+  const out = ptr != 0 && size > 0 ? String.UTF8.decodeUnsafe(ptr, size) : '';
+  release(ptr);
+  return out;
+}
+
+// ---- headers ------------------------------------------------------------------------
+
+/** A header's value, or null when it is absent. */
+export function getHeader(map: HeaderMapType, name: Utf8): string | null {
+  const r = proxy_get_header_map_value(map, name.ptr, name.len, RETURN_PTR, RETURN_SIZE);
+  if (r != WasmResult.Ok) return null;
+  return takeString();
+}
+
+/** Sets a header, replacing every existing value. */
+export function setHeader(map: HeaderMapType, name: Utf8, value: string): bool {
+  const size = encodeToScratch(value, 0);
+  return proxy_replace_header_map_value(map, name.ptr, name.len, scratch(0), size) == WasmResult.Ok;
+}
+
+/** Adds a header value next to any existing ones (e.g. a second Set-Cookie). */
+export function addHeader(map: HeaderMapType, name: Utf8, value: string): bool {
+  const size = encodeToScratch(value, 0);
+  return proxy_add_header_map_value(map, name.ptr, name.len, scratch(0), size) == WasmResult.Ok;
+}
+
+export function removeHeader(map: HeaderMapType, name: Utf8): bool {
+  return proxy_remove_header_map_value(map, name.ptr, name.len) == WasmResult.Ok;
+}
+
+// ---- properties ---------------------------------------------------------------------
+
+/** A property's raw bytes, or null when the host has none (NotFound is a value). */
+export function getProperty(path: Utf8): ArrayBuffer | null {
+  if (proxy_get_property(path.ptr, path.len, RETURN_PTR, RETURN_SIZE) != WasmResult.Ok) return null;
+  return takeBuffer();
+}
+
+/** A string property (Envoy hands strings over as their raw bytes), or null. */
+export function getPropertyString(path: Utf8): string | null {
+  if (proxy_get_property(path.ptr, path.len, RETURN_PTR, RETURN_SIZE) != WasmResult.Ok) return null;
+  return takeString();
+}
+
+// ---- local replies ------------------------------------------------------------------
+
+/** Ends the stream with a reply from the proxy; `details` shows in Envoy's access log. */
+export function sendLocalResponse(status: i32, details: string, body: string): bool {
+  const detailsSize = <usize>String.UTF8.byteLength(details);
+  const bodySize = <usize>String.UTF8.byteLength(body);
+  const base = scratch(detailsSize + bodySize + 4);
+  String.UTF8.encodeUnsafe(changetype<usize>(details), details.length, base);
+  String.UTF8.encodeUnsafe(changetype<usize>(body), body.length, base + detailsSize);
+  // No extra headers: an empty serialized header map is a u32 zero count.
+  const headers = base + detailsSize + bodySize;
+  store<u32>(headers, 0);
+  const r = proxy_send_local_response(status, base, detailsSize, base + detailsSize, bodySize, headers, 4, -1);
+  return r == WasmResult.Ok;
+}
+
+// ---- metrics ------------------------------------------------------------------------
+
+/** The id of a metric the host refused to define; using it does nothing. */
+export const NO_METRIC: u32 = u32.MAX_VALUE;
+
+/** Defines a counter once (at configure); returns its id, or NO_METRIC. Envoy's first id is 0. */
+export function defineCounter(name: string): u32 {
+  const size = encodeToScratch(name, 0);
+  if (proxy_define_metric(MetricType.Counter, scratch(0), size, RETURN_U64) != WasmResult.Ok) return NO_METRIC;
+  return load<u32>(RETURN_U64);
+}
+
+// @ts-ignore: decorator
+@inline
+export function incrementCounter(id: u32, by: i64 = 1): void {
+  if (id != NO_METRIC) proxy_increment_metric(id, by);
+}

@@ -1,0 +1,64 @@
+// The plugin configuration (Envoy's `configuration` of the wasm filter), parsed once
+// per configure. A configuration error is reported and refuses the configuration.
+import { JsonKind, JsonValue, parseJson } from './json';
+
+/** Where the filter looks for the policy token. */
+export enum PolicySource {
+  /** ext_proc dynamic metadata first, then route metadata. */
+  Auto,
+  /** Gateway mode: route metadata only. */
+  Route,
+  /** Attach mode: ext_proc dynamic metadata only. */
+  Metadata,
+}
+
+export class PluginConfig {
+  /** Adds `x-steadfast-policy` to every response: for tests and troubleshooting, never production. */
+  debug: bool = false;
+  policySource: PolicySource = PolicySource.Auto;
+  /** Session keys as given (base64); the first seals, all open. */
+  sessionKeys: string[] = [];
+  /** Keys the filter does not know, reported as a warning. */
+  unknownKeys: string[] = [];
+  /** Empty when the configuration is valid. */
+  error: string = '';
+}
+
+function fail(c: PluginConfig, message: string): PluginConfig {
+  c.error = message;
+  return c;
+}
+
+export function parsePluginConfig(text: string): PluginConfig {
+  const c = new PluginConfig();
+  // Envoy passes an empty buffer when no configuration is set: all defaults.
+  if (text.trim().length == 0) return c;
+  const root = parseJson(text);
+  if (root == null || root.kind != JsonKind.Object) return fail(c, 'configuration is not a JSON object');
+  for (let i = 0; i < root.keys.length; i++) {
+    const key = root.keys[i];
+    const v: JsonValue = root.items[i];
+    if (key == 'debug') {
+      if (v.kind != JsonKind.Bool) return fail(c, 'debug: must be true or false');
+      c.debug = v.bool;
+    } else if (key == 'policySource') {
+      if (v.kind != JsonKind.String) return fail(c, 'policySource: must be a string');
+      if (v.str == 'auto') c.policySource = PolicySource.Auto;
+      else if (v.str == 'route') c.policySource = PolicySource.Route;
+      else if (v.str == 'metadata') c.policySource = PolicySource.Metadata;
+      else return fail(c, 'policySource: "' + v.str + '" is not one of auto, route, metadata');
+    } else if (key == 'sessionKeys') {
+      if (v.kind != JsonKind.Array) return fail(c, 'sessionKeys: must be an array of base64 strings');
+      for (let j = 0; j < v.items.length; j++) {
+        const k = v.items[j];
+        if (k.kind != JsonKind.String || k.str.length == 0) {
+          return fail(c, 'sessionKeys[' + j.toString() + ']: must be a non-empty base64 string');
+        }
+        c.sessionKeys.push(k.str);
+      }
+    } else {
+      c.unknownKeys.push(key);
+    }
+  }
+  return c;
+}

@@ -1,0 +1,13 @@
+// Property paths the filter reads, encoded once (NUL-joined, `xds.*` names: DESIGN.md fact 5).
+import { propertyPath } from './abi/memory';
+
+/** Attach mode: the token ext_proc returned as dynamic metadata. */
+export const P_METADATA_POLICY = propertyPath(['metadata', 'filter_metadata', 'steadfast', 'policy']);
+/** Gateway mode: the token in the matched route's metadata. */
+export const P_ROUTE_POLICY = propertyPath([
+  'xds',
+  'route_metadata',
+  'filter_metadata',
+  'steadfast',
+  'policy',
+]);
