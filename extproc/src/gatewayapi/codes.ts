@@ -1,0 +1,63 @@
+// The one catalogue of codes a user can meet: diagnostic codes (ours) and the
+// condition types and reasons written to status (the upstream Gateway API strings).
+
+/** Diagnostic codes, each with the one-line meaning shown in docs and `--output json`. */
+export const DIAGNOSTIC_CODES = {
+  'yaml-syntax': 'the file is not valid YAML',
+  'not-an-object': 'a YAML document is not a mapping with apiVersion and kind',
+  'unknown-kind': 'apiVersion/kind is not one steadfast reads; the object is ignored',
+  'missing-field': 'a required field is absent',
+  'wrong-type': 'a field has the wrong type',
+  'unknown-field': 'a field the schema does not define',
+  'out-of-range': 'a number is outside its allowed range',
+  'too-long': 'a string or list is longer than allowed',
+  'too-short': 'a string or list is shorter than allowed',
+  'bad-format': 'a string does not match its required pattern',
+  'not-in-enum': 'a value is not one of the allowed values',
+  'rule-violation': 'a cross-field (CEL) rule of the schema is violated',
+  'duplicate-object': 'two objects share apiVersion group, kind, namespace and name',
+  'io-error': 'a file or directory could not be read',
+} as const;
+export type DiagnosticCode = keyof typeof DIAGNOSTIC_CODES;
+
+export const CONTROLLER_NAME = 'steadfast.dev/gateway-controller';
+
+export const ConditionType = {
+  Accepted: 'Accepted',
+  Programmed: 'Programmed',
+  ResolvedRefs: 'ResolvedRefs',
+  Conflicted: 'Conflicted',
+  PartiallyInvalid: 'PartiallyInvalid',
+} as const;
+
+/** Condition reasons, spelled as upstream (apis/v1 and the policy-attachment GEP-713). */
+export const Reason = {
+  // GatewayClass, Gateway, Listener, Route, Policy: all true
+  Accepted: 'Accepted',
+  Programmed: 'Programmed',
+  ResolvedRefs: 'ResolvedRefs',
+  NoConflicts: 'NoConflicts',
+  Pending: 'Pending',
+  // GatewayClass
+  Unsupported: 'Unsupported',
+  // Gateway
+  Invalid: 'Invalid',
+  ListenersNotValid: 'ListenersNotValid',
+  // Listener
+  UnsupportedProtocol: 'UnsupportedProtocol',
+  InvalidRouteKinds: 'InvalidRouteKinds',
+  ProtocolConflict: 'ProtocolConflict',
+  HostnameConflict: 'HostnameConflict',
+  // Route parents
+  NoMatchingParent: 'NoMatchingParent',
+  NotAllowedByListeners: 'NotAllowedByListeners',
+  NoMatchingListenerHostname: 'NoMatchingListenerHostname',
+  UnsupportedValue: 'UnsupportedValue',
+  BackendNotFound: 'BackendNotFound',
+  RefNotPermitted: 'RefNotPermitted',
+  InvalidKind: 'InvalidKind',
+  // Policies
+  Conflicted: 'Conflicted',
+  TargetNotFound: 'TargetNotFound',
+} as const;
+export type ReasonName = (typeof Reason)[keyof typeof Reason];

@@ -1,0 +1,91 @@
+// rules[].filters: the schema's type/field rules; what steadfast supports is decided in translate.
+import type { FieldPath } from '../diagnostic.js';
+import type { Fields, Rec } from '../fields.js';
+import type { RouteFilter } from '../model.js';
+import { TOKEN } from '../patterns.js';
+
+const HTTP_FILTERS: Readonly<Record<string, string>> = {
+  RequestHeaderModifier: 'requestHeaderModifier',
+  ResponseHeaderModifier: 'responseHeaderModifier',
+  RequestMirror: 'requestMirror',
+  RequestRedirect: 'requestRedirect',
+  URLRewrite: 'urlRewrite',
+  ExtensionRef: 'extensionRef',
+  CORS: 'cors',
+  ExternalAuth: 'externalAuth',
+};
+const GRPC_FILTERS = ['RequestHeaderModifier', 'ResponseHeaderModifier', 'RequestMirror', 'ExtensionRef'];
+const NOT_REPEATABLE = [
+  'RequestHeaderModifier',
+  'ResponseHeaderModifier',
+  'RequestRedirect',
+  'URLRewrite',
+  'CORS',
+];
+
+function headerList(mod: Rec, key: string, at: FieldPath, f: Fields): { name: string; value: string }[] {
+  const out: { name: string; value: string }[] = [];
+  for (const [h, i] of f.recs(mod, key, at, { max: 16 })) {
+    const name = f.str(h, 'name', [...at, key, i], {
+      required: true,
+      minLength: 1,
+      maxLength: 256,
+      pattern: TOKEN,
+    });
+    const value = f.str(h, 'value', [...at, key, i], { required: true, minLength: 1, maxLength: 4096 });
+    if (name !== undefined && value !== undefined) out.push({ name, value });
+  }
+  return out;
+}
+
+export function decodeFilters(rule: Rec, path: FieldPath, f: Fields, grpc: boolean): RouteFilter[] {
+  const out: RouteFilter[] = [];
+  const types = grpc ? GRPC_FILTERS : Object.keys(HTTP_FILTERS);
+  for (const [flt, i] of f.recs(rule, 'filters', path, { max: 16 })) {
+    const at = [...path, 'filters', i];
+    const type = f.str(flt, 'type', at, { required: true, enum: types });
+    if (type === undefined) continue;
+    for (const [t, field] of Object.entries(HTTP_FILTERS)) {
+      if (flt[field] !== undefined && t !== type)
+        f.add(at, 'rule-violation', `filter.${field} must be nil if the filter.type is not ${t}`);
+      if (flt[field] === undefined && t === type)
+        f.add(at, 'rule-violation', `filter.${field} must be specified for ${t} filter.type`);
+    }
+    let headers: RouteFilter['headers'];
+    const field = HTTP_FILTERS[type] ?? '';
+    const mod =
+      type === 'RequestHeaderModifier' || type === 'ResponseHeaderModifier'
+        ? f.rec(flt, field, at)
+        : undefined;
+    if (mod) {
+      const mat = [...at, field];
+      f.known(mod, mat, ['set', 'add', 'remove']);
+      const remove: string[] = [];
+      f.list(mod, 'remove', mat, { max: 16 }).forEach((r, j) => {
+        const v = f.checkStr(r, [...mat, 'remove', j], { minLength: 1, maxLength: 256, pattern: TOKEN });
+        if (v !== undefined) remove.push(v);
+      });
+      headers = { set: headerList(mod, 'set', mat, f), add: headerList(mod, 'add', mat, f), remove };
+    }
+    out.push({ index: i, type, ...(headers ? { headers } : {}) });
+  }
+  for (const t of NOT_REPEATABLE) {
+    if (out.filter((x) => x.type === t).length > 1)
+      f.add([...path, 'filters'], 'rule-violation', `${t} filter cannot be repeated`);
+  }
+  if (out.some((x) => x.type === 'RequestRedirect') && out.some((x) => x.type === 'URLRewrite')) {
+    f.add(
+      [...path, 'filters'],
+      'rule-violation',
+      'May specify either httpRouteFilterRequestRedirect or httpRouteFilterRequestRewrite, but not both',
+    );
+  }
+  if (
+    out.some((x) => x.type === 'RequestRedirect') &&
+    Array.isArray(rule.backendRefs) &&
+    rule.backendRefs.length > 0
+  ) {
+    f.add(path, 'rule-violation', 'RequestRedirect filter must not be used together with backendRefs');
+  }
+  return out;
+}

@@ -1,0 +1,90 @@
+// Shared route fields: parentRefs, hostnames, backendRefs (CommonRouteSpec, BackendRef).
+import type { FieldPath } from '../diagnostic.js';
+import type { Fields, Rec } from '../fields.js';
+import type { BackendRef, ParentRef } from '../model.js';
+import { GATEWAY_GROUP, GROUP, HOSTNAME, KIND, NAMESPACE, SECTION_NAME } from '../patterns.js';
+
+export function decodeParentRefs(spec: Rec, path: FieldPath, f: Fields, namespace: string): ParentRef[] {
+  const out: ParentRef[] = [];
+  for (const [ref, i] of f.recs(spec, 'parentRefs', path, { max: 32 })) {
+    const at = [...path, 'parentRefs', i];
+    f.known(ref, at, ['group', 'kind', 'namespace', 'name', 'sectionName', 'port']);
+    const name = f.str(ref, 'name', at, { required: true, minLength: 1, maxLength: 253 });
+    const group = f.str(ref, 'group', at, { maxLength: 253, pattern: GROUP }) ?? GATEWAY_GROUP;
+    const kind = f.str(ref, 'kind', at, { minLength: 1, maxLength: 63, pattern: KIND }) ?? 'Gateway';
+    const ns = f.str(ref, 'namespace', at, { minLength: 1, maxLength: 63, pattern: NAMESPACE }) ?? namespace;
+    const sectionName = f.str(ref, 'sectionName', at, {
+      minLength: 1,
+      maxLength: 253,
+      pattern: SECTION_NAME,
+    });
+    const port = f.int(ref, 'port', at, { min: 1, max: 65535 });
+    if (name === undefined) continue;
+    out.push({
+      index: i,
+      group,
+      kind,
+      namespace: ns,
+      name,
+      ...(sectionName !== undefined ? { sectionName } : {}),
+      ...(port !== undefined ? { port } : {}),
+    });
+  }
+  // CEL: sectionName/port combinations of parentRefs must be unique.
+  const seen = new Set<string>();
+  for (const p of out) {
+    const key = `${p.group}/${p.kind}/${p.namespace}/${p.name}/${p.sectionName ?? ''}/${p.port ?? ''}`;
+    if (seen.has(key)) {
+      f.add(
+        [...path, 'parentRefs', p.index],
+        'rule-violation',
+        'sectionName or port must be specified when parentRefs includes 2 or more references to the same parent',
+      );
+    }
+    seen.add(key);
+  }
+  return out;
+}
+
+export function decodeHostnames(spec: Rec, path: FieldPath, f: Fields): string[] {
+  const out: string[] = [];
+  f.list(spec, 'hostnames', path, { max: 16 }).forEach((h, i) => {
+    const v = f.checkStr(h, [...path, 'hostnames', i], { minLength: 1, maxLength: 253, pattern: HOSTNAME });
+    if (v !== undefined) out.push(v);
+  });
+  return out;
+}
+
+export function decodeBackendRefs(rule: Rec, path: FieldPath, f: Fields, namespace: string): BackendRef[] {
+  const out: BackendRef[] = [];
+  for (const [ref, i] of f.recs(rule, 'backendRefs', path, { max: 16 })) {
+    const at = [...path, 'backendRefs', i];
+    f.known(ref, at, ['group', 'kind', 'namespace', 'name', 'port', 'weight', 'filters']);
+    const name = f.str(ref, 'name', at, { required: true, minLength: 1, maxLength: 253 });
+    const group = f.str(ref, 'group', at, { maxLength: 253, pattern: GROUP }) ?? '';
+    const kind = f.str(ref, 'kind', at, { minLength: 1, maxLength: 63, pattern: KIND }) ?? 'Service';
+    const ns = f.str(ref, 'namespace', at, { minLength: 1, maxLength: 63, pattern: NAMESPACE }) ?? namespace;
+    const port = f.int(ref, 'port', at, { min: 1, max: 65535 });
+    const weight = f.int(ref, 'weight', at, { min: 0, max: 1_000_000 }) ?? 1;
+    if (group === '' && kind === 'Service' && ref.port === undefined) {
+      f.add(at, 'rule-violation', 'Must have port for Service reference');
+    }
+    const filterTypes: string[] = [];
+    for (const [flt, j] of f.recs(ref, 'filters', at, { max: 16 })) {
+      const t = f.str(flt, 'type', [...at, 'filters', j], { required: true });
+      if (t !== undefined) filterTypes.push(t);
+    }
+    if (name === undefined) continue;
+    out.push({
+      index: i,
+      group,
+      kind,
+      namespace: ns,
+      name,
+      ...(port !== undefined ? { port } : {}),
+      weight,
+      filterTypes,
+    });
+  }
+  return out;
+}

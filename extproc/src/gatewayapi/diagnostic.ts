@@ -1,0 +1,49 @@
+// A problem a user can meet, located in their files: code, file:line, object and field.
+import type { DiagnosticCode } from './codes.js';
+
+/** A field path as keys and indexes, e.g. ['spec', 'rules', 1, 'retry', 'codes', 0]. */
+export type FieldPath = readonly (string | number)[];
+
+export interface Source {
+  /** Path relative to the configuration root the user gave. */
+  readonly file: string;
+  /** 1-based line. */
+  readonly line: number;
+}
+
+export interface ObjectRef {
+  readonly kind: string;
+  /** Empty for cluster-scoped kinds (GatewayClass). */
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export interface Diagnostic extends Source {
+  readonly code: DiagnosticCode;
+  readonly object?: ObjectRef;
+  /** `spec.rules[1].retry.codes[0]`; empty for the whole object or file. */
+  readonly field: string;
+  readonly message: string;
+}
+
+/** `spec.rules[1].retry.codes[0]` */
+export function formatFieldPath(path: FieldPath): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out === '' ? part : `.${part}`;
+  }
+  return out;
+}
+
+export function formatObjectRef(ref: ObjectRef): string {
+  return ref.namespace === '' ? `${ref.kind} ${ref.name}` : `${ref.kind} ${ref.namespace}/${ref.name}`;
+}
+
+/** `routes/shop.yaml:14 HTTPRoute default/shop spec.rules[1].retry.codes[0]: 600 is not in 400-599` */
+export function formatDiagnostic(d: Diagnostic): string {
+  const where = `${d.file}:${d.line}`;
+  const what = d.object ? ` ${formatObjectRef(d.object)}` : '';
+  const field = d.field === '' ? '' : ` ${d.field}`;
+  return `${where}${what}${field}: ${d.message}`;
+}

@@ -1,0 +1,118 @@
+// YAML text → located objects. Pure: the caller reads the files (runtime/config-files.ts).
+// Every object keeps its file and line, and can tell the line of any of its fields.
+import { type Document, LineCounter, isNode, parseAllDocuments } from 'yaml';
+import type { Diagnostic, FieldPath, Source } from './diagnostic.js';
+
+export interface ConfigFile {
+  /** Path relative to the configuration root, shown in diagnostics. */
+  readonly path: string;
+  readonly text: string;
+}
+
+export interface SourceObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** `default` when absent (cluster-scoped kinds ignore it). */
+  readonly namespace: string;
+  readonly name: string;
+  /** The whole document as plain data. */
+  readonly body: Readonly<Record<string, unknown>>;
+  readonly source: Source;
+  /** The line of a field, or of its nearest present ancestor. */
+  readonly lineOf: (path: FieldPath) => number;
+}
+
+export interface ParseResult {
+  readonly objects: SourceObject[];
+  readonly diagnostics: Diagnostic[];
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function lineFinder(doc: Document, counter: LineCounter, fallback: number): (path: FieldPath) => number {
+  return (path) => {
+    for (let n = path.length; n >= 0; n--) {
+      const node: unknown = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
+      if (isNode(node) && node.range) {
+        const offset = node.range[0];
+        return counter.linePos(offset).line;
+      }
+    }
+    return fallback;
+  };
+}
+
+/** Parses multi-document YAML files. A broken file yields a located diagnostic; the others still load. */
+export function parseConfigFiles(files: readonly ConfigFile[]): ParseResult {
+  const objects: SourceObject[] = [];
+  const diagnostics: Diagnostic[] = [];
+  for (const file of files) {
+    const counter = new LineCounter();
+    let docs: Document.Parsed[];
+    try {
+      docs = parseAllDocuments(file.text, { lineCounter: counter, prettyErrors: false }) as Document.Parsed[];
+    } catch (e) {
+      diagnostics.push({ code: 'yaml-syntax', file: file.path, line: 1, field: '', message: String(e) });
+      continue;
+    }
+    if (!Array.isArray(docs)) docs = [];
+    for (const doc of docs) {
+      if (doc.errors.length > 0) {
+        for (const err of doc.errors) {
+          const line = err.linePos?.[0]?.line ?? counter.linePos(err.pos[0]).line;
+          diagnostics.push({
+            code: 'yaml-syntax',
+            file: file.path,
+            line,
+            field: '',
+            message: firstLine(err.message),
+          });
+        }
+        continue;
+      }
+      if (doc.contents === null) continue; // an empty document between `---` markers
+      const docLine = doc.contents.range ? counter.linePos(doc.contents.range[0]).line : 1;
+      let body: unknown;
+      try {
+        body = doc.toJS({ maxAliasCount: 100 });
+      } catch (e) {
+        diagnostics.push({
+          code: 'yaml-syntax',
+          file: file.path,
+          line: docLine,
+          field: '',
+          message: String(e),
+        });
+        continue;
+      }
+      if (!isRecord(body) || typeof body.apiVersion !== 'string' || typeof body.kind !== 'string') {
+        diagnostics.push({
+          code: 'not-an-object',
+          file: file.path,
+          line: docLine,
+          field: '',
+          message: 'a document must be a mapping with string apiVersion and kind',
+        });
+        continue;
+      }
+      const meta = isRecord(body.metadata) ? body.metadata : {};
+      const lineOf = lineFinder(doc, counter, docLine);
+      objects.push({
+        apiVersion: body.apiVersion,
+        kind: body.kind,
+        namespace: typeof meta.namespace === 'string' && meta.namespace !== '' ? meta.namespace : 'default',
+        name: typeof meta.name === 'string' ? meta.name : '',
+        body,
+        source: { file: file.path, line: docLine },
+        lineOf,
+      });
+    }
+  }
+  return { objects, diagnostics };
+}
+
+function firstLine(message: string): string {
+  return message.split('\n')[0] ?? message;
+}

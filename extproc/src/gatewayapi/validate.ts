@@ -1,0 +1,75 @@
+// Located objects → the typed model, checked like the API server would (schema + CEL).
+// Unknown kinds are reported and ignored; duplicates keep the first object.
+import type { Diagnostic } from './diagnostic.js';
+import { formatFieldPath } from './diagnostic.js';
+import { KINDS } from './kinds.js';
+import type { AnyObject, Model } from './model.js';
+import type { SourceObject } from './parse.js';
+
+export interface ValidateResult {
+  readonly model: Model;
+  /** Every decoded object, in input order (also the order status is reported in). */
+  readonly objects: readonly AnyObject[];
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+export function objectDiagnostics(o: AnyObject): Diagnostic[] {
+  return o.errors.map((e) => ({
+    code: e.code,
+    file: o.origin.source.file,
+    line: o.origin.lineOf(e.path),
+    object: { kind: o.kind, namespace: o.namespace, name: o.name },
+    field: formatFieldPath(e.path),
+    message: e.message,
+  }));
+}
+
+export function validateObjects(sources: readonly SourceObject[]): ValidateResult {
+  const diagnostics: Diagnostic[] = [];
+  const objects: AnyObject[] = [];
+  const seen = new Map<string, SourceObject>();
+  for (const src of sources) {
+    const entry = KINDS[src.kind];
+    const where = { file: src.source.file, line: src.source.line, field: '' };
+    if (!entry || !entry.versions.includes(src.apiVersion)) {
+      diagnostics.push({
+        ...where,
+        code: 'unknown-kind',
+        message: entry
+          ? `${src.kind} ${src.apiVersion} is not read by steadfast (use ${entry.versions.join(' or ')}); ignored`
+          : `kind ${src.kind} (${src.apiVersion}) is not read by steadfast; ignored`,
+      });
+      continue;
+    }
+    const obj = entry.decode(src);
+    const key = `${obj.kind}/${obj.namespace}/${obj.name}`;
+    const first = seen.get(key);
+    if (first) {
+      diagnostics.push({
+        ...where,
+        code: 'duplicate-object',
+        object: { kind: obj.kind, namespace: obj.namespace, name: obj.name },
+        message: `already defined at ${first.source.file}:${first.source.line}; this one is ignored`,
+      });
+      continue;
+    }
+    seen.set(key, src);
+    objects.push(obj);
+    diagnostics.push(...objectDiagnostics(obj));
+  }
+  const of = <K extends AnyObject['kind']>(...kinds: K[]) =>
+    objects.filter((o): o is Extract<AnyObject, { kind: K }> => (kinds as string[]).includes(o.kind));
+  const model: Model = {
+    gatewayClasses: of('GatewayClass'),
+    gateways: of('Gateway'),
+    routes: of('HTTPRoute', 'GRPCRoute'),
+    referenceGrants: of('ReferenceGrant'),
+    services: of('Service'),
+    endpointSlices: of('EndpointSlice'),
+    backendTlsPolicies: of('BackendTLSPolicy'),
+    backendTrafficPolicies: of('XBackendTrafficPolicy'),
+    sessionPolicies: of('SessionPersistencePolicy'),
+    namespaces: of('Namespace'),
+  };
+  return { model, objects, diagnostics };
+}
