@@ -7,7 +7,6 @@ export const HMAC_SHA256_BYTES: i32 = 32;
 const PADDED_KEY: usize = memory.data(64, 16);
 const INNER_DIGEST: usize = memory.data(32, 16);
 
-@inline
 function xorKey(value: u8): void {
   for (let i: usize = 0; i < <usize>SHA256_BLOCK_BYTES; i++) {
     store<u8>(PADDED_KEY + i, load<u8>(PADDED_KEY + i) ^ value);
@@ -19,7 +18,13 @@ function xorKey(value: u8): void {
  * longer than B bytes will first hash the key" (RFC 2104 §2); shorter keys are
  * zero-padded. Negative lengths count as zero. `out` may overlap the inputs.
  */
-export function hmacSha256(keyPtr: usize, keyLength: i32, messagePtr: usize, messageLength: i32, out: usize): void {
+export function hmacSha256(
+  keyPtr: usize,
+  keyLength: i32,
+  messagePtr: usize,
+  messageLength: i32,
+  out: usize,
+): void {
   if (keyLength < 0) keyLength = 0;
   memory.fill(PADDED_KEY, 0, <usize>SHA256_BLOCK_BYTES);
   if (keyLength > SHA256_BLOCK_BYTES) {
