@@ -16,6 +16,7 @@ import { H_DEBUG_POLICY } from './headers';
 import { FilterMetrics } from './metrics';
 import { Policy, PolicyCache } from './policy/token';
 import { P_METADATA_POLICY, P_ROUTE_POLICY } from './properties';
+import { applyRouterHeaders, stripClientControlHeaders } from './retry/router-headers';
 
 const POLICY_CACHE_ENTRIES = 512;
 /** How many requests between two looks at the host's log level. */
@@ -77,6 +78,8 @@ export class SteadfastHttp extends HttpContext {
   onRequestHeaders(_headerCount: u32, _endOfStream: bool): FilterHeadersStatus {
     const metrics = this.plugin.metrics;
     incrementCounter(metrics.requests);
+    // Client-sent router control headers never survive (DESIGN.md, "Retries").
+    stripClientControlHeaders();
     const token = this.findToken();
     this.token = token;
     if (token == null) {
@@ -90,6 +93,7 @@ export class SteadfastHttp extends HttpContext {
       return FilterHeadersStatus.Continue;
     }
     this.policy = policy;
+    applyRouterHeaders(policy);
     incrementCounter(metrics.policyApplied);
     return FilterHeadersStatus.Continue;
   }

@@ -1,0 +1,80 @@
+// Turns a policy into the Envoy router's retry and timeout headers (DESIGN.md,
+// "Retries"). Envoy does the retrying; these headers tell it exactly what to retry.
+import { HeaderMapType } from '../abi/enums';
+import { getHeader, removeHeader, setHeader } from '../abi/host';
+import { Utf8 } from '../abi/memory';
+import {
+  H_HEDGE_ON_PER_TRY_TIMEOUT,
+  H_MAX_RETRIES,
+  H_METHOD,
+  H_RETRIABLE_HEADER_NAMES,
+  H_RETRIABLE_STATUS_CODES,
+  H_RETRY_GRPC_ON,
+  H_RETRY_ON,
+  H_UPSTREAM_RQ_PER_TRY_TIMEOUT_MS,
+  H_UPSTREAM_RQ_TIMEOUT_MS,
+} from '../headers';
+import { Policy } from '../policy/token';
+
+/** Every router control header a client could use to steer retries or timeouts. */
+const CLIENT_CONTROL_HEADERS: Utf8[] = [
+  H_RETRY_ON,
+  H_RETRY_GRPC_ON,
+  H_RETRIABLE_STATUS_CODES,
+  H_MAX_RETRIES,
+  H_UPSTREAM_RQ_TIMEOUT_MS,
+  H_UPSTREAM_RQ_PER_TRY_TIMEOUT_MS,
+  H_RETRIABLE_HEADER_NAMES,
+  H_HEDGE_ON_PER_TRY_TIMEOUT,
+];
+
+// Connection-level failures are always retried when a retry stanza exists.
+const RETRY_ON_CONNECTION = 'connect-failure,refused-stream,reset-before-request';
+// Idempotent methods also retry a reset after the request was sent and a per-try
+// timeout: Envoy retries a per-try timeout only under `reset`, `5xx` or `gateway-error`.
+const RETRY_ON_IDEMPOTENT = 'connect-failure,refused-stream,reset-before-request,reset';
+const RETRIABLE_STATUS_CODES = ',retriable-status-codes';
+
+/** GET, HEAD, OPTIONS, TRACE, PUT and DELETE: safe to send twice. */
+export function isIdempotent(method: string): bool {
+  return (
+    method == 'GET' ||
+    method == 'HEAD' ||
+    method == 'OPTIONS' ||
+    method == 'TRACE' ||
+    method == 'PUT' ||
+    method == 'DELETE'
+  );
+}
+
+/** Removes every client-sent router control header (absent ones cost one host call each). */
+export function stripClientControlHeaders(): void {
+  for (let i = 0; i < CLIENT_CONTROL_HEADERS.length; i++) {
+    removeHeader(HeaderMapType.RequestHeaders, unchecked(CLIENT_CONTROL_HEADERS[i]));
+  }
+}
+
+/** The `x-envoy-retry-on` value for a policy and method. */
+export function retryOn(policy: Policy, method: string): string {
+  const base = isIdempotent(method) ? RETRY_ON_IDEMPOTENT : RETRY_ON_CONNECTION;
+  return policy.codes.length > 0 ? base + RETRIABLE_STATUS_CODES : base;
+}
+
+/** Writes the router headers for `policy`. Call after stripClientControlHeaders. */
+export function applyRouterHeaders(policy: Policy): void {
+  const req = HeaderMapType.RequestHeaders;
+  if (policy.hasRetry) {
+    const method = getHeader(req, H_METHOD);
+    setHeader(req, H_RETRY_ON, retryOn(policy, method != null ? method : ''));
+    setHeader(req, H_MAX_RETRIES, policy.attempts.toString());
+    if (policy.codes.length > 0) setHeader(req, H_RETRIABLE_STATUS_CODES, policy.codes);
+    if (policy.grpcReasons.length > 0) setHeader(req, H_RETRY_GRPC_ON, policy.grpcReasons);
+  } else {
+    // No retry stanza: no retries, whatever the route says.
+    setHeader(req, H_MAX_RETRIES, '0');
+  }
+  if (policy.requestMs >= 0) setHeader(req, H_UPSTREAM_RQ_TIMEOUT_MS, policy.requestMs.toString());
+  if (policy.backendRequestMs > 0) {
+    setHeader(req, H_UPSTREAM_RQ_PER_TRY_TIMEOUT_MS, policy.backendRequestMs.toString());
+  }
+}

@@ -1,0 +1,170 @@
+// The ext_proc service in-process, driven by a gRPC client that speaks like Envoy:
+// one stream per request, request headers first, other phases answered "continue".
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGrpcServer, type GrpcServerHandle } from '../../extproc/src/grpc/grpc-server.js';
+import type { RequestAttributes } from '../../extproc/src/grpc/request-attributes.js';
+import { loadServiceProtos } from '../../extproc/src/grpc/protos.js';
+import { ServiceMetrics } from '../../extproc/src/runtime/metrics.js';
+
+type Message = Record<string, unknown>;
+
+let server: GrpcServerHandle;
+let client: grpc.Client;
+const metrics = new ServiceMetrics();
+const seen: RequestAttributes[] = [];
+
+function envoyHeaders(pairs: Array<[string, string]>, raw = true): Message {
+  return {
+    request_headers: {
+      headers: {
+        headers: pairs.map(([key, value]) => (raw ? { key, raw_value: Buffer.from(value) } : { key, value })),
+      },
+      end_of_stream: true,
+    },
+  };
+}
+
+/** Opens one stream, sends `messages`, collects every answer until the server has answered each. */
+function exchange(messages: Message[]): Promise<Message[]> {
+  return new Promise((resolve, reject) => {
+    const call = (client as unknown as { Process: () => grpc.ClientDuplexStream<Message, Message> }).Process();
+    const answers: Message[] = [];
+    call.on('data', (m: Message) => {
+      answers.push(m);
+      if (answers.length === messages.length) call.end();
+    });
+    call.on('error', reject);
+    call.on('end', () => resolve(answers));
+    for (const m of messages) call.write(m);
+    if (messages.length === 0) call.end();
+  });
+}
+
+beforeAll(async () => {
+  server = await startGrpcServer('127.0.0.1:0', {
+    metrics,
+    lookup: (req) => {
+      seen.push(req);
+      if (req.path.startsWith('/boom')) throw new Error('resolver bug');
+      return req.authority === 'shop.example' ? 'sf1;id=httproute/default/shop/rule/0;k=h' : undefined;
+    },
+  });
+  const Ctor = grpc.makeGenericClientConstructor(loadServiceProtos().extProc, 'ExternalProcessor');
+  client = new Ctor(server.address, grpc.credentials.createInsecure());
+});
+
+afterAll(async () => {
+  client.close();
+  await server.shutdown(1000);
+});
+
+describe('ext_proc request headers', () => {
+  it('answers a matching request with the token in the steadfast namespace', async () => {
+    const [answer] = await exchange([
+      envoyHeaders([
+        [':method', 'GET'],
+        [':authority', 'shop.example'],
+        [':path', '/cart?x=1'],
+      ]),
+    ]);
+    expect(answer).toMatchObject({
+      request_headers: { response: {} },
+      dynamic_metadata: {
+        fields: {
+          steadfast: {
+            structValue: { fields: { policy: { stringValue: 'sf1;id=httproute/default/shop/rule/0;k=h' } } },
+          },
+        },
+      },
+    });
+    expect(seen.at(-1)).toMatchObject({ method: 'GET', authority: 'shop.example', path: '/cart?x=1' });
+  });
+
+  it('reads header values sent as `value` as well as `raw_value`', async () => {
+    await exchange([
+      envoyHeaders(
+        [
+          [':authority', 'shop.example'],
+          ['X-Mixed', 'a'],
+          ['x-mixed', 'b'],
+        ],
+        false,
+      ),
+    ]);
+    expect(seen.at(-1)?.headers.get('x-mixed')).toBe('a,b');
+  });
+
+  it('answers an unmatched request with an empty response, not an error', async () => {
+    const [answer] = await exchange([
+      envoyHeaders([
+        [':authority', 'other.example'],
+        [':path', '/'],
+      ]),
+    ]);
+    expect(answer).toEqual({ request_headers: { response: {} }, response: 'request_headers' });
+  });
+
+  it('answers without policy when the resolver throws, and counts it', async () => {
+    const [answer] = await exchange([
+      envoyHeaders([
+        [':authority', 'shop.example'],
+        [':path', '/boom'],
+      ]),
+    ]);
+    expect(answer?.['dynamic_metadata']).toBeUndefined();
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/steadfast_extproc_requests_total\{result="error"\} 1/);
+    expect(text).toMatch(/steadfast_extproc_errors_total\{kind="resolve"\} 1/);
+  });
+
+  it('answers phases it was not asked for with "continue"', async () => {
+    const answers = await exchange([
+      { response_headers: { headers: { headers: [] } } },
+      { request_body: { body: Buffer.from('x'), end_of_stream: true } },
+      { request_trailers: { trailers: { headers: [] } } },
+    ]);
+    expect(answers.map((a) => a['response'])).toEqual([
+      'response_headers',
+      'request_body',
+      'request_trailers',
+    ]);
+  });
+
+  it('survives empty and malformed messages', async () => {
+    const answers = await exchange([
+      { request_headers: {} },
+      { request_headers: { headers: { headers: [{}, { key: '' }, { key: ':path' }] } } },
+    ]);
+    expect(answers).toHaveLength(2);
+    const stillAlive = await exchange([envoyHeaders([[':authority', 'shop.example']])]);
+    expect(stillAlive[0]?.['dynamic_metadata']).toBeDefined();
+  });
+
+  it('bounds what it reads of hostile headers', async () => {
+    const many = Array.from({ length: 5000 }, (_, i): [string, string] => [`x-h${i}`, 'v'.repeat(100)]);
+    await exchange([
+      envoyHeaders([[':authority', 'shop.example'], ...many, ['x-huge', 'y'.repeat(100_000)]]),
+    ]);
+    const last = seen.at(-1)!;
+    expect(last.headers.size).toBeLessThanOrEqual(256);
+  });
+});
+
+describe('health', () => {
+  it('reports SERVING for the server and for ext_proc, NOT_FOUND for others', async () => {
+    const Ctor = grpc.makeGenericClientConstructor(loadServiceProtos().health, 'Health');
+    const health = new Ctor(server.address, grpc.credentials.createInsecure()) as unknown as {
+      Check: (req: Message, cb: (err: grpc.ServiceError | null, res: Message) => void) => void;
+      close: () => void;
+    };
+    const check = (service: string) =>
+      new Promise<Message | grpc.ServiceError>((resolve) =>
+        health.Check({ service }, (e, r) => resolve(e ?? r)),
+      );
+    expect(await check('')).toEqual({ status: 'SERVING' });
+    expect(await check('envoy.service.ext_proc.v3.ExternalProcessor')).toEqual({ status: 'SERVING' });
+    expect(await check('nope')).toMatchObject({ code: grpc.status.NOT_FOUND });
+    health.close();
+  });
+});
