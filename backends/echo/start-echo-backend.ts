@@ -1,0 +1,84 @@
+// The echo backend: HTTP/1.1, h2c with prior knowledge and WebSocket on one loopback port.
+import { createServer as createHttp1Server } from 'node:http';
+import { createServer as createHttp2Server } from 'node:http2';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import { AttemptLedger } from '../attempt-ledger.js';
+import { backendName } from '../backend-name.js';
+import { listenPort, loopbackAddress } from '../loopback-endpoint.js';
+import { sniffProtocol } from '../protocol-sniffer.js';
+import type { RunningBackend } from '../running-backend.js';
+import { handleEcho, type EchoContext } from './echo-handler.js';
+import { Http1Exchange, Http2Exchange } from './exchange.js';
+import { WebSocketEcho } from './websocket-echo.js';
+
+export interface EchoBackendOptions {
+  /** An IPv4 loopback address, 127.0.0.0/8. */
+  readonly address: string;
+  /** 0 (the default) picks a free port; the bound one is in the result. */
+  readonly port?: number;
+  /** Reported in every answer and the `x-backend-instance` header; defaults to `echo-<address>`. */
+  readonly name?: string;
+  /** Share one ledger between backends so attempts count across them, as retries may move between hosts. */
+  readonly ledger?: AttemptLedger;
+}
+
+export async function startEchoBackend(options: EchoBackendOptions): Promise<RunningBackend> {
+  const address = loopbackAddress(options.address);
+  const requestedPort = listenPort(options.port ?? 0);
+  const instance = backendName(options.name ?? `echo-${address}`);
+  const ledger = options.ledger ?? new AttemptLedger();
+  const context: { -readonly [K in keyof EchoContext]: EchoContext[K] } = {
+    instance,
+    address,
+    port: 0,
+    ledger,
+  };
+
+  const http1 = createHttp1Server((req, res) => void handleEcho(new Http1Exchange(req, res), context));
+  const http2 = createHttp2Server((req, res) => void handleEcho(new Http2Exchange(req, res), context));
+  const websocket = new WebSocketEcho(instance);
+  http1.on('upgrade', (req, socket, head: Buffer) => websocket.upgrade(req, socket, head));
+  http1.on('clientError', (_error, socket) => socket.destroy());
+  http2.on('sessionError', () => undefined);
+
+  const sockets = new Set<Socket>();
+  const tcp = createTcpServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    sniffProtocol(socket, (protocol) => {
+      if (protocol === 'h2c') {
+        http2.emit('connection', socket);
+      } else {
+        http1.emit('connection', socket);
+        socket.resume();
+      }
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    tcp.once('error', reject);
+    tcp.listen(requestedPort, address, () => {
+      tcp.off('error', reject);
+      resolve();
+    });
+  });
+  context.port = (tcp.address() as AddressInfo).port;
+
+  let closing: Promise<void> | null = null;
+  return {
+    name: instance,
+    address,
+    port: context.port,
+    close(): Promise<void> {
+      closing ??= new Promise<void>((resolve) => {
+        tcp.close(() => resolve());
+        websocket.close();
+        for (const socket of sockets) socket.destroy();
+        http2.close();
+        http1.close();
+      });
+      return closing;
+    },
+  };
+}
