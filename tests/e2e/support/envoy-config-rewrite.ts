@@ -1,0 +1,70 @@
+// Points a checked-in Envoy configuration at what a test started: ephemeral ports for
+// the admin and listeners, the test's backends and control service for named clusters,
+// and the built filter by absolute path. The rest of the configuration is kept as is.
+import { parse, stringify } from 'yaml';
+import { filterWasm } from '../../support/paths.js';
+
+export interface Endpoint {
+  readonly address: string;
+  readonly port: number;
+}
+
+export interface RewriteOptions {
+  /** Cluster name → the endpoints it should have. Clusters not named keep theirs. */
+  readonly clusters?: Readonly<Record<string, readonly Endpoint[]>>;
+  /** Replaces the wasm filter's JSON configuration (a string). */
+  readonly filterConfig?: string;
+}
+
+type Node = Record<string, unknown>;
+
+function isNode(v: unknown): v is Node {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function walk(v: unknown, visit: (n: Node) => void): void {
+  if (Array.isArray(v)) {
+    for (const x of v) walk(x, visit);
+  } else if (isNode(v)) {
+    visit(v);
+    for (const x of Object.values(v)) walk(x, visit);
+  }
+}
+
+export function rewriteEnvoyConfig(yamlText: string, options: RewriteOptions = {}): string {
+  const doc = parse(yamlText) as Node;
+  const admin = doc['admin'] as Node | undefined;
+  const adminSocket = (admin?.['address'] as Node | undefined)?.['socket_address'] as Node | undefined;
+  if (adminSocket) adminSocket['port_value'] = 0;
+
+  const statics = (doc['static_resources'] ?? {}) as Node;
+  for (const listener of (statics['listeners'] ?? []) as Node[]) {
+    const socket = (listener['address'] as Node | undefined)?.['socket_address'] as Node | undefined;
+    if (socket) socket['port_value'] = 0;
+  }
+  for (const cluster of (statics['clusters'] ?? []) as Node[]) {
+    const endpoints = options.clusters?.[cluster['name'] as string];
+    if (!endpoints) continue;
+    cluster['load_assignment'] = {
+      cluster_name: cluster['name'],
+      endpoints: [
+        {
+          lb_endpoints: endpoints.map((e) => ({
+            endpoint: { address: { socket_address: { address: e.address, port_value: e.port } } },
+          })),
+        },
+      ],
+    };
+  }
+  walk(doc, (n) => {
+    const local = n['local'] as Node | undefined;
+    if (typeof local?.['filename'] === 'string' && local['filename'].endsWith('.wasm')) {
+      local['filename'] = filterWasm();
+    }
+    if (options.filterConfig !== undefined && n['name'] === 'envoy.filters.http.wasm') {
+      const config = ((n['typed_config'] as Node)['config'] as Node)['configuration'] as Node;
+      config['value'] = options.filterConfig;
+    }
+  });
+  return stringify(doc);
+}
