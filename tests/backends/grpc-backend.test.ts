@@ -64,11 +64,14 @@ beforeAll(async () => {
   backend = await startGrpcBackend({ address: '127.0.0.2', port: 0, name: 'g1' });
   target = `127.0.0.2:${backend.port}`;
   const pkg = loadEchoPackage();
-  echo = new (clientConstructor(pkg, echoServiceName))(target, credentials.createInsecure()) as EchoClient;
+  echo = new (clientConstructor(pkg, echoServiceName))(
+    target,
+    credentials.createInsecure(),
+  ) as unknown as EchoClient;
   health = new (clientConstructor(pkg, healthServiceName))(
     target,
     credentials.createInsecure(),
-  ) as HealthClient;
+  ) as unknown as HealthClient;
 });
 
 afterAll(async () => {
