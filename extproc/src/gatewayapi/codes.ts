@@ -40,6 +40,7 @@ export const Reason = {
   Pending: 'Pending',
   // GatewayClass
   Unsupported: 'Unsupported',
+  InvalidParameters: 'InvalidParameters',
   // Gateway
   Invalid: 'Invalid',
   ListenersNotValid: 'ListenersNotValid',

@@ -15,11 +15,11 @@ const UNION_KEYS = ['cookie', 'header'];
 function checkCookiePath(path: string | undefined, at: FieldPath, f: Fields): string | undefined {
   if (path === undefined) return undefined;
   // A cookie Path attribute (RFC 6265 5.2.4) must start with "/"; ";" and controls would end the attribute.
-  if (!path.startsWith('/') || /[;\x00-\x1f\x7f]/.test(path)) {
+  if (!path.startsWith('/') || [...path].some((c) => c === ';' || c <= ' ' || c === '\x7f')) {
     f.add(
       at,
       'bad-format',
-      `${JSON.stringify(path)} is not a cookie path: it must start with "/" and contain no ";" or control characters`,
+      `${JSON.stringify(path)} is not a cookie path: it must start with "/" and contain no ";", spaces or control characters`,
     );
     return undefined;
   }

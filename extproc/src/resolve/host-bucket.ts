@@ -1,0 +1,103 @@
+// The matches of one hostname, indexed by path: exact paths and path prefixes in maps,
+// regular expressions (and gRPC method-only matches) in a short ranked list.
+import type { TableMatch } from '../table/policy-table.js';
+import { type Entry, compareEntries } from './entry.js';
+
+/** Path precedence: Exact > RegularExpression > longest PathPrefix. */
+const RANK_EXACT = 3e9;
+const RANK_REGEX = 2e9;
+const RANK_PREFIX = 1e9;
+
+/** A prefix's rank grows with its length; a gRPC method-only match sits just above `/`. */
+function prefixRank(length: number): number {
+  return RANK_PREFIX + length * 2;
+}
+
+function scanRank(m: TableMatch): number {
+  // GRPCRoute precedence: characters in the service first, so a method-only match ranks
+  // below every service match and above the catch-all.
+  if (m.grpc && m.grpc.type === 'Exact' && m.grpc.service === undefined) return prefixRank(1) + 1;
+  return RANK_REGEX;
+}
+
+/** `/abc/` and `/abc` are the same prefix; `/` stays `/`. */
+export function prefixKey(value: string): string {
+  return value.length > 1 && value.endsWith('/') ? value.slice(0, -1) : value;
+}
+
+type Ranked = { readonly rank: number; readonly entry: Entry };
+
+export class HostBucket {
+  private readonly exact = new Map<string, Entry[]>();
+  private readonly prefix = new Map<string, Entry[]>();
+  private scans: Ranked[] = [];
+  private readonly pending: Entry[] = [];
+
+  add(entry: Entry): void {
+    this.pending.push(entry);
+  }
+
+  /** Sorts every group once; call after the last add. */
+  seal(): void {
+    for (const e of this.pending) {
+      const { type, value } = e.match.path;
+      if (type === 'Exact') push(this.exact, value, e);
+      else if (type === 'PathPrefix') push(this.prefix, prefixKey(value), e);
+      else this.scans.push({ rank: scanRank(e.match), entry: e });
+    }
+    this.pending.length = 0;
+    for (const list of this.exact.values()) list.sort(compareEntries);
+    for (const list of this.prefix.values()) list.sort(compareEntries);
+    this.scans.sort((a, b) => b.rank - a.rank || compareEntries(a.entry, b.entry));
+  }
+
+  lookup(
+    path: string,
+    method: string,
+    headers: Readonly<Record<string, string>> | undefined,
+    query: string,
+  ): Entry | undefined {
+    const exact = this.exact.get(path);
+    if (exact) {
+      for (const e of exact) if (e.test(method, headers, query)) return e;
+    }
+    const scans = this.scans;
+    let s = 0;
+    // Walk the path's prefixes from the longest (the whole path) down to `/`, element by element.
+    let end = path.length > 1 && path.endsWith('/') ? path.length - 1 : path.length;
+    for (;;) {
+      const key = end === 0 ? '/' : path.slice(0, end);
+      const rank = prefixRank(key.length);
+      for (; s < scans.length && (scans[s] as Ranked).rank > rank; s++) {
+        const e = (scans[s] as Ranked).entry;
+        if (e.pathTest?.(path) !== false && e.test(method, headers, query)) return e;
+      }
+      const list = this.prefix.get(key);
+      if (list) {
+        for (const e of list) if (e.test(method, headers, query)) return e;
+      }
+      if (end === 0) break;
+      end = path.lastIndexOf('/', end - 1);
+      if (end < 0) break;
+    }
+    for (; s < scans.length; s++) {
+      const e = (scans[s] as Ranked).entry;
+      if (e.pathTest?.(path) !== false && e.test(method, headers, query)) return e;
+    }
+    return undefined;
+  }
+
+  get empty(): boolean {
+    return (
+      this.exact.size === 0 && this.prefix.size === 0 && this.scans.length === 0 && this.pending.length === 0
+    );
+  }
+}
+
+function push(map: Map<string, Entry[]>, key: string, e: Entry): void {
+  const list = map.get(key);
+  if (list) list.push(e);
+  else map.set(key, [e]);
+}
+
+export { RANK_EXACT };

@@ -1,0 +1,58 @@
+// Reads configuration from disk: directories recursively (*.yaml, *.yml) and single files.
+// Paths in the result are relative to the configuration root, as diagnostics show them.
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { dirname, join, relative, resolve } from 'node:path';
+import type { Diagnostic } from '../gatewayapi/diagnostic.js';
+import type { ConfigFile } from '../gatewayapi/parse.js';
+
+export interface ConfigFiles {
+  /** The directory paths are shown relative to. */
+  readonly root: string;
+  readonly files: readonly ConfigFile[];
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+const YAML = /\.ya?ml$/i;
+
+async function walk(dir: string, out: string[]): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const e of entries) {
+    if (e.name.startsWith('.')) continue;
+    const p = join(dir, e.name);
+    if (e.isDirectory()) await walk(p, out);
+    else if (e.isFile() && YAML.test(e.name)) out.push(p);
+  }
+}
+
+/**
+ * Reads every path (directory or file). The root is the first path when it is a directory,
+ * else its parent directory. A path that cannot be read is an `io-error` diagnostic.
+ */
+export async function readConfigFiles(paths: readonly string[]): Promise<ConfigFiles> {
+  const diagnostics: Diagnostic[] = [];
+  const found: string[] = [];
+  let root: string | undefined;
+  for (const p of paths) {
+    const abs = resolve(p);
+    try {
+      const st = await stat(abs);
+      root ??= st.isDirectory() ? abs : dirname(abs);
+      if (st.isDirectory()) await walk(abs, found);
+      else found.push(abs);
+    } catch (e) {
+      diagnostics.push({ code: 'io-error', file: p, line: 0, field: '', message: (e as Error).message });
+    }
+  }
+  const base = root ?? process.cwd();
+  const files: ConfigFile[] = [];
+  for (const abs of [...new Set(found)]) {
+    const rel = relative(base, abs) || abs;
+    try {
+      files.push({ path: rel.split('\\').join('/'), text: await readFile(abs, 'utf8') });
+    } catch (e) {
+      diagnostics.push({ code: 'io-error', file: rel, line: 0, field: '', message: (e as Error).message });
+    }
+  }
+  return { root: base, files, diagnostics };
+}

@@ -1,0 +1,141 @@
+// Holds the current Snapshot of a configuration directory and keeps it fresh: watches the
+// files (fs.watch, debounced), compiles a new snapshot and swaps it in atomically only if
+// it compiled cleanly. A failed reload keeps the last good snapshot and records why.
+import { EventEmitter } from 'node:events';
+import { type FSWatcher, watch } from 'node:fs';
+import { formatDiagnostic, type Diagnostic } from '../gatewayapi/diagnostic.js';
+import { readConfigFiles } from './config-files.js';
+import { type Snapshot, compileSnapshot } from './snapshot.js';
+
+export interface ReloadFailure {
+  readonly at: Date;
+  /** Why the new configuration was not swapped in (file, line, field when known). */
+  readonly errors: readonly Diagnostic[];
+  readonly message: string;
+}
+
+export interface ConfigStoreEvents {
+  swap: [snapshot: Snapshot, generation: number];
+  'reload-failed': [failure: ReloadFailure];
+}
+
+export interface ConfigStoreOptions {
+  /** Files or directories; the first sets the root diagnostics are relative to. */
+  readonly paths: readonly string[];
+  /** Quiet period after the last file event before reloading. */
+  readonly debounceMs?: number;
+}
+
+/** YAML syntax and I/O errors make a reload fail: a half-saved file must not drop its routes. */
+const FATAL = new Set(['yaml-syntax', 'io-error']);
+
+export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
+  private current: Snapshot | undefined;
+  private gen = 0;
+  private failure: ReloadFailure | undefined;
+  private watchers: FSWatcher[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private reloading: Promise<boolean> | undefined;
+  private again = false;
+
+  constructor(private readonly options: ConfigStoreOptions) {
+    super();
+  }
+
+  /** The current snapshot; throws before the first load. */
+  get snapshot(): Snapshot {
+    if (!this.current) throw new Error('ConfigStore: not loaded yet; await load() first');
+    return this.current;
+  }
+
+  /** Increments on every swap, starting at 1 after the first load. */
+  get generation(): number {
+    return this.gen;
+  }
+
+  /** The last failed reload, cleared by the next successful one. */
+  get lastFailure(): ReloadFailure | undefined {
+    return this.failure;
+  }
+
+  /**
+   * Loads the configuration. The first load always installs a snapshot (even with errors,
+   * which then show in status); later loads swap only when they compile cleanly.
+   */
+  async load(): Promise<boolean> {
+    if (this.reloading) {
+      this.again = true;
+      return this.reloading;
+    }
+    this.reloading = this.doLoad();
+    try {
+      return await this.reloading;
+    } finally {
+      this.reloading = undefined;
+      if (this.again) {
+        this.again = false;
+        void this.load();
+      }
+    }
+  }
+
+  private async doLoad(): Promise<boolean> {
+    let next: Snapshot;
+    try {
+      const read = await readConfigFiles(this.options.paths);
+      next = compileSnapshot(read.files, read.diagnostics);
+    } catch (e) {
+      return this.fail([], `reload failed: ${(e as Error).message}`);
+    }
+    const fatal = next.diagnostics.filter((d) => FATAL.has(d.code));
+    if (fatal.length > 0 && this.current) {
+      return this.fail(
+        fatal,
+        `reload kept the previous configuration: ${fatal.map(formatDiagnostic).join('; ')}`,
+      );
+    }
+    this.current = next;
+    this.gen++;
+    this.failure =
+      fatal.length > 0
+        ? { at: new Date(), errors: fatal, message: fatal.map(formatDiagnostic).join('; ') }
+        : undefined;
+    this.emit('swap', next, this.gen);
+    return true;
+  }
+
+  private fail(errors: readonly Diagnostic[], message: string): false {
+    this.failure = { at: new Date(), errors, message };
+    this.emit('reload-failed', this.failure);
+    return false;
+  }
+
+  /** Watches the configured paths and reloads after file changes settle. */
+  watch(): void {
+    if (this.watchers.length > 0) return;
+    const debounce = this.options.debounceMs ?? 200;
+    const onChange = () => {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        void this.load();
+      }, debounce);
+    };
+    for (const p of this.options.paths) {
+      try {
+        const w = watch(p, { recursive: true }, onChange);
+        w.on('error', () => onChange());
+        this.watchers.push(w);
+      } catch {
+        // A path that cannot be watched still loads; the next successful reload will tell.
+      }
+    }
+  }
+
+  close(): void {
+    for (const w of this.watchers) w.close();
+    this.watchers = [];
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}

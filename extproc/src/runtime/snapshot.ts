@@ -1,0 +1,38 @@
+// The whole pipeline from file contents to a compiled snapshot: parse → validate →
+// translate → compile. Pure: the ConfigStore and the CLI do the reading.
+import type { Diagnostic } from '../gatewayapi/diagnostic.js';
+import { type ConfigFile, parseConfigFiles } from '../gatewayapi/parse.js';
+import { validateObjects } from '../gatewayapi/validate.js';
+import { type Resolver, compileResolver } from '../resolve/compile.js';
+import type { PolicyTable } from '../table/policy-table.js';
+import type { ObjectStatus } from '../translate/status.js';
+import { translate } from '../translate/translate.js';
+
+export interface Snapshot {
+  readonly table: PolicyTable;
+  readonly resolver: Resolver;
+  readonly statuses: readonly ObjectStatus[];
+  /** Problems not tied to a status: YAML errors, unknown kinds, duplicates, I/O. */
+  readonly diagnostics: readonly Diagnostic[];
+  /** Every located error, file/YAML level and per object. */
+  readonly errors: readonly Diagnostic[];
+}
+
+export function compileSnapshot(files: readonly ConfigFile[], extra: readonly Diagnostic[] = []): Snapshot {
+  const parsed = parseConfigFiles(files);
+  const validated = validateObjects(parsed.objects);
+  const { table, statuses } = translate(validated);
+  const resolver = compileResolver(table);
+  const fileLevel = [
+    ...extra,
+    ...parsed.diagnostics,
+    ...validated.diagnostics.filter((d) => d.object === undefined || d.code === 'duplicate-object'),
+  ];
+  return {
+    table,
+    resolver,
+    statuses,
+    diagnostics: fileLevel,
+    errors: [...extra, ...parsed.diagnostics, ...validated.diagnostics],
+  };
+}

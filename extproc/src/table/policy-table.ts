@@ -1,0 +1,120 @@
+// The PolicyTable: everything both modes need from the Gateway API objects, as plain
+// serializable data free of Kubernetes types. translate/ writes it; resolve/ and the
+// Envoy config generator read it. Names trace back to the objects they came from.
+import type { Policy } from './policy.js';
+
+export const POLICY_TABLE_VERSION = 1;
+
+export interface PolicyTable {
+  readonly version: typeof POLICY_TABLE_VERSION;
+  readonly listeners: readonly TableListener[];
+  /** Routes in Gateway API precedence order (oldest first, then namespace/name). */
+  readonly routes: readonly TableRoute[];
+}
+
+export interface TableListener {
+  /** `gateway/<ns>/<name>/listener/<listener>` */
+  readonly id: string;
+  readonly gateway: string;
+  readonly name: string;
+  readonly port: number;
+  readonly hostname?: string;
+  readonly protocol: string;
+}
+
+export type TableRouteKind = 'http' | 'grpc';
+
+export interface TableRoute {
+  /** `httproute/<ns>/<name>` or `grpcroute/<ns>/<name>` */
+  readonly id: string;
+  readonly kind: TableRouteKind;
+  readonly namespace: string;
+  readonly name: string;
+  /** RFC 3339; absent when the object had none (ties then fall to namespace/name). */
+  readonly creationTimestamp?: string;
+  /** Listener ids the route is attached to. */
+  readonly listeners: readonly string[];
+  /** Effective hostnames (route ∩ listener); `*` matches any host. */
+  readonly hostnames: readonly string[];
+  readonly rules: readonly TableRule[];
+}
+
+export type StringMatch = {
+  readonly type: 'Exact' | 'RegularExpression';
+  readonly name: string;
+  readonly value: string;
+};
+
+export interface TableMatch {
+  /** `<rule id>/match/<j>` */
+  readonly id: string;
+  readonly path: { readonly type: 'Exact' | 'PathPrefix' | 'RegularExpression'; readonly value: string };
+  readonly method?: string;
+  readonly headers: readonly StringMatch[];
+  readonly queryParams: readonly StringMatch[];
+  /** GRPCRoute method match; `path` then holds the equivalent `/service/method` match. */
+  readonly grpc?: {
+    readonly type: 'Exact' | 'RegularExpression';
+    readonly service?: string;
+    readonly method?: string;
+  };
+}
+
+export type UpstreamProtocol = 'http1' | 'h2c' | 'ws' | 'wss';
+
+export interface TableEndpoint {
+  /** An IP address (v4 or v6, without brackets) or an FQDN. */
+  readonly address: string;
+  readonly port: number;
+  readonly type: 'ipv4' | 'ipv6' | 'fqdn';
+  readonly ready: boolean;
+}
+
+export interface TableRetryConstraint {
+  /** `xbackendtrafficpolicy/<ns>/<name>` */
+  readonly policy: string;
+  readonly budgetPercent: number;
+  readonly budgetIntervalMs: number;
+  readonly minRetryCount: number;
+  readonly minRetryIntervalMs: number;
+}
+
+export interface TableBackend {
+  /** `<ns>/<service>:<port>` */
+  readonly id: string;
+  readonly namespace: string;
+  readonly service: string;
+  readonly port: number;
+  readonly weight: number;
+  readonly protocol: UpstreamProtocol;
+  /** The Service port's appProtocol, as written. */
+  readonly appProtocol?: string;
+  readonly endpoints: readonly TableEndpoint[];
+  /** With wss: the hostname the BackendTLSPolicy validates. */
+  readonly tlsHostname?: string;
+  readonly retryConstraint?: TableRetryConstraint;
+  /** Set when the reference does not resolve: requests sent its share answer 500. */
+  readonly invalid?: { readonly reason: string; readonly message: string };
+}
+
+export interface HeaderModifier {
+  readonly set: readonly { readonly name: string; readonly value: string }[];
+  readonly add: readonly { readonly name: string; readonly value: string }[];
+  readonly remove: readonly string[];
+}
+
+export interface TableRule {
+  /** `httproute/<ns>/<name>/rule/<i>` (or grpcroute/...) */
+  readonly id: string;
+  readonly index: number;
+  readonly name?: string;
+  readonly matches: readonly TableMatch[];
+  readonly backends: readonly TableBackend[];
+  readonly requestHeaders?: HeaderModifier;
+  readonly responseHeaders?: HeaderModifier;
+  readonly policy: Policy;
+  /** encodePolicyToken(policy): what reaches the filter. */
+  readonly token: string;
+  /** Fail closed: the rule stays in the table and requests to it answer 500. */
+  readonly invalid?: { readonly reason: string; readonly message: string };
+}

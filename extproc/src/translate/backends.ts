@@ -1,0 +1,176 @@
+// backendRefs → table backends: Service and port lookup, ReferenceGrant for other
+// namespaces, appProtocol → upstream protocol (GEP-1911), and endpoints resolved from
+// EndpointSlices the Kubernetes way (Service port → targetPort → EndpointSlice port).
+import { Reason } from '../gatewayapi/codes.js';
+import type {
+  BackendRef,
+  EndpointSlice,
+  ReferenceGrant,
+  Route,
+  Service,
+  ServicePort,
+} from '../gatewayapi/model.js';
+import { GATEWAY_GROUP } from '../gatewayapi/patterns.js';
+import type {
+  TableBackend,
+  TableEndpoint,
+  TableRetryConstraint,
+  UpstreamProtocol,
+} from '../table/policy-table.js';
+
+export const APP_PROTOCOL_H2C = 'kubernetes.io/h2c';
+export const APP_PROTOCOL_WS = 'kubernetes.io/ws';
+export const APP_PROTOCOL_WSS = 'kubernetes.io/wss';
+
+export interface BackendContext {
+  readonly services: ReadonlyMap<string, Service>;
+  /** EndpointSlices by `<ns>/<service>`. */
+  readonly slices: ReadonlyMap<string, readonly EndpointSlice[]>;
+  readonly referenceGrants: readonly ReferenceGrant[];
+  /** The BackendTLSPolicy hostname validating a Service (`<ns>/<service>` or `<ns>/<service>/<port name>`). */
+  readonly tlsHostnames: ReadonlyMap<string, string>;
+  readonly retryConstraints: ReadonlyMap<string, TableRetryConstraint>;
+}
+
+type Invalid = { reason: string; message: string };
+
+function permitted(route: Route, ref: BackendRef, grants: readonly ReferenceGrant[]): boolean {
+  if (ref.namespace === route.namespace) return true;
+  return grants.some(
+    (g) =>
+      g.namespace === ref.namespace &&
+      g.errors.length === 0 &&
+      g.from.some(
+        (f) => f.group === GATEWAY_GROUP && f.kind === route.kind && f.namespace === route.namespace,
+      ) &&
+      g.to.some(
+        (t) => t.group === '' && t.kind === 'Service' && (t.name === undefined || t.name === ref.name),
+      ),
+  );
+}
+
+/** GEP-1911: the upstream protocol a Service port asks for, or why it cannot be served. */
+export function upstreamProtocol(
+  appProtocol: string | undefined,
+  routeKind: Route['kind'],
+  tlsHostname: string | undefined,
+  service: string,
+): { protocol: UpstreamProtocol } | Invalid {
+  const bad = (message: string): Invalid => ({ reason: Reason.UnsupportedProtocol, message });
+  if (appProtocol === undefined || appProtocol.toLowerCase() === 'http') {
+    // "Implementations MAY infer the protocol from the Route type": gRPC needs HTTP/2.
+    return { protocol: routeKind === 'GRPCRoute' ? 'h2c' : 'http1' };
+  }
+  if (appProtocol === APP_PROTOCOL_H2C) return { protocol: 'h2c' };
+  if (appProtocol === APP_PROTOCOL_WS || appProtocol === APP_PROTOCOL_WSS) {
+    if (routeKind === 'GRPCRoute')
+      return bad(
+        `appProtocol ${appProtocol} of Service ${service} cannot carry gRPC; use ${APP_PROTOCOL_H2C}`,
+      );
+    if (appProtocol === APP_PROTOCOL_WS) return { protocol: 'ws' };
+    if (tlsHostname === undefined) {
+      return bad(
+        `appProtocol ${APP_PROTOCOL_WSS} of Service ${service} needs a BackendTLSPolicy targeting the Service`,
+      );
+    }
+    return { protocol: 'wss' };
+  }
+  return bad(
+    `appProtocol ${JSON.stringify(appProtocol)} of Service ${service} is not supported; use none, http, ${APP_PROTOCOL_H2C}, ${APP_PROTOCOL_WS} or ${APP_PROTOCOL_WSS} (with a BackendTLSPolicy)`,
+  );
+}
+
+function endpointType(slice: EndpointSlice): TableEndpoint['type'] {
+  return slice.addressType === 'IPv6' ? 'ipv6' : slice.addressType === 'FQDN' ? 'fqdn' : 'ipv4';
+}
+
+/** Endpoints of one Service port, from the Service's EndpointSlices. */
+export function resolveEndpoints(
+  svc: Service,
+  sp: ServicePort,
+  slices: readonly EndpointSlice[],
+): TableEndpoint[] {
+  if (svc.type === 'ExternalName' && svc.externalName) {
+    const port = typeof sp.targetPort === 'number' ? sp.targetPort : sp.port;
+    return [{ address: svc.externalName, port, type: 'fqdn', ready: true }];
+  }
+  const out: TableEndpoint[] = [];
+  const seen = new Set<string>();
+  for (const slice of slices) {
+    // The EndpointSlice controller names slice ports after the Service port and sets the
+    // resolved targetPort number; hand-written slices may use the targetPort name or number.
+    const port =
+      slice.ports.find((p) => (p.name ?? '') === (sp.name ?? '')) ??
+      (typeof sp.targetPort === 'string' ? slice.ports.find((p) => p.name === sp.targetPort) : undefined) ??
+      (typeof sp.targetPort === 'number' ? slice.ports.find((p) => p.port === sp.targetPort) : undefined);
+    if (port?.port === undefined) continue;
+    for (const ep of slice.endpoints) {
+      for (const address of ep.addresses) {
+        const key = `${address}|${port.port}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        out.push({ address, port: port.port, type: endpointType(slice), ready: ep.ready });
+      }
+    }
+  }
+  return out;
+}
+
+export function resolveBackend(route: Route, ref: BackendRef, ctx: BackendContext): TableBackend {
+  const svcKey = `${ref.namespace}/${ref.name}`;
+  const base = {
+    id: `${svcKey}:${ref.port ?? 0}`,
+    namespace: ref.namespace,
+    service: ref.name,
+    port: ref.port ?? 0,
+    weight: ref.weight,
+    protocol: 'http1' as UpstreamProtocol,
+    endpoints: [] as TableEndpoint[],
+  };
+  const fail = (reason: string, message: string): TableBackend => ({ ...base, invalid: { reason, message } });
+  if (ref.group !== '' || ref.kind !== 'Service') {
+    return fail(
+      Reason.InvalidKind,
+      `backendRef kind ${ref.group === '' ? '' : `${ref.group}/`}${ref.kind} is not supported; only core Service`,
+    );
+  }
+  if (!permitted(route, ref, ctx.referenceGrants)) {
+    return fail(
+      Reason.RefNotPermitted,
+      `no ReferenceGrant in namespace ${ref.namespace} allows ${route.kind} from ${route.namespace} to Service ${ref.name}`,
+    );
+  }
+  if (ref.filterTypes.length > 0) {
+    return fail(
+      Reason.UnsupportedValue,
+      `backendRef filters (${ref.filterTypes.join(', ')}) are not supported`,
+    );
+  }
+  const svc = ctx.services.get(svcKey);
+  if (!svc) return fail(Reason.BackendNotFound, `Service ${svcKey} not found`);
+  if (svc.errors.length > 0)
+    return fail(Reason.BackendNotFound, `Service ${svcKey} is invalid: ${svc.errors[0]?.message ?? ''}`);
+  const sp = svc.ports.find((p) => p.port === ref.port);
+  if (!sp) return fail(Reason.BackendNotFound, `Service ${svcKey} has no port ${ref.port ?? '(unset)'}`);
+  if (sp.protocol !== 'TCP')
+    return fail(
+      Reason.UnsupportedProtocol,
+      `port ${sp.port} of Service ${svcKey} is ${sp.protocol}, not TCP`,
+    );
+  const slices = ctx.slices.get(svcKey) ?? [];
+  const appProtocol =
+    sp.appProtocol ??
+    slices.flatMap((s) => s.ports).find((p) => (p.name ?? '') === (sp.name ?? ''))?.appProtocol;
+  const tlsHostname = ctx.tlsHostnames.get(`${svcKey}/${sp.name ?? ''}`) ?? ctx.tlsHostnames.get(svcKey);
+  const proto = upstreamProtocol(appProtocol, route.kind, tlsHostname, svcKey);
+  const withProto = { ...base, ...(appProtocol !== undefined ? { appProtocol } : {}) };
+  if ('reason' in proto) return { ...withProto, invalid: proto };
+  const retryConstraint = ctx.retryConstraints.get(svcKey);
+  return {
+    ...withProto,
+    protocol: proto.protocol,
+    endpoints: resolveEndpoints(svc, sp, slices),
+    ...(proto.protocol === 'wss' && tlsHostname !== undefined ? { tlsHostname } : {}),
+    ...(retryConstraint ? { retryConstraint } : {}),
+  };
+}

@@ -1,0 +1,98 @@
+// Status as a controller writes it: conditions with the upstream types and reasons, per
+// object, plus the located errors that made a condition False.
+import { CONTROLLER_NAME, type ReasonName } from '../gatewayapi/codes.js';
+
+export type ConditionStatus = 'True' | 'False' | 'Unknown';
+
+export interface Condition {
+  readonly type: string;
+  readonly status: ConditionStatus;
+  readonly reason: ReasonName;
+  readonly message: string;
+  readonly observedGeneration?: number;
+}
+
+export interface ParentReferenceStatus {
+  readonly group: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly sectionName?: string;
+  readonly port?: number;
+}
+
+export interface RouteParentStatus {
+  readonly parentRef: ParentReferenceStatus;
+  readonly controllerName: string;
+  readonly conditions: readonly Condition[];
+}
+
+export interface ListenerStatus {
+  readonly name: string;
+  readonly supportedKinds: readonly { group: string; kind: string }[];
+  readonly attachedRoutes: number;
+  readonly conditions: readonly Condition[];
+}
+
+export interface PolicyAncestorStatus {
+  readonly ancestorRef: ParentReferenceStatus;
+  readonly controllerName: string;
+  readonly conditions: readonly Condition[];
+}
+
+export interface ObjectStatusBody {
+  readonly conditions?: readonly Condition[];
+  readonly listeners?: readonly ListenerStatus[];
+  readonly parents?: readonly RouteParentStatus[];
+  readonly ancestors?: readonly PolicyAncestorStatus[];
+}
+
+export interface ObjectStatus {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly namespace?: string; readonly name: string };
+  readonly source: { readonly file: string; readonly line: number };
+  readonly errors: readonly {
+    readonly field: string;
+    readonly line: number;
+    readonly code: string;
+    readonly message: string;
+  }[];
+  readonly status: ObjectStatusBody;
+}
+
+export function condition(
+  type: string,
+  status: ConditionStatus,
+  reason: ReasonName,
+  message: string,
+  observedGeneration?: number,
+): Condition {
+  return {
+    type,
+    status,
+    reason,
+    message,
+    ...(observedGeneration !== undefined ? { observedGeneration } : {}),
+  };
+}
+
+export { CONTROLLER_NAME };
+
+/** Conditions that must be True for `steadfast validate` to pass. */
+const MUST_BE_TRUE = new Set(['Accepted', 'Programmed', 'ResolvedRefs']);
+
+function conditionsOf(s: ObjectStatusBody): Condition[] {
+  return [
+    ...(s.conditions ?? []),
+    ...(s.listeners ?? []).flatMap((l) => l.conditions),
+    ...(s.parents ?? []).flatMap((p) => p.conditions),
+    ...(s.ancestors ?? []).flatMap((a) => a.conditions),
+  ];
+}
+
+/** True when the object has no errors and nothing it reports is False. */
+export function isHealthy(o: ObjectStatus): boolean {
+  if (o.errors.length > 0) return false;
+  return conditionsOf(o.status).every((c) => !(MUST_BE_TRUE.has(c.type) && c.status === 'False'));
+}

@@ -1,0 +1,305 @@
+// The validated model → status for every object + the PolicyTable. Pure: data in, data out.
+import { ConditionType as T, Reason } from '../gatewayapi/codes.js';
+import { formatFieldPath } from '../gatewayapi/diagnostic.js';
+import type { FieldError } from '../gatewayapi/fields.js';
+import type { AnyObject, EndpointSlice, Route, RouteRule } from '../gatewayapi/model.js';
+import type { ValidateResult } from '../gatewayapi/validate.js';
+import {
+  POLICY_TABLE_VERSION,
+  type PolicyTable,
+  type TableListener,
+  type TableRoute,
+  type TableRule,
+} from '../table/policy-table.js';
+import { encodePolicyToken } from '../table/policy-token.js';
+import { type Attachment, attachRoute } from './attach.js';
+import { type BackendContext, resolveBackend } from './backends.js';
+import { type GatewayState, classStatus, evaluateGateways, gatewayStatus } from './gateways.js';
+import { grpcMatch, httpMatch } from './matches.js';
+import { type PolicyResult, type SessionSource, evaluatePolicies } from './policies.js';
+import { olderFirst } from './precedence.js';
+import { rulePolicy } from './rule-policy.js';
+import {
+  CONTROLLER_NAME,
+  type Condition,
+  type ObjectStatus,
+  type ObjectStatusBody,
+  type RouteParentStatus,
+  condition,
+} from './status.js';
+
+/** Route filters steadfast carries into the table; any other type fails the rule closed. */
+export const SUPPORTED_FILTERS = ['RequestHeaderModifier', 'ResponseHeaderModifier'] as const;
+
+export interface Translation {
+  readonly table: PolicyTable;
+  /** One entry per decoded object, in input order. */
+  readonly statuses: readonly ObjectStatus[];
+}
+
+function isRuleError(e: FieldError): boolean {
+  return e.path[0] === 'spec' && e.path[1] === 'rules' && typeof e.path[2] === 'number';
+}
+
+function ruleErrorsOf(route: Route, index: number): FieldError[] {
+  return route.errors.filter((e) => isRuleError(e) && e.path[2] === index);
+}
+
+function sessionFor(
+  route: Route,
+  rule: RouteRule,
+  policies: PolicyResult,
+  ctx: BackendContext,
+): SessionSource | undefined {
+  // Inline rule configuration beats policies; a rule section beats its route; a route beats a Service.
+  if (rule.session) return { spec: rule.session, from: 'rule' };
+  const routeKey = `${route.kind}/${route.namespace}/${route.name}`;
+  const fromRule =
+    rule.name !== undefined ? policies.sessions.get(`rule/${routeKey}/${rule.name}`) : undefined;
+  if (fromRule) return fromRule;
+  const fromRoute = policies.sessions.get(`route/${routeKey}`);
+  if (fromRoute) return fromRoute;
+  for (const ref of rule.backendRefs) {
+    const key = `${ref.namespace}/${ref.name}`;
+    const portName = ctx.services.get(key)?.ports.find((p) => p.port === ref.port)?.name;
+    const s =
+      (portName ? policies.sessions.get(`service/${key}/${portName}`) : undefined) ??
+      policies.sessions.get(`service/${key}`);
+    if (s) return s;
+  }
+  return undefined;
+}
+
+function translateRule(
+  route: Route,
+  rule: RouteRule,
+  policies: PolicyResult,
+  ctx: BackendContext,
+): TableRule {
+  const kind = route.kind === 'GRPCRoute' ? 'grpc' : 'http';
+  const id = `${route.kind.toLowerCase()}/${route.namespace}/${route.name}/rule/${rule.index}`;
+  const matches =
+    kind === 'grpc'
+      ? rule.grpcMatches.map((m) => grpcMatch(id, m))
+      : rule.httpMatches.map((m) => httpMatch(id, m));
+  const backends = rule.backendRefs.map((ref) => resolveBackend(route, ref, ctx));
+  const session = sessionFor(route, rule, policies, ctx);
+  const policy = rulePolicy(id, kind, rule.retry, rule.timeouts, session?.spec);
+  let invalid: TableRule['invalid'];
+  const errors = ruleErrorsOf(route, rule.index);
+  const unsupported = rule.filters.filter((f) => !(SUPPORTED_FILTERS as readonly string[]).includes(f.type));
+  const validBackends = backends.filter((b) => !b.invalid);
+  if (errors.length > 0) {
+    const e = errors[0] as FieldError;
+    invalid = { reason: Reason.UnsupportedValue, message: `${formatFieldPath(e.path)}: ${e.message}` };
+  } else if (unsupported.length > 0) {
+    invalid = {
+      reason: Reason.UnsupportedValue,
+      message: `filter type ${unsupported.map((f) => f.type).join(', ')} is not supported (steadfast supports ${SUPPORTED_FILTERS.join(', ')})`,
+    };
+  } else if (backends.length === 0) {
+    invalid = { reason: Reason.BackendNotFound, message: 'the rule has no backendRefs' };
+  } else if (validBackends.length === 0) {
+    const b = backends[0];
+    invalid = {
+      reason: b?.invalid?.reason ?? Reason.BackendNotFound,
+      message: `no backendRef resolves: ${b?.invalid?.message ?? ''}`,
+    };
+  }
+  let token: string;
+  try {
+    token = encodePolicyToken(policy);
+  } catch (e) {
+    invalid ??= { reason: Reason.UnsupportedValue, message: (e as Error).message };
+    token = encodePolicyToken({ rule: id, kind });
+  }
+  const header = (type: string) => rule.filters.find((f) => f.type === type)?.headers;
+  const requestHeaders = header('RequestHeaderModifier');
+  const responseHeaders = header('ResponseHeaderModifier');
+  return {
+    id,
+    index: rule.index,
+    ...(rule.name !== undefined ? { name: rule.name } : {}),
+    matches,
+    backends,
+    ...(requestHeaders ? { requestHeaders } : {}),
+    ...(responseHeaders ? { responseHeaders } : {}),
+    policy,
+    token,
+    ...(invalid ? { invalid } : {}),
+  };
+}
+
+/** The parent conditions of an attached route: Accepted (False when a rule fails closed) and ResolvedRefs. */
+function routeConditions(route: Route, rules: readonly TableRule[]): Condition[] {
+  const gen = route.generation;
+  const configInvalid = rules.filter((r) => r.invalid?.reason === Reason.UnsupportedValue);
+  const accepted =
+    configInvalid.length > 0
+      ? condition(
+          T.Accepted,
+          'False',
+          Reason.UnsupportedValue,
+          configInvalid
+            .map((r) => `rules[${r.index}] fails closed (answers 500): ${r.invalid?.message ?? ''}`)
+            .join('; '),
+          gen,
+        )
+      : condition(T.Accepted, 'True', Reason.Accepted, 'accepted', gen);
+  const broken = rules.flatMap((r) =>
+    r.backends
+      .filter((b) => b.invalid && b.invalid.reason !== Reason.UnsupportedValue)
+      .map((b) => ({ rule: r.index, b })),
+  );
+  const first = broken[0];
+  const resolved = first
+    ? condition(
+        T.ResolvedRefs,
+        'False',
+        first.b.invalid?.reason as typeof Reason.BackendNotFound,
+        broken.map((x) => `rules[${x.rule}] ${x.b.id}: ${x.b.invalid?.message ?? ''}`).join('; '),
+        gen,
+      )
+    : condition(T.ResolvedRefs, 'True', Reason.ResolvedRefs, 'all references resolved', gen);
+  return [accepted, resolved];
+}
+
+function parentStatus(a: Attachment, attachedConditions: Condition[] | undefined): RouteParentStatus {
+  const p = a.parentRef;
+  return {
+    parentRef: {
+      group: p.group,
+      kind: p.kind,
+      namespace: p.namespace,
+      name: p.name,
+      ...(p.sectionName !== undefined ? { sectionName: p.sectionName } : {}),
+      ...(p.port !== undefined ? { port: p.port } : {}),
+    },
+    controllerName: CONTROLLER_NAME,
+    conditions: a.accepted.status === 'True' && attachedConditions ? attachedConditions : [a.accepted],
+  };
+}
+
+export function translate(input: ValidateResult): Translation {
+  const { model } = input;
+  const gateways = evaluateGateways(model);
+  const policies = evaluatePolicies(model);
+  const slices = new Map<string, EndpointSlice[]>();
+  for (const s of model.endpointSlices) {
+    if (s.serviceName === undefined) continue;
+    const key = `${s.namespace}/${s.serviceName}`;
+    slices.set(key, [...(slices.get(key) ?? []), s]);
+  }
+  const ctx: BackendContext = {
+    services: new Map(model.services.map((s) => [`${s.namespace}/${s.name}`, s])),
+    slices,
+    referenceGrants: model.referenceGrants,
+    tlsHostnames: policies.tlsHostnames,
+    retryConstraints: policies.retryConstraints,
+  };
+  const namespaces = new Map(model.namespaces.map((n) => [n.name, n]));
+
+  const routes: TableRoute[] = [];
+  const routeStatus = new Map<Route, ObjectStatusBody>();
+  for (const route of [...model.routes].sort(olderFirst)) {
+    const gen = route.generation;
+    const routeLevel = route.errors.filter((e) => !isRuleError(e));
+    if (routeLevel.length > 0) {
+      const e = routeLevel[0] as FieldError;
+      const c = condition(
+        T.Accepted,
+        'False',
+        Reason.UnsupportedValue,
+        `${formatFieldPath(e.path)}: ${e.message}`,
+        gen,
+      );
+      routeStatus.set(route, {
+        parents: route.parentRefs.map((p) =>
+          parentStatus({ parentRef: p, accepted: c, listeners: [] }, undefined),
+        ),
+      });
+      continue;
+    }
+    const attachments = attachRoute(route, gateways, namespaces);
+    const attached = attachments.flatMap((a) => a.listeners);
+    let conditions: Condition[] | undefined;
+    if (attached.length > 0) {
+      const rules = route.rules.map((r) => translateRule(route, r, policies, ctx));
+      const listenerIds = [...new Set(attached.map((l) => l.state.id))];
+      for (const l of new Set(attached.map((x) => x.state))) l.attachedRoutes++;
+      routes.push({
+        id: `${route.kind.toLowerCase()}/${route.namespace}/${route.name}`,
+        kind: route.kind === 'GRPCRoute' ? 'grpc' : 'http',
+        namespace: route.namespace,
+        name: route.name,
+        ...(route.creationTimestamp !== undefined ? { creationTimestamp: route.creationTimestamp } : {}),
+        listeners: listenerIds,
+        hostnames: [...new Set(attached.flatMap((l) => l.hostnames))],
+        rules,
+      });
+      conditions = routeConditions(route, rules);
+    }
+    routeStatus.set(route, { parents: attachments.map((a) => parentStatus(a, conditions)) });
+  }
+
+  const listeners: TableListener[] = [];
+  for (const g of gateways.values()) {
+    for (const l of g.listeners) {
+      if (!l.usable) continue;
+      listeners.push({
+        id: l.id,
+        gateway: `${g.gateway.namespace}/${g.gateway.name}`,
+        name: l.listener.name,
+        port: l.listener.port,
+        ...(l.listener.hostname !== undefined ? { hostname: l.listener.hostname } : {}),
+        protocol: l.listener.protocol,
+      });
+    }
+  }
+
+  const statuses = input.objects.map((o) => objectStatus(o, gateways, routeStatus, policies));
+  return { table: { version: POLICY_TABLE_VERSION, listeners, routes }, statuses };
+}
+
+function objectStatus(
+  o: AnyObject,
+  gateways: ReadonlyMap<string, GatewayState>,
+  routeStatus: ReadonlyMap<Route, ObjectStatusBody>,
+  policies: PolicyResult,
+): ObjectStatus {
+  let status: ObjectStatusBody = {};
+  switch (o.kind) {
+    case 'GatewayClass':
+      status = classStatus(o);
+      break;
+    case 'Gateway': {
+      const g = gateways.get(`${o.namespace}/${o.name}`);
+      if (g) status = gatewayStatus(g);
+      break;
+    }
+    case 'HTTPRoute':
+    case 'GRPCRoute':
+      status = routeStatus.get(o) ?? {};
+      break;
+    case 'BackendTLSPolicy':
+    case 'XBackendTrafficPolicy':
+    case 'SessionPersistencePolicy':
+      status = { ancestors: policies.ancestors.get(`${o.kind}/${o.namespace}/${o.name}`) ?? [] };
+      break;
+    default:
+      break;
+  }
+  return {
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    metadata: { ...(o.namespace !== '' ? { namespace: o.namespace } : {}), name: o.name },
+    source: { file: o.origin.source.file, line: o.origin.source.line },
+    errors: o.errors.map((e) => ({
+      field: formatFieldPath(e.path),
+      line: o.origin.lineOf(e.path),
+      code: e.code,
+      message: e.message,
+    })),
+    status,
+  };
+}
