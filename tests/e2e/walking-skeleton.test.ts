@@ -7,8 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
 import { REPO_ROOT } from '../support/paths.js';
-import { envoyBinary, envoyVersion, pinnedEnvoyVersion } from './support/envoy-binary.js';
-import { startEnvoy, validateEnvoyConfig, type EnvoyHandle } from './support/envoy-process.js';
+import {
+  envoyBinary,
+  envoyVersion,
+  pinnedToolVersions,
+  validateEnvoyConfig,
+} from '../../extproc/src/runtime/envoy-binary.js';
+import { startEnvoy, type EnvoyProcess } from '../../extproc/src/runtime/envoy-process.js';
 import { rewriteEnvoyConfig } from './support/envoy-config-rewrite.js';
 import { startControlService, type ControlServiceHandle } from './support/control-service.js';
 import { curl } from './support/curl.js';
@@ -18,7 +23,7 @@ const TOKEN = 'sf1;id=httproute/default/skeleton/rule/0;k=h;ra=2;rc=503';
 describe('the Envoy we test against', () => {
   it('is the pinned version unless ENVOY_BIN says otherwise', () => {
     const version = envoyVersion(envoyBinary());
-    if (!process.env['ENVOY_BIN']) expect(version).toBe(pinnedEnvoyVersion());
+    if (!process.env['ENVOY_BIN']) expect(version).toBe(pinnedToolVersions().envoy);
     expect(version).toMatch(/^1\.\d+\.\d+$/);
   });
 
@@ -34,7 +39,7 @@ describe('the Envoy we test against', () => {
 describe('attach mode: ext_proc → steadfast.wasm → router', () => {
   let backend: RunningBackend;
   let control: ControlServiceHandle;
-  let envoy: EnvoyHandle;
+  let envoy: EnvoyProcess;
 
   beforeAll(async () => {
     backend = await startEchoBackend({ address: '127.0.0.2', name: 'skeleton-backend' });
@@ -53,7 +58,7 @@ describe('attach mode: ext_proc → steadfast.wasm → router', () => {
         steadfast_extproc: [{ address: '127.0.0.1', port: control.grpcPort }],
       },
     });
-    envoy = await startEnvoy(config);
+    envoy = await startEnvoy({ config });
   });
 
   afterAll(async () => {
@@ -80,11 +85,16 @@ describe('attach mode: ext_proc → steadfast.wasm → router', () => {
   });
 
   it('keeps the router control headers away from the backend', async () => {
-    const res = await curl(`${envoy.url('ingress')}/headers`, ['-H', 'x-envoy-max-retries: 10', '-H', 'x-envoy-retry-on: 5xx']);
+    const res = await curl(`${envoy.url('ingress')}/headers`, [
+      '-H',
+      'x-envoy-max-retries: 10',
+      '-H',
+      'x-envoy-retry-on: 5xx',
+    ]);
     const seen = (JSON.parse(res.body) as { headers: Record<string, string[]> }).headers;
-    expect(Object.keys(seen).filter((h) => h.startsWith('x-envoy-') && h !== 'x-envoy-expected-rq-timeout-ms')).toEqual(
-      [],
-    );
+    expect(
+      Object.keys(seen).filter((h) => h.startsWith('x-envoy-') && h !== 'x-envoy-expected-rq-timeout-ms'),
+    ).toEqual([]);
   });
 
   it('answers the control service health and readiness', async () => {
@@ -105,14 +115,17 @@ describe('attach mode: ext_proc → steadfast.wasm → router', () => {
 
 describe('gateway mode wiring: policy from route metadata', () => {
   let backend: RunningBackend;
-  let envoy: EnvoyHandle;
+  let envoy: EnvoyProcess;
 
   beforeAll(async () => {
     backend = await startEchoBackend({ address: '127.0.0.3', name: 'route-backend' });
-    const config = rewriteEnvoyConfig(readFileSync(join(REPO_ROOT, 'tests/e2e/testdata/route-metadata.yaml'), 'utf8'), {
-      clusters: { app: [{ address: backend.address, port: backend.port }] },
-    });
-    envoy = await startEnvoy(config);
+    const config = rewriteEnvoyConfig(
+      readFileSync(join(REPO_ROOT, 'tests/e2e/testdata/route-metadata.yaml'), 'utf8'),
+      {
+        clusters: { app: [{ address: backend.address, port: backend.port }] },
+      },
+    );
+    envoy = await startEnvoy({ config });
   });
 
   afterAll(async () => {

@@ -9,8 +9,12 @@ export interface CurlResponse {
 
 export async function curl(url: string, args: readonly string[] = []): Promise<CurlResponse> {
   const out = await new Promise<string>((resolve, reject) =>
-    execFile('curl', ['-sS', '-i', '--max-time', '10', ...args, url], { maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`curl ${url} failed: ${stderr || err.message}`)) : resolve(stdout),
+    execFile(
+      'curl',
+      ['-sS', '-i', '--max-time', '10', ...args, url],
+      { maxBuffer: 16 << 20 },
+      (err, stdout, stderr) =>
+        err ? reject(new Error(`curl ${url} failed: ${stderr || err.message}`)) : resolve(stdout),
     ),
   );
   // With -i, curl prints each response's head; the last one is the final response.

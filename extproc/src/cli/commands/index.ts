@@ -1,5 +1,6 @@
 // Every subcommand, in the order `steadfast help` lists them. Add one line per command.
 import type { Command } from '../command.js';
+import { quickstartCommand } from './quickstart.js';
 import { serveCommand } from './serve.js';
 
-export const commands: readonly Command[] = [serveCommand];
+export const commands: readonly Command[] = [quickstartCommand, serveCommand];

@@ -1,46 +1,51 @@
-// Runs a real Envoy for a test: writes its configuration, starts it with its admin on
-// an ephemeral port, waits until it is LIVE and its listeners are bound, and stops it.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+// Runs Envoy as a child process: starts it with its admin address written to a file,
+// waits until it is LIVE with its listeners bound, and stops it (SIGTERM, then SIGKILL).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../../support/paths.js';
 import { envoyBinary } from './envoy-binary.js';
+import { projectRoot } from './project-root.js';
 
-export interface EnvoyHandle {
+export interface EnvoyProcess {
   readonly adminUrl: string;
   /** Bound listener addresses by listener name, e.g. `ingress` → `127.0.0.1:41234`. */
   readonly listeners: ReadonlyMap<string, string>;
-  /** `http://host:port` of a listener. */
+  readonly child: ChildProcess;
+  /** `http://host:port` of a listener (the first one when unnamed). */
   url(listener?: string): string;
+  /** Envoy's counters and gauges from its admin `/stats`. */
   stats(): Promise<Map<string, number>>;
-  logs(): string;
+  /** Everything Envoy printed so far (when output is captured). */
+  output(): string;
   stop(): Promise<void>;
 }
 
 export interface StartEnvoyOptions {
+  /** The configuration as YAML text; written to a private temporary directory. */
+  readonly config: string;
+  readonly logLevel?: string;
   /** Extra command-line flags. */
   readonly args?: readonly string[];
-  readonly logLevel?: string;
-  readonly timeoutMs?: number;
+  /** Pass Envoy's output through to ours instead of capturing it. */
+  readonly inheritOutput?: boolean;
+  readonly readyTimeoutMs?: number;
 }
 
-async function sleep(ms: number): Promise<void> {
-  await new Promise((r) => setTimeout(r, ms));
-}
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Starts Envoy with `config` (YAML text). The admin address is taken from --admin-address-path. */
-export async function startEnvoy(config: string, options: StartEnvoyOptions = {}): Promise<EnvoyHandle> {
+export async function startEnvoy(options: StartEnvoyOptions): Promise<EnvoyProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'steadfast-envoy-'));
   const configPath = join(dir, 'envoy.yaml');
   const adminPath = join(dir, 'admin-address');
-  writeFileSync(configPath, config);
+  writeFileSync(configPath, options.config);
   let output = '';
-  const child: ChildProcess = spawn(
+  const child = spawn(
     envoyBinary(),
     [
       '-c',
       configPath,
+      // Several Envoys may share a machine (DESIGN.md fact 13).
       '--disable-hot-restart',
       '--admin-address-path',
       adminPath,
@@ -48,37 +53,54 @@ export async function startEnvoy(config: string, options: StartEnvoyOptions = {}
       options.logLevel ?? 'warning',
       ...(options.args ?? []),
     ],
-    { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    {
+      cwd: projectRoot(),
+      stdio: [
+        'ignore',
+        options.inheritOutput ? 'inherit' : 'pipe',
+        options.inheritOutput ? 'inherit' : 'pipe',
+      ],
+    },
   );
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  let exited: number | null = null;
-  child.on('exit', (code) => (exited = code ?? -1));
+  let exitCode: number | null = null;
+  const exited = new Promise<void>((resolve) =>
+    child.on('exit', (code, signal) => {
+      exitCode = code ?? (signal ? 128 : -1);
+      resolve();
+    }),
+  );
 
   const stop = async (): Promise<void> => {
-    if (exited === null) {
+    if (exitCode === null) {
       child.kill('SIGTERM');
-      for (let i = 0; i < 50 && exited === null; i++) await sleep(100);
-      if (exited === null) child.kill('SIGKILL');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(killer);
     }
     rmSync(dir, { recursive: true, force: true });
   };
 
-  const deadline = Date.now() + (options.timeoutMs ?? 20_000);
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
   let adminUrl = '';
   let listeners = new Map<string, string>();
   try {
     for (;;) {
-      if (exited !== null) throw new Error(`Envoy exited with ${exited} before it was ready:\n${output}`);
-      if (Date.now() > deadline) throw new Error(`Envoy was not ready in time:\n${output}`);
+      if (exitCode !== null)
+        throw new Error(`Envoy exited with code ${exitCode} before it was ready:\n${output}`);
+      if (Date.now() > deadline) throw new Error(`Envoy was not ready within the time allowed:\n${output}`);
       await sleep(100);
       if (!adminUrl && existsSync(adminPath)) {
         const addr = readFileSync(adminPath, 'utf8').trim();
         if (addr) adminUrl = `http://${addr}`;
       }
       if (!adminUrl) continue;
-      const ready = await fetch(`${adminUrl}/ready`).then((r) => r.text(), () => '');
-      if (ready.trim() !== 'LIVE') continue;
+      const state = await fetch(`${adminUrl}/ready`).then(
+        (r) => r.text(),
+        () => '',
+      );
+      if (state.trim() !== 'LIVE') continue;
       listeners = await boundListeners(adminUrl);
       break;
     }
@@ -89,9 +111,13 @@ export async function startEnvoy(config: string, options: StartEnvoyOptions = {}
   return {
     adminUrl,
     listeners,
+    child,
     url(listener?: string) {
       const addr = listener ? listeners.get(listener) : [...listeners.values()][0];
-      if (!addr) throw new Error(`Envoy has no listener ${listener ?? ''}: ${[...listeners.keys()].join(', ')}`);
+      if (!addr)
+        throw new Error(
+          `Envoy has no listener "${listener ?? ''}"; it has: ${[...listeners.keys()].join(', ')}`,
+        );
       return `http://${addr}`;
     },
     async stats() {
@@ -103,7 +129,7 @@ export async function startEnvoy(config: string, options: StartEnvoyOptions = {}
       }
       return out;
     },
-    logs: () => output,
+    output: () => output,
     stop,
   };
 }
@@ -121,14 +147,4 @@ async function boundListeners(adminUrl: string): Promise<Map<string, string>> {
     if (a) out.set(l.name, `${a.address}:${a.port_value}`);
   }
   return out;
-}
-
-/** `envoy --mode validate`, from the repository root so relative paths resolve as documented. */
-export function validateEnvoyConfig(path: string): { ok: boolean; output: string } {
-  const r = spawnSync(envoyBinary(), ['--mode', 'validate', '-c', path, '-l', 'error', '--disable-hot-restart'], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  return { ok: r.status === 0, output: `${r.stdout}${r.stderr}` };
 }

@@ -1,0 +1,63 @@
+// The control service's servers together: ext_proc + health over gRPC, and the admin
+// API. Used by `steadfast serve` and by the local gateway commands.
+import { buildAdminServer } from '../admin/admin-server.js';
+import type { PolicyLookup } from '../grpc/ext-proc-service.js';
+import { startGrpcServer } from '../grpc/grpc-server.js';
+import { ServiceMetrics } from './metrics.js';
+
+export interface ControlServiceOptions {
+  readonly grpcAddress: string;
+  readonly adminAddress: string;
+  readonly adminPort: number;
+  readonly lookup: PolicyLookup;
+  readonly notReadyReason?: () => string | null;
+  readonly onError?: (error: unknown) => void;
+}
+
+export interface ControlService {
+  readonly grpcAddress: string;
+  readonly adminUrl: string;
+  readonly metrics: ServiceMetrics;
+  /** Drains ext_proc streams and closes the admin API. */
+  stop(): Promise<void>;
+}
+
+export async function startControlService(options: ControlServiceOptions): Promise<ControlService> {
+  const metrics = new ServiceMetrics();
+  const grpc = await startGrpcServer(options.grpcAddress, {
+    lookup: options.lookup,
+    metrics,
+    ...(options.onError ? { onError: options.onError } : {}),
+  });
+  const admin = buildAdminServer({ metrics, notReadyReason: options.notReadyReason ?? (() => null) });
+  let adminUrl: string;
+  try {
+    adminUrl = await admin.listen({ host: options.adminAddress, port: options.adminPort });
+  } catch (e) {
+    await grpc.shutdown(0);
+    throw new Error(
+      `cannot serve the admin API on ${options.adminAddress}:${options.adminPort}: ${(e as Error).message}`,
+    );
+  }
+  return {
+    grpcAddress: grpc.address,
+    adminUrl,
+    metrics,
+    stop: async () => {
+      await Promise.all([grpc.shutdown(), admin.close()]);
+    },
+  };
+}
+
+/** Resolves when the process receives SIGINT or SIGTERM. */
+export function untilSignalled(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve(signal);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
