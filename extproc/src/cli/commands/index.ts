@@ -1,6 +1,13 @@
 // Every subcommand, in the order `steadfast help` lists them. Add one line per command.
 import type { Command } from '../command.js';
 import { quickstartCommand } from './quickstart.js';
+import { resolveCommand } from './resolve.js';
 import { serveCommand } from './serve.js';
+import { validateCommand } from './validate.js';
 
-export const commands: readonly Command[] = [quickstartCommand, serveCommand];
+export const commands: readonly Command[] = [
+  quickstartCommand,
+  serveCommand,
+  validateCommand,
+  resolveCommand,
+];

@@ -1,0 +1,139 @@
+// `steadfast resolve <path> --method M --host H --path P`: which route rule a request
+// matches and the policy it gets, explained.
+import type { ResolveResult } from '../../resolve/request.js';
+import { readConfigFiles } from '../../runtime/config-files.js';
+import { compileSnapshot } from '../../runtime/snapshot.js';
+import type { Policy } from '../../table/policy.js';
+import { flag, parseArgs } from '../args.js';
+import { type Command, UsageError } from '../command.js';
+import { diagnosticsText } from '../status-text.js';
+
+export function explainPolicy(p: Policy): string[] {
+  const lines: string[] = [];
+  if (p.retry) {
+    const r = p.retry;
+    const on = [
+      'connection failures',
+      ...(r.codes.length > 0 ? [`status ${r.codes.join(', ')}`] : []),
+      ...(r.grpcReasons.length > 0 ? [`gRPC ${r.grpcReasons.join(', ')}`] : []),
+    ];
+    lines.push(
+      `retry: up to ${r.attempts} retr${r.attempts === 1 ? 'y' : 'ies'} after the first try, on ${on.join('; ')}` +
+        (r.backoffMs > 0 ? `, at least ${r.backoffMs} ms apart` : ''),
+    );
+  } else {
+    lines.push('retry: none');
+  }
+  const t = p.timeouts;
+  const ms = (v: number | undefined, what: string) =>
+    v === undefined ? `${what}: Envoy default` : v === 0 ? `${what}: disabled` : `${what}: ${v} ms`;
+  lines.push(`timeouts: ${ms(t?.requestMs, 'request')}; ${ms(t?.backendRequestMs, 'per try')}`);
+  if (p.session) {
+    const s = p.session;
+    const what =
+      s.type === 'cookie' ? `cookie ${s.name} (Path=${s.path}, ${s.lifetime} lifetime)` : `header ${s.name}`;
+    const limits = [
+      s.absoluteTimeoutS !== undefined ? `expires ${s.absoluteTimeoutS} s after it starts` : '',
+      s.idleTimeoutS !== undefined ? `expires after ${s.idleTimeoutS} s idle` : '',
+    ].filter(Boolean);
+    lines.push(`session persistence: ${what}${limits.length > 0 ? `; ${limits.join(', ')}` : ''}`);
+  } else {
+    lines.push('session persistence: none');
+  }
+  return lines;
+}
+
+function text(r: ResolveResult): string {
+  const lines = [
+    `route:    ${r.route.id} (hostname ${r.hostname})`,
+    `rule:     ${r.rule.id}${r.rule.name !== undefined ? ` (${r.rule.name})` : ''}`,
+    `match:    ${r.match.id}: ${r.match.path.type} ${r.match.path.value}` +
+      (r.match.method !== undefined ? `, method ${r.match.method}` : '') +
+      r.match.headers.map((h) => `, header ${h.name} ${h.type === 'Exact' ? '=' : '~'} ${h.value}`).join('') +
+      r.match.queryParams
+        .map((q) => `, query ${q.name} ${q.type === 'Exact' ? '=' : '~'} ${q.value}`)
+        .join(''),
+  ];
+  if (r.invalid) lines.push(`INVALID:  answers 500 (${r.invalid.reason}): ${r.invalid.message}`);
+  for (const b of r.rule.backends) {
+    const eps = b.endpoints
+      .map((e) => (e.type === 'ipv6' ? `[${e.address}]:${e.port}` : `${e.address}:${e.port}`))
+      .join(', ');
+    lines.push(
+      `backend:  ${b.id} weight ${b.weight}, ${b.protocol}` +
+        (b.invalid
+          ? `, INVALID (${b.invalid.reason}): ${b.invalid.message}`
+          : `, endpoints ${eps || '(none)'}`),
+    );
+  }
+  for (const l of explainPolicy(r.rule.policy)) lines.push(`policy:   ${l}`);
+  lines.push(`token:    ${r.token}`);
+  return lines.join('\n');
+}
+
+export const resolveCommand: Command = {
+  name: 'resolve',
+  summary: 'show which route rule a request matches and the policy it gets',
+  usage:
+    'steadfast resolve <file-or-directory>... --host HOST --path PATH [--method METHOD] [--header name=value]... [--output text|json]',
+  async run(args, io) {
+    const parsed = parseArgs(args, {
+      method: { type: 'string' },
+      host: { type: 'string' },
+      path: { type: 'string' },
+      header: { type: 'string', multiple: true },
+      output: { type: 'string' },
+    });
+    const output = flag(parsed, 'output') ?? 'text';
+    if (output !== 'text' && output !== 'json')
+      throw new UsageError(`--output must be text or json, not ${output}`);
+    if (parsed.positionals.length === 0) throw new UsageError('give at least one file or directory');
+    const host = flag(parsed, 'host');
+    const path = flag(parsed, 'path');
+    if (host === undefined) throw new UsageError('--host is required');
+    if (path === undefined || !path.startsWith('/'))
+      throw new UsageError('--path is required and must start with /');
+    const method = (flag(parsed, 'method') ?? 'GET').toUpperCase();
+    const headers: Record<string, string> = {};
+    for (const h of parsed.flags.get('header') ?? []) {
+      const eq = h.indexOf('=');
+      if (eq <= 0) throw new UsageError(`--header ${h}: expected name=value`);
+      const name = h.slice(0, eq).trim().toLowerCase();
+      const value = h.slice(eq + 1);
+      headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
+    }
+    const read = await readConfigFiles(parsed.positionals);
+    const ioErrors = read.diagnostics.filter((d) => d.code === 'io-error');
+    if (ioErrors.length > 0) {
+      io.err(diagnosticsText(ioErrors));
+      return 2;
+    }
+    const snap = compileSnapshot(read.files);
+    const r = snap.resolver.resolve({ method, authority: host, path, headers });
+    if (output === 'json') {
+      io.out(
+        JSON.stringify(
+          r
+            ? {
+                matched: true,
+                route: r.route.id,
+                rule: r.rule.id,
+                match: r.match.id,
+                hostname: r.hostname,
+                invalid: r.invalid ?? null,
+                backends: r.rule.backends,
+                policy: r.rule.policy,
+                explanation: explainPolicy(r.rule.policy),
+                token: r.token,
+              }
+            : { matched: false },
+          null,
+          2,
+        ),
+      );
+    } else {
+      io.out(r ? text(r) : `no route matches ${method} ${host}${path} (a gateway answers 404)`);
+    }
+    return r ? 0 : 1;
+  },
+};
