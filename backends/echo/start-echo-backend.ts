@@ -39,6 +39,9 @@ export async function startEchoBackend(options: EchoBackendOptions): Promise<Run
   const websocket = new WebSocketEcho(instance);
   http1.on('upgrade', (req, socket, head: Buffer) => websocket.upgrade(req, socket, head));
   http1.on('clientError', (_error, socket) => socket.destroy());
+  // A gateway keeps upstream connections for a long time; closing an idle one under it can race a new
+  // request into a reset, which a retry test would count as an extra failure.
+  http1.keepAliveTimeout = 10 * 60_000;
   http2.on('sessionError', () => undefined);
 
   const sockets = new Set<Socket>();

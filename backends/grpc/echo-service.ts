@@ -175,22 +175,34 @@ function attempts(
   });
 }
 
-function guarded<A extends unknown[]>(run: (...args: A) => Promise<void> | void): (...args: A) => void {
-  return (...args: A) => {
+function internal(error: unknown): ServerErrorResponse {
+  const message = `grpc echo backend error: ${error instanceof Error ? error.message : String(error)}`;
+  return { name: 'Internal', message, code: status.INTERNAL };
+}
+
+/** Handlers are async; an unexpected failure ends the call with INTERNAL instead of leaving it hanging. */
+function unaryHandler<Req, Res>(
+  run: (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => Promise<void> | void,
+): (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>) => void {
+  return (call, callback) => {
     Promise.resolve()
-      .then(() => run(...args))
-      .catch((error: unknown) => console.error('grpc echo backend: handler failed:', error));
+      .then(() => run(call, callback))
+      .catch((error: unknown) => callback(internal(error)));
+  };
+}
+
+function streamHandler<Req, Res>(
+  run: (call: ServerWritableStream<Req, Res>) => Promise<void>,
+): (call: ServerWritableStream<Req, Res>) => void {
+  return (call) => {
+    run(call).catch((error: unknown) => call.emit('error', internal(error)));
   };
 }
 
 export function echoService(context: GrpcEchoContext): UntypedServiceImplementation {
   return {
-    Echo: guarded((call: ServerUnaryCall<EchoRequest, EchoReply>, callback: sendUnaryData<EchoReply>) =>
-      echo(call, callback, context),
-    ),
-    EchoStream: guarded((call: ServerWritableStream<EchoRequest, EchoReply>) => echoStream(call, context)),
-    Attempts: guarded((call: ServerUnaryCall<{ uuid: string }, unknown>, callback: sendUnaryData<unknown>) =>
-      attempts(call, callback, context),
-    ),
+    Echo: unaryHandler<EchoRequest, EchoReply>((call, callback) => echo(call, callback, context)),
+    EchoStream: streamHandler<EchoRequest, EchoReply>((call) => echoStream(call, context)),
+    Attempts: unaryHandler<{ uuid: string }, unknown>((call, callback) => attempts(call, callback, context)),
   };
 }
