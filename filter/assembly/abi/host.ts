@@ -28,8 +28,6 @@ export function refreshLogLevel(): void {
 }
 
 /** Whether a message at `level` would be written. Check it before building a message. */
-// @ts-ignore: decorator
-@inline
 export function logEnabled(level: LogLevel): bool {
   return <i32>level >= logLevel;
 }
@@ -130,7 +128,16 @@ export function sendLocalResponse(status: i32, details: string, body: string): b
   // No extra headers: an empty serialized header map is a u32 zero count.
   const headers = base + detailsSize + bodySize;
   store<u32>(headers, 0);
-  const r = proxy_send_local_response(status, base, detailsSize, base + detailsSize, bodySize, headers, 4, -1);
+  const r = proxy_send_local_response(
+    status,
+    base,
+    detailsSize,
+    base + detailsSize,
+    bodySize,
+    headers,
+    4,
+    -1,
+  );
   return r == WasmResult.Ok;
 }
 
@@ -142,12 +149,11 @@ export const NO_METRIC: u32 = u32.MAX_VALUE;
 /** Defines a counter once (at configure); returns its id, or NO_METRIC. Envoy's first id is 0. */
 export function defineCounter(name: string): u32 {
   const size = encodeToScratch(name, 0);
-  if (proxy_define_metric(MetricType.Counter, scratch(0), size, RETURN_U64) != WasmResult.Ok) return NO_METRIC;
+  if (proxy_define_metric(MetricType.Counter, scratch(0), size, RETURN_U64) != WasmResult.Ok)
+    return NO_METRIC;
   return load<u32>(RETURN_U64);
 }
 
-// @ts-ignore: decorator
-@inline
 export function incrementCounter(id: u32, by: i64 = 1): void {
   if (id != NO_METRIC) proxy_increment_metric(id, by);
 }
