@@ -24,10 +24,19 @@ type Check = (
   query: string,
 ) => boolean;
 
+/** A regular expression, or one that never matches when the table holds an invalid one. */
+function regex(source: string): RegExp {
+  try {
+    return new RegExp(source);
+  } catch {
+    return /(?!)/;
+  }
+}
+
 function valueTest(type: 'Exact' | 'RegularExpression', value: string): (v: string) => boolean {
   if (type === 'Exact') return (v) => v === value;
   // Gateway API regular expressions match the whole value.
-  const re = new RegExp(`^(?:${value})$`);
+  const re = regex(`^(?:${value})$`);
   return (v) => re.test(v);
 }
 
@@ -84,7 +93,7 @@ export function compileEntry(
         : (method, headers, query) => checks.every((c) => c(method, headers, query));
   let pathTest: Entry['pathTest'];
   if (match.path.type === 'RegularExpression') {
-    const re = new RegExp(match.path.value.startsWith('^') ? match.path.value : `^(?:${match.path.value})$`);
+    const re = regex(match.path.value.startsWith('^') ? match.path.value : `^(?:${match.path.value})$`);
     pathTest = (p) => re.test(p);
   }
   const matchIndex = Number(match.id.slice(match.id.lastIndexOf('/') + 1));

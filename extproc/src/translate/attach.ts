@@ -108,9 +108,13 @@ export function attachRoute(
         namespaceAllowed(l, route.namespace, namespaces),
     );
     if (allowed.length === 0) {
+      const kindOk = named.some(
+        (l) => l.usable && l.supportedKinds.some((k) => k.group === GATEWAY_GROUP && k.kind === route.kind),
+      );
+      const why = kindOk ? `${route.kind} from namespace ${route.namespace}` : `the kind ${route.kind}`;
       return reject(
         Reason.NotAllowedByListeners,
-        `no listener of Gateway ${parentRef.namespace}/${parentRef.name} allows ${route.kind} from namespace ${route.namespace}`,
+        `no usable listener of Gateway ${parentRef.namespace}/${parentRef.name} allows ${why}`,
         gw,
       );
     }

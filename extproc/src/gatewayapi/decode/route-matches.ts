@@ -6,15 +6,18 @@ import { GRPC_METHOD, GRPC_SERVICE, PATH_CHARS, TOKEN } from '../patterns.js';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'];
 
-function checkRegex(value: string, at: FieldPath, f: Fields): void {
+/** Reports an invalid regular expression; false when it cannot be compiled. */
+function checkRegex(value: string, at: FieldPath, f: Fields): boolean {
   try {
     new RegExp(value);
+    return true;
   } catch (e) {
     f.add(
       at,
       'bad-format',
       `${JSON.stringify(value)} is not a valid regular expression: ${(e as Error).message}`,
     );
+    return false;
   }
 }
 
@@ -34,7 +37,8 @@ function decodeStringMatches(
       'Exact') as HeaderMatch['type'];
     const name = f.str(m, 'name', at, { required: true, minLength: 1, maxLength: 256, pattern: TOKEN });
     const value = f.str(m, 'value', at, { required: true, minLength: 1, maxLength: maxValue });
-    if (type === 'RegularExpression' && value !== undefined) checkRegex(value, [...at, 'value'], f);
+    if (type === 'RegularExpression' && value !== undefined && !checkRegex(value, [...at, 'value'], f))
+      continue;
     if (name === undefined || value === undefined) continue;
     // listType=map keyed by name: header names compare case-insensitively, query names exactly.
     const dedupe = key === 'queryParams' ? name : name.toLowerCase();
@@ -52,11 +56,9 @@ function decodeStringMatches(
   return out;
 }
 
-function checkPath(type: string, value: string, at: FieldPath, f: Fields): void {
-  if (type === 'RegularExpression') {
-    checkRegex(value, at, f);
-    return;
-  }
+/** Reports what the CEL rules reject; false only when the path cannot be matched at all. */
+function checkPath(type: string, value: string, at: FieldPath, f: Fields): boolean {
+  if (type === 'RegularExpression') return checkRegex(value, at, f);
   const problems: [boolean, string][] = [
     [
       !value.startsWith('/'),
@@ -78,6 +80,7 @@ function checkPath(type: string, value: string, at: FieldPath, f: Fields): void 
     ],
   ];
   for (const [bad, message] of problems) if (bad) f.add(at, 'rule-violation', message);
+  return true;
 }
 
 export function decodeHttpMatches(rule: Rec, path: FieldPath, f: Fields): HttpRouteMatch[] {
@@ -88,18 +91,26 @@ export function decodeHttpMatches(rule: Rec, path: FieldPath, f: Fields): HttpRo
     return [{ index: 0, path: { type: 'PathPrefix', value: '/' }, headers: [], queryParams: [] }];
   for (const [m, i] of raw) {
     const at = [...path, 'matches', i];
-    const before = f.errors.length;
+    // A match with schema errors is kept while it can still be matched, so its failing rule
+    // catches those requests and answers 500 (fail closed) instead of letting them fall through.
     f.known(m, at, ['path', 'headers', 'queryParams', 'method']);
     const p = f.rec(m, 'path', at) ?? {};
     f.known(p, [...at, 'path'], ['type', 'value']);
+    const rawType = p.type;
     const type = (f.str(p, 'type', [...at, 'path'], { enum: ['Exact', 'PathPrefix', 'RegularExpression'] }) ??
       'PathPrefix') as HttpRouteMatch['path']['type'];
     const value = f.str(p, 'value', [...at, 'path'], { maxLength: 1024 }) ?? '/';
-    checkPath(type, value, [...at, 'path', 'value'], f);
+    const matchable = checkPath(type, value, [...at, 'path', 'value'], f);
     const method = f.str(m, 'method', at, { enum: METHODS });
     const headers = decodeStringMatches(m, 'headers', at, f, 4096);
     const queryParams = decodeStringMatches(m, 'queryParams', at, f, 1024);
-    if (f.errors.length > before) continue;
+    // Never widen a match by dropping one of its conditions.
+    const count = (k: string) => (Array.isArray(m[k]) ? (m[k] as unknown[]).length : 0);
+    const complete =
+      (m.method === undefined || method !== undefined) &&
+      headers.length === count('headers') &&
+      queryParams.length === count('queryParams');
+    if (!matchable || !complete || (rawType !== undefined && rawType !== type)) continue;
     out.push({
       index: i,
       path: { type, value },
@@ -117,7 +128,6 @@ export function decodeGrpcMatches(rule: Rec, path: FieldPath, f: Fields): GrpcRo
   if (rule.matches === undefined) return [{ index: 0, headers: [] }];
   for (const [m, i] of raw) {
     const at = [...path, 'matches', i];
-    const before = f.errors.length;
     f.known(m, at, ['method', 'headers']);
     let method: GrpcRouteMatch['method'];
     const mm = f.rec(m, 'method', at);
@@ -128,8 +138,10 @@ export function decodeGrpcMatches(rule: Rec, path: FieldPath, f: Fields): GrpcRo
         'Exact' | 'RegularExpression';
       const service = f.str(mm, 'service', mat, { maxLength: 1024 });
       const meth = f.str(mm, 'method', mat, { maxLength: 1024 });
-      if (!service && !meth)
+      if (!service && !meth) {
         f.add(mat, 'rule-violation', "One or both of 'service' or 'method' must be specified");
+        continue;
+      }
       if (type === 'Exact') {
         if (service && !GRPC_SERVICE.test(service)) {
           f.add(
@@ -145,14 +157,16 @@ export function decodeGrpcMatches(rule: Rec, path: FieldPath, f: Fields): GrpcRo
             `method must only contain valid characters (matching ${GRPC_METHOD.source})`,
           );
         }
-      } else {
-        if (service) checkRegex(service, [...mat, 'service'], f);
-        if (meth) checkRegex(meth, [...mat, 'method'], f);
+      } else if (
+        (service && !checkRegex(service, [...mat, 'service'], f)) ||
+        (meth && !checkRegex(meth, [...mat, 'method'], f))
+      ) {
+        continue;
       }
       method = { type, ...(service ? { service } : {}), ...(meth ? { method: meth } : {}) };
     }
     const headers = decodeStringMatches(m, 'headers', at, f, 4096);
-    if (f.errors.length > before) continue;
+    if (Array.isArray(m.headers) && headers.length !== m.headers.length) continue;
     out.push({ index: i, ...(method ? { method } : {}), headers });
   }
   return out;
