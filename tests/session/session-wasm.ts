@@ -82,6 +82,27 @@ export class SessionWasm {
     return this.wasm.read(this.wasm.fn('katSealedPtr')(), length).toString('latin1');
   }
 
+  /** sealBytes: the endpoint as ASCII bytes; undefined when sealing fails. */
+  sealBytes(fields: SessionFields, context: string, nonce: Buffer): string | undefined {
+    this.wasm.reset();
+    const endpoint = Buffer.from(fields.endpoint, 'latin1');
+    const endpointPtr = this.wasm.put(endpoint);
+    const [ctx, ctxUnits] = this.putString(context);
+    const n = this.wasm.put(nonce);
+    const length = this.wasm.fn('katSealBytes')(
+      endpointPtr,
+      endpoint.length,
+      BigInt(fields.issuedAtS),
+      BigInt(fields.lastUsedS),
+      BigInt(fields.expiresAtS),
+      ctx,
+      ctxUnits,
+      n,
+    );
+    if (length < 0) return undefined;
+    return this.wasm.read(this.wasm.fn('katSealedPtr')(), length).toString('latin1');
+  }
+
   /** seal (the string form): "" when sealing fails. */
   sealString(fields: SessionFields, context: string, nonce: Buffer): string {
     this.wasm.reset();

@@ -68,9 +68,11 @@ describe('token shape', () => {
     expect(token).not.toContain('10.0.3.17');
   });
 
-  it('the string form equals the buffer form; the key id hex is the one the TypeScript side computes', () => {
+  it('the string and raw-bytes forms equal the buffer form; the key id hex is the one TypeScript computes', () => {
     filter.setKeys([KEY_A, KEY_B]);
     expect(filter.sealString(FIELDS, CONTEXT, NONCE)).toBe(filter.seal(FIELDS, CONTEXT, NONCE));
+    expect(filter.sealBytes(FIELDS, CONTEXT, NONCE)).toBe(filter.seal(FIELDS, CONTEXT, NONCE));
+    expect(filter.sealBytes({ ...FIELDS, endpoint: '10.0.3.17' }, CONTEXT, NONCE)).toBeUndefined();
     expect(filter.keyIdHex(0)).toBe(sessionKeyId(KEY_A).toString('hex'));
     expect(filter.keyIdHex(1)).toBe(sessionKeyId(KEY_B).toString('hex'));
     expect(filter.keyIdHex(2)).toBe('');

@@ -13,7 +13,13 @@
 // the module-level buffers are shared.
 import { aeadAddAad, aeadBegin, aeadOpenFinish, aeadSealFinish } from '../crypto/chacha20-poly1305';
 import { decodeBase64UrlBytes, decodeBase64UrlString, encodeBase64Url } from '../encoding/base64';
-import { ENDPOINT_BYTES, ENDPOINT_TEXT_MAX, formatEndpoint, parseEndpoint } from './endpoint';
+import {
+  ENDPOINT_BYTES,
+  ENDPOINT_TEXT_MAX,
+  formatEndpoint,
+  parseEndpoint,
+  parseEndpointBytes,
+} from './endpoint';
 import { SESSION_KEY_ID_BYTES, SessionKeys } from './keys';
 
 export const SESSION_TOKEN_VERSION: u8 = 1;
@@ -153,6 +159,35 @@ function addContext(context: string): void {
   if (fill > 0) aeadAddAad(AAD_CHUNK, <i32>fill);
 }
 
+function timesFit(issuedAtS: u64, lastUsedS: u64, expiresAtS: u64): bool {
+  const max = <u64>u32.MAX_VALUE;
+  return issuedAtS <= max && lastUsedS <= max && expiresAtS <= max;
+}
+
+/** Seals the endpoint already parsed into PLAINTEXT + TIMES_BYTES. */
+function sealParsed(
+  issuedAtS: u64,
+  lastUsedS: u64,
+  expiresAtS: u64,
+  keys: SessionKeys,
+  context: string,
+  nonce: StaticArray<u8>,
+): i32 {
+  store<u32>(PLAINTEXT, bswap<u32>(<u32>issuedAtS), 0);
+  store<u32>(PLAINTEXT, bswap<u32>(<u32>lastUsedS), 4);
+  store<u32>(PLAINTEXT, bswap<u32>(<u32>expiresAtS), 8);
+  store<u8>(TOKEN, SESSION_TOKEN_VERSION);
+  memory.copy(TOKEN + 1, keys.idPtr(0), <usize>SESSION_KEY_ID_BYTES);
+  memory.copy(TOKEN + <usize>AAD_HEADER_BYTES, changetype<usize>(nonce), <usize>SESSION_NONCE_BYTES);
+  aeadBegin(keys.keyPtr(0), TOKEN + <usize>AAD_HEADER_BYTES);
+  aeadAddAad(TOKEN, AAD_HEADER_BYTES);
+  addContext(context);
+  const ciphertext = TOKEN + <usize>HEADER_BYTES;
+  aeadSealFinish(PLAINTEXT, PLAINTEXT_BYTES, ciphertext, ciphertext + <usize>PLAINTEXT_BYTES);
+  memory.fill(PLAINTEXT, 0, <usize>PLAINTEXT_BYTES);
+  return encodeBase64Url(TOKEN, SESSION_TOKEN_BYTES, SEALED_TEXT);
+}
+
 /**
  * Seals a session into SEALED_TEXT (see sealedTokenPtr): the token's length in ASCII
  * bytes (always SESSION_TOKEN_CHARS), or -1 when the ring is empty, `nonce` is shorter
@@ -169,23 +204,26 @@ export function sealToBuffer(
   nonce: StaticArray<u8>,
 ): i32 {
   if (keys.length == 0 || nonce.length < SESSION_NONCE_BYTES) return -1;
-  if (issuedAtS > <u64>u32.MAX_VALUE || lastUsedS > <u64>u32.MAX_VALUE || expiresAtS > <u64>u32.MAX_VALUE) {
-    return -1;
-  }
+  if (!timesFit(issuedAtS, lastUsedS, expiresAtS)) return -1;
   if (parseEndpoint(endpoint, PLAINTEXT + <usize>TIMES_BYTES) < 0) return -1;
-  store<u32>(PLAINTEXT, bswap<u32>(<u32>issuedAtS), 0);
-  store<u32>(PLAINTEXT, bswap<u32>(<u32>lastUsedS), 4);
-  store<u32>(PLAINTEXT, bswap<u32>(<u32>expiresAtS), 8);
-  store<u8>(TOKEN, SESSION_TOKEN_VERSION);
-  memory.copy(TOKEN + 1, keys.idPtr(0), <usize>SESSION_KEY_ID_BYTES);
-  memory.copy(TOKEN + <usize>AAD_HEADER_BYTES, changetype<usize>(nonce), <usize>SESSION_NONCE_BYTES);
-  aeadBegin(keys.keyPtr(0), TOKEN + <usize>AAD_HEADER_BYTES);
-  aeadAddAad(TOKEN, AAD_HEADER_BYTES);
-  addContext(context);
-  const ciphertext = TOKEN + <usize>HEADER_BYTES;
-  aeadSealFinish(PLAINTEXT, PLAINTEXT_BYTES, ciphertext, ciphertext + <usize>PLAINTEXT_BYTES);
-  memory.fill(PLAINTEXT, 0, <usize>PLAINTEXT_BYTES);
-  return encodeBase64Url(TOKEN, SESSION_TOKEN_BYTES, SEALED_TEXT);
+  return sealParsed(issuedAtS, lastUsedS, expiresAtS, keys, context, nonce);
+}
+
+/** sealToBuffer with the endpoint given as `endpointLength` ASCII bytes at `endpointPtr`. */
+export function sealBytes(
+  endpointPtr: usize,
+  endpointLength: i32,
+  issuedAtS: u64,
+  lastUsedS: u64,
+  expiresAtS: u64,
+  keys: SessionKeys,
+  context: string,
+  nonce: StaticArray<u8>,
+): i32 {
+  if (keys.length == 0 || nonce.length < SESSION_NONCE_BYTES) return -1;
+  if (!timesFit(issuedAtS, lastUsedS, expiresAtS)) return -1;
+  if (parseEndpointBytes(endpointPtr, endpointLength, PLAINTEXT + <usize>TIMES_BYTES) < 0) return -1;
+  return sealParsed(issuedAtS, lastUsedS, expiresAtS, keys, context, nonce);
 }
 
 /** Where sealToBuffer leaves the token text; valid until the next seal. */

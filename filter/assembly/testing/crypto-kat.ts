@@ -16,6 +16,7 @@ import {
   OpenedSession,
   openBytes,
   seal,
+  sealBytes,
   sealedTokenPtr,
   sealToBuffer,
   TokenStatus,
@@ -208,6 +209,30 @@ export function katSealString(
   );
   memory.copy(dst, changetype<usize>(token), (<usize>token.length) << 1);
   return token.length;
+}
+
+/** sealBytes: the endpoint as ASCII bytes; the token is left at katSealedPtr(). */
+export function katSealBytes(
+  endpointPtr: usize,
+  endpointLength: i32,
+  issuedAtS: u64,
+  lastUsedS: u64,
+  expiresAtS: u64,
+  contextPtr: usize,
+  contextUnits: i32,
+  noncePtr: usize,
+): i32 {
+  memory.copy(changetype<usize>(NONCE), noncePtr, 12);
+  return sealBytes(
+    endpointPtr,
+    endpointLength,
+    issuedAtS,
+    lastUsedS,
+    expiresAtS,
+    KEYS,
+    utf16(contextPtr, contextUnits),
+    NONCE,
+  );
 }
 
 export function katSealedPtr(): usize {
