@@ -1,0 +1,175 @@
+// `steadfast validate` and `steadfast resolve`, through run() with captured output.
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { CommandIO } from '../../extproc/src/cli/command.js';
+import { run } from '../../extproc/src/cli/main.js';
+
+function capture(): CommandIO & { stdout: () => string; stderr: () => string } {
+  let out = '';
+  let err = '';
+  return {
+    out: (t) => (out += `${t}\n`),
+    err: (t) => (err += `${t}\n`),
+    stdout: () => out,
+    stderr: () => err,
+  };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'steadfast-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const good = join(dir, 'good');
+mkdirSync(join(good, 'routes'), { recursive: true });
+writeFileSync(
+  join(good, 'gateway.yaml'),
+  `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gw }
+spec:
+  gatewayClassName: steadfast
+  listeners: [{ name: http, protocol: HTTP, port: 80 }]
+---
+apiVersion: v1
+kind: Service
+metadata: { name: echo }
+spec:
+  ports: [{ port: 80 }]
+`,
+);
+writeFileSync(
+  join(good, 'routes', 'shop.yml'),
+  `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: shop }
+spec:
+  parentRefs: [{ name: gw }]
+  hostnames: [shop.example.com]
+  rules:
+    - matches: [{ path: { value: /cart } }]
+      retry: { codes: [503], attempts: 2, backoff: 50ms }
+      timeouts: { request: 1s }
+      sessionPersistence: { cookie: { name: cart } }
+      backendRefs: [{ name: echo, port: 80 }]
+`,
+);
+
+const bad = join(dir, 'bad');
+mkdirSync(join(bad, 'routes'), { recursive: true });
+writeFileSync(
+  join(bad, 'routes', 'shop.yaml'),
+  `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: shop }
+spec:
+  parentRefs: [{ name: gw }]
+  rules:
+    - backendRefs: [{ name: echo, port: 80 }]
+    - retry:
+        codes: [600]
+`,
+);
+
+describe('steadfast validate', () => {
+  it('exits 0 and prints every object when everything is accepted and resolved', async () => {
+    const io = capture();
+    expect(await run(['validate', good], io)).toBe(0);
+    expect(io.stdout()).toContain('ok   HTTPRoute default/shop  (routes/shop.yml:1)');
+    expect(io.stdout()).toContain('Accepted=True (Accepted)');
+    expect(io.stdout()).toContain('3 object(s) in 2 file(s): all accepted and resolved');
+  });
+
+  it('exits 1 and shows located errors with paths relative to the root', async () => {
+    const io = capture();
+    expect(await run(['validate', bad], io)).toBe(1);
+    expect(io.stdout()).toContain('routes/shop.yaml:9 spec.rules[1].retry.codes[0]: 600 is not in 400-599');
+    expect(io.stdout()).toContain('Accepted=False (NoMatchingParent): Gateway default/gw not found');
+  });
+
+  it('prints JSON objects with source, errors and status', async () => {
+    const io = capture();
+    expect(await run(['validate', bad, '--output', 'json'], io)).toBe(1);
+    const objects = JSON.parse(io.stdout()) as {
+      kind: string;
+      metadata: { namespace: string; name: string };
+      source: { file: string; line: number };
+      errors: { field: string; message: string }[];
+      status: { parents: unknown[] };
+    }[];
+    expect(objects).toHaveLength(1);
+    expect(objects[0]).toMatchObject({
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'HTTPRoute',
+      metadata: { namespace: 'default', name: 'shop' },
+      source: { file: 'routes/shop.yaml', line: 1 },
+      errors: [{ field: 'spec.rules[1].retry.codes[0]', message: '600 is not in 400-599' }],
+    });
+  });
+
+  it('exits 2 on usage and I/O errors', async () => {
+    const a = capture();
+    expect(await run(['validate'], a)).toBe(2);
+    const b = capture();
+    expect(await run(['validate', join(dir, 'missing')], b)).toBe(2);
+    expect(b.stderr()).toContain('missing');
+    const c = capture();
+    expect(await run(['validate', good, '--output', 'xml'], c)).toBe(2);
+  });
+
+  it('validates the quickstart example cleanly', async () => {
+    const io = capture();
+    expect(await run(['validate', 'examples/quickstart'], io)).toBe(0);
+  });
+});
+
+describe('steadfast resolve', () => {
+  it('explains the matched rule and its policy', async () => {
+    const io = capture();
+    expect(
+      await run(['resolve', good, '--host', 'shop.example.com', '--path', '/cart/1', '--method', 'post'], io),
+    ).toBe(0);
+    const out = io.stdout();
+    expect(out).toContain('rule:     httproute/default/shop/rule/0');
+    expect(out).toContain(
+      'retry: up to 2 retries after the first try, on connection failures; status 503, at least 50 ms apart',
+    );
+    expect(out).toContain('timeouts: request: 1000 ms; per try: Envoy default');
+    expect(out).toContain('session persistence: cookie cart (Path=/, session lifetime)');
+    expect(out).toContain(
+      'token:    sf1;id=httproute/default/shop/rule/0;k=h;ra=2;rc=503;rb=50;tr=1000;st=c;sn=cart;sp=/;sl=s',
+    );
+  });
+
+  it('prints JSON and exits 1 when nothing matches', async () => {
+    const a = capture();
+    expect(
+      await run(['resolve', good, '--host', 'shop.example.com', '--path', '/cart', '--output', 'json'], a),
+    ).toBe(0);
+    expect(JSON.parse(a.stdout())).toMatchObject({ matched: true, rule: 'httproute/default/shop/rule/0' });
+    const b = capture();
+    expect(
+      await run(['resolve', good, '--host', 'other.example.com', '--path', '/cart', '--output', 'json'], b),
+    ).toBe(1);
+    expect(JSON.parse(b.stdout())).toEqual({ matched: false });
+  });
+
+  it('reads --header name=value', async () => {
+    const io = capture();
+    expect(
+      await run(
+        ['resolve', 'examples/quickstart', '--host', 'x', '--path', '/api', '--header', 'X-Shop-Session=abc'],
+        io,
+      ),
+    ).toBe(0);
+    expect(io.stdout()).toContain('session persistence: header x-shop-session');
+  });
+
+  it('exits 2 on usage errors', async () => {
+    expect(await run(['resolve', good, '--path', '/'], capture())).toBe(2);
+    expect(await run(['resolve', good, '--host', 'x', '--path', 'nope'], capture())).toBe(2);
+    expect(await run(['resolve', good, '--host', 'x', '--path', '/', '--header', 'novalue'], capture())).toBe(
+      2,
+    );
+  });
+});

@@ -1,0 +1,84 @@
+// ConfigStore: loads a directory, swaps in a new snapshot when files change, and keeps the
+// last good snapshot when a reload fails.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigStore, type ReloadFailure } from '../../extproc/src/runtime/config-store.js';
+import type { Snapshot } from '../../extproc/src/runtime/snapshot.js';
+
+const route = (path: string) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gw }
+spec:
+  gatewayClassName: steadfast
+  listeners: [{ name: http, protocol: HTTP, port: 80 }]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: r }
+spec:
+  parentRefs: [{ name: gw }]
+  rules: [{ matches: [{ path: { type: Exact, value: ${path} } }] }]
+`;
+
+const resolves = (s: Snapshot, path: string) =>
+  s.resolver.resolve({ method: 'GET', authority: 'x', path }) !== undefined;
+
+let store: ConfigStore | undefined;
+let dir = '';
+afterEach(() => {
+  store?.close();
+  store = undefined;
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('ConfigStore', () => {
+  it('loads, then swaps on reload and emits the new snapshot', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steadfast-store-'));
+    writeFileSync(join(dir, 'config.yaml'), route('/one'));
+    store = new ConfigStore({ paths: [dir] });
+    const swaps: number[] = [];
+    store.on('swap', (_s, gen) => swaps.push(gen));
+    expect(await store.load()).toBe(true);
+    expect(resolves(store.snapshot, '/one')).toBe(true);
+    writeFileSync(join(dir, 'config.yaml'), route('/two'));
+    expect(await store.load()).toBe(true);
+    expect(resolves(store.snapshot, '/two')).toBe(true);
+    expect(resolves(store.snapshot, '/one')).toBe(false);
+    expect(swaps).toEqual([1, 2]);
+  });
+
+  it('keeps the last good snapshot when a reload does not parse, and records why', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steadfast-store-'));
+    writeFileSync(join(dir, 'config.yaml'), route('/one'));
+    store = new ConfigStore({ paths: [dir] });
+    await store.load();
+    const before = store.snapshot;
+    const failures: ReloadFailure[] = [];
+    store.on('reload-failed', (f) => failures.push(f));
+    writeFileSync(join(dir, 'config.yaml'), `${route('/two')}\n  broken: [`);
+    expect(await store.load()).toBe(false);
+    expect(store.snapshot).toBe(before);
+    expect(store.generation).toBe(1);
+    expect(failures).toHaveLength(1);
+    expect(store.lastFailure?.errors[0]).toMatchObject({ code: 'yaml-syntax', file: 'config.yaml' });
+    writeFileSync(join(dir, 'config.yaml'), route('/three'));
+    expect(await store.load()).toBe(true);
+    expect(store.lastFailure).toBeUndefined();
+  });
+
+  it('reloads by itself when a watched file changes', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steadfast-store-'));
+    writeFileSync(join(dir, 'config.yaml'), route('/one'));
+    store = new ConfigStore({ paths: [dir], debounceMs: 20 });
+    await store.load();
+    store.watch();
+    const swapped = new Promise<Snapshot>((resolve) => store?.once('swap', (s) => resolve(s)));
+    const second = route('/two').split('---')[1]?.replace('name: r }', 'name: r2 }') ?? '';
+    writeFileSync(join(dir, 'more.yaml'), second);
+    const next = await swapped;
+    expect(resolves(next, '/two')).toBe(true);
+  });
+});
