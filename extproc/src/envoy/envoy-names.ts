@@ -1,0 +1,41 @@
+// Names steadfast gives the Envoy resources it generates, and the Envoy names it relies
+// on. Resource names trace back to the Gateway API object they came from.
+import type { TableBackend, TableRule } from '../table/policy-table.js';
+
+/** The request header that carries the pinned host (base64 `ip:port`) from the filter to `stateful_session`. */
+export const PIN_HEADER = 'x-steadfast-pin';
+/** The route-metadata namespace and key the filter reads through `xds.route_metadata`. */
+export const METADATA_NAMESPACE = 'steadfast';
+export const METADATA_POLICY_KEY = 'policy';
+
+export const TYPE_HCM =
+  'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
+export const TYPE_WASM = 'type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm';
+export const TYPE_STRING_VALUE = 'type.googleapis.com/google.protobuf.StringValue';
+export const TYPE_STATEFUL_SESSION =
+  'type.googleapis.com/envoy.extensions.filters.http.stateful_session.v3.StatefulSession';
+export const TYPE_HEADER_SESSION_STATE =
+  'type.googleapis.com/envoy.extensions.http.stateful_session.header.v3.HeaderBasedSessionState';
+export const TYPE_ROUTER = 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router';
+export const TYPE_HTTP_PROTOCOL_OPTIONS =
+  'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
+export const TYPE_UPSTREAM_TLS =
+  'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext';
+export const TYPE_ROUND_ROBIN =
+  'type.googleapis.com/envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin';
+export const TYPE_LISTENER = 'type.googleapis.com/envoy.config.listener.v3.Listener';
+export const TYPE_CLUSTER = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
+export const TYPE_ROUTE_CONFIGURATION = 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration';
+
+/**
+ * The cluster of a rule: one per rule, named after it. A rule whose backends need
+ * different upstream protocols (or include unresolved ones) gets one cluster per group.
+ */
+export function ruleClusterName(rule: TableRule, group?: string): string {
+  return group === undefined ? rule.id : `${rule.id}/${group}`;
+}
+
+/** The locality that holds one backendRef's endpoints inside its rule's cluster. */
+export function backendLocality(backend: TableBackend): { zone: string } {
+  return { zone: backend.id };
+}

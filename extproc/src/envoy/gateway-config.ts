@@ -1,0 +1,149 @@
+// Gateway mode: the whole Envoy configuration from a PolicyTable. A pure function of the
+// table and the options: listeners from Gateway listeners (HTTP/1.1 and h2c on one port),
+// virtual hosts from hostnames, routes in Gateway API precedence order carrying their
+// policy token, and one cluster per rule.
+import type { PolicyTable, TableListener, TableRoute } from '../table/policy-table.js';
+import { PIN_HEADER, TYPE_HCM } from './envoy-names.js';
+import { type FilterOptions, gatewayHttpFilters } from './http-filters.js';
+import { envoyRoute } from './route-action.js';
+import { type RuleClusters, ruleClusters } from './rule-clusters.js';
+import { hostRoutes } from './virtual-hosts.js';
+
+type Json = Record<string, unknown>;
+
+export interface GatewayConfigOptions extends FilterOptions {
+  /** Address every listener binds; default 127.0.0.1. */
+  readonly address?: string;
+  /** Envoy's admin interface; default 127.0.0.1:9901. */
+  readonly admin?: { readonly address: string; readonly port: number };
+  /** Bind ports by Gateway listener port (e.g. 0 in tests); unlisted ports bind as written. */
+  readonly listenerPorts?: Readonly<Record<number, number>>;
+  /** CA bundle for `kubernetes.io/wss` backends; default the Debian/Ubuntu system bundle. */
+  readonly systemCaFile?: string;
+  readonly connectTimeout?: string;
+}
+
+/** Where a listener's routes come from: inline, or an RDS config source (file-based reload). */
+export type RouteSource =
+  { readonly kind: 'inline' } | { readonly kind: 'rds'; source: (name: string) => Json };
+
+export interface GatewayResources {
+  readonly listeners: readonly Json[];
+  readonly routeConfigurations: readonly Json[];
+  readonly clusters: readonly Json[];
+}
+
+export const DEFAULT_SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
+
+interface PortGroup {
+  readonly port: number;
+  readonly listeners: TableListener[];
+}
+
+function portGroups(table: PolicyTable): PortGroup[] {
+  const byPort = new Map<number, TableListener[]>();
+  for (const l of table.listeners) {
+    if (l.protocol !== 'HTTP') continue;
+    const list = byPort.get(l.port) ?? [];
+    list.push(l);
+    byPort.set(l.port, list);
+  }
+  return [...byPort.entries()].sort(([a], [b]) => a - b).map(([port, listeners]) => ({ port, listeners }));
+}
+
+/** A single Gateway listener names its Envoy listener; listeners sharing a port are named by the port. */
+function listenerName(group: PortGroup): string {
+  return group.listeners.length === 1 ? (group.listeners[0] as TableListener).id : `port/${group.port}`;
+}
+
+function routeConfiguration(
+  name: string,
+  routes: { route: TableRoute; order: number }[],
+  clusters: Map<string, RuleClusters>,
+): Json {
+  return {
+    name,
+    // Only steadfast's filter may name the pinned host; a client's value is dropped.
+    internal_only_headers: [PIN_HEADER],
+    virtual_hosts: hostRoutes(routes).map((h) => ({
+      name: h.hostname,
+      domains: [h.hostname],
+      routes: h.entries.map((e) => envoyRoute(e.rule, e.match, clusters.get(e.rule.id))),
+    })),
+  };
+}
+
+export function generateGatewayResources(
+  table: PolicyTable,
+  options: GatewayConfigOptions,
+  routeSource: RouteSource = { kind: 'inline' },
+): GatewayResources {
+  const clusterOptions = {
+    systemCaFile: options.systemCaFile ?? DEFAULT_SYSTEM_CA_FILE,
+    connectTimeout: options.connectTimeout ?? '2s',
+  };
+  const byRule = new Map<string, RuleClusters>();
+  const clusters: Json[] = [];
+  for (const route of table.routes) {
+    for (const rule of route.rules) {
+      if (rule.invalid || byRule.has(rule.id)) continue;
+      const rc = ruleClusters(route.kind, rule, clusterOptions);
+      byRule.set(rule.id, rc);
+      clusters.push(...rc.clusters);
+    }
+  }
+  const listeners: Json[] = [];
+  const routeConfigurations: Json[] = [];
+  for (const group of portGroups(table)) {
+    const name = listenerName(group);
+    const ids = new Set(group.listeners.map((l) => l.id));
+    const routes = table.routes
+      .map((route, order) => ({ route, order }))
+      .filter(({ route }) => route.listeners.some((id) => ids.has(id)));
+    const rc = routeConfiguration(name, routes, byRule);
+    routeConfigurations.push(rc);
+    const hcm: Json = {
+      '@type': TYPE_HCM,
+      stat_prefix: `gateway_${group.port}`,
+      // HTTP/1.1 and HTTP/2 with prior knowledge (h2c) on the same port.
+      codec_type: 'AUTO',
+      // Hostnames match without the port a client may add to Host.
+      strip_any_host_port: true,
+      ...(routeSource.kind === 'inline'
+        ? { route_config: rc }
+        : { rds: { route_config_name: name, config_source: routeSource.source(name) } }),
+      http_filters: gatewayHttpFilters(options),
+    };
+    listeners.push({
+      name,
+      address: {
+        socket_address: {
+          address: options.address ?? '127.0.0.1',
+          port_value: options.listenerPorts?.[group.port] ?? group.port,
+        },
+      },
+      filter_chains: [
+        { filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: hcm }] },
+      ],
+    });
+  }
+  return { listeners, routeConfigurations, clusters };
+}
+
+export function adminConfig(options: GatewayConfigOptions): Json {
+  const admin = options.admin ?? { address: '127.0.0.1', port: 9901 };
+  return { address: { socket_address: { address: admin.address, port_value: admin.port } } };
+}
+
+/** The complete Envoy bootstrap with every resource static (what `envoy-config --mode gateway` prints). */
+export function generateGatewayConfig(
+  table: PolicyTable,
+  options: GatewayConfigOptions,
+): Record<string, unknown> {
+  const { listeners, clusters } = generateGatewayResources(table, options);
+  return {
+    node: { id: 'steadfast-gateway', cluster: 'steadfast' },
+    admin: adminConfig(options),
+    static_resources: { listeners, clusters },
+  };
+}

@@ -1,0 +1,64 @@
+// The gateway's HTTP filter chain: steadfast.wasm (policy from route metadata, sessions)
+// → stateful_session (pins to the host the filter names in x-steadfast-pin) → router.
+import {
+  PIN_HEADER,
+  TYPE_HEADER_SESSION_STATE,
+  TYPE_ROUTER,
+  TYPE_STATEFUL_SESSION,
+  TYPE_STRING_VALUE,
+  TYPE_WASM,
+} from './envoy-names.js';
+
+type Json = Record<string, unknown>;
+
+export interface FilterOptions {
+  /** Path of steadfast.wasm as Envoy sees it (relative paths resolve against Envoy's working directory). */
+  readonly wasmPath: string;
+  /** Base64 session keys; the first seals, all open. */
+  readonly sessionKeys: readonly string[];
+  /** Adds x-steadfast-policy to responses: for trying things out, never production. */
+  readonly debug?: boolean;
+}
+
+/** The filter's JSON configuration (filter/assembly/config/plugin-config.ts reads it). */
+export function filterConfiguration(options: FilterOptions): string {
+  return JSON.stringify({
+    policySource: 'route',
+    sessionKeys: [...options.sessionKeys],
+    ...(options.debug ? { debug: true } : {}),
+  });
+}
+
+export function gatewayHttpFilters(options: FilterOptions): Json[] {
+  return [
+    {
+      name: 'envoy.filters.http.wasm',
+      typed_config: {
+        '@type': TYPE_WASM,
+        config: {
+          name: 'steadfast',
+          root_id: 'steadfast',
+          configuration: { '@type': TYPE_STRING_VALUE, value: filterConfiguration(options) },
+          vm_config: {
+            vm_id: 'steadfast',
+            runtime: 'envoy.wasm.runtime.v8',
+            code: { local: { filename: options.wasmPath } },
+          },
+        },
+      },
+    },
+    {
+      name: 'envoy.filters.http.stateful_session',
+      typed_config: {
+        '@type': TYPE_STATEFUL_SESSION,
+        session_state: {
+          name: 'envoy.http.stateful_session.header',
+          typed_config: { '@type': TYPE_HEADER_SESSION_STATE, name: PIN_HEADER },
+        },
+        // A pinned host that is gone falls back to load balancing (GEP-1619's SHOULD).
+        strict: false,
+      },
+    },
+    { name: 'envoy.filters.http.router', typed_config: { '@type': TYPE_ROUTER } },
+  ];
+}

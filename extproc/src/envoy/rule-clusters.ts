@@ -1,0 +1,118 @@
+// The clusters of one route rule. One cluster per rule holds every backendRef's endpoints,
+// one locality per backendRef, weighted with its `weight`, so that Envoy's
+// locality-weighted round robin splits new traffic like the Gateway API asks while every
+// endpoint of the rule stays in the one cluster a session can be pinned within.
+//
+// weight 0: a LocalityLbEndpoints without `load_balancing_weight` is "assigned no load"
+// under locality-weighted balancing (endpoint_components.proto), and Envoy's proto
+// forbids an explicit 0. So a weight-0 backendRef keeps its endpoints in the cluster
+// (selectable through `stateful_session`'s override host, which looks hosts up by
+// address across the whole cluster) and receives no new traffic.
+//
+// Backends that need another upstream protocol, and unresolved ones, cannot share a
+// cluster: they get clusters of their own and the route splits by weight between them.
+import type { TableBackend, TableEndpoint, TableRouteKind, TableRule } from '../table/policy-table.js';
+import { TYPE_ROUND_ROBIN, backendLocality, ruleClusterName } from './envoy-names.js';
+import {
+  type ClusterProtocol,
+  clusterProtocol,
+  protocolOptions,
+  tlsTransportSocket,
+} from './upstream-protocol.js';
+
+type Json = Record<string, unknown>;
+
+export interface ClusterOptions {
+  /** The CA bundle wss clusters trust (BackendTLSPolicy `wellKnownCACertificates: System`). */
+  readonly systemCaFile: string;
+  readonly connectTimeout: string;
+}
+
+export interface RuleTarget {
+  readonly name: string;
+  /** Sum of the group's backendRef weights. */
+  readonly weight: number;
+}
+
+export interface RuleClusters {
+  readonly clusters: readonly Json[];
+  /** Where the route sends requests: one cluster, or a weighted split between groups. */
+  readonly targets: readonly RuleTarget[];
+  /** The rule has a ws or wss backend: its route allows the WebSocket upgrade. */
+  readonly websocket: boolean;
+}
+
+interface Group {
+  readonly key: ClusterProtocol | 'invalid';
+  readonly backends: TableBackend[];
+}
+
+function socketAddress(e: TableEndpoint): Json {
+  return { socket_address: { address: e.address, port_value: e.port } };
+}
+
+function cluster(name: string, group: Group, options: ClusterOptions): Json {
+  // An unresolved backendRef's share of requests fails: its cluster has no endpoints.
+  const backends = group.key === 'invalid' ? [] : group.backends;
+  const endpoints = backends.map((b) => ({
+    locality: backendLocality(b),
+    ...(b.weight > 0 ? { load_balancing_weight: b.weight } : {}),
+    lb_endpoints: b.endpoints
+      // "ready: false" endpoints must not get traffic; a session pinned to one falls back.
+      .filter((e) => e.ready)
+      .map((e) => ({ endpoint: { address: socketAddress(e) } })),
+  }));
+  const dns = backends.some((b) => b.endpoints.some((e) => e.type === 'fqdn'));
+  const out: Json = {
+    name,
+    type: dns ? 'STRICT_DNS' : 'STATIC',
+    ...(dns ? { dns_lookup_family: 'V4_PREFERRED' } : {}),
+    connect_timeout: options.connectTimeout,
+    load_balancing_policy: {
+      policies: [
+        {
+          typed_extension_config: {
+            name: 'envoy.load_balancing_policies.round_robin',
+            typed_config: {
+              '@type': TYPE_ROUND_ROBIN,
+              locality_lb_config: { locality_weighted_lb_config: {} },
+            },
+          },
+        },
+      ],
+    },
+    load_assignment: { cluster_name: name, endpoints },
+  };
+  if (group.key === 'invalid') return out;
+  out['typed_extension_protocol_options'] = protocolOptions(group.key);
+  if (group.key === 'wss') {
+    const hostname = group.backends.find((b) => b.tlsHostname !== undefined)?.tlsHostname;
+    if (hostname !== undefined) {
+      out['transport_socket'] = tlsTransportSocket({ hostname, caFile: options.systemCaFile });
+    }
+  }
+  return out;
+}
+
+export function ruleClusters(kind: TableRouteKind, rule: TableRule, options: ClusterOptions): RuleClusters {
+  const groups: Group[] = [];
+  for (const b of rule.backends) {
+    const key = b.invalid ? 'invalid' : clusterProtocol(kind, b.protocol);
+    let g = groups.find((x) => x.key === key);
+    if (!g) groups.push((g = { key, backends: [] }));
+    g.backends.push(b);
+  }
+  const single = groups.length === 1 && groups[0]?.key !== 'invalid';
+  const clusters: Json[] = [];
+  const targets: RuleTarget[] = [];
+  for (const g of groups) {
+    const name = ruleClusterName(rule, single ? undefined : g.key);
+    clusters.push(cluster(name, g, options));
+    targets.push({ name, weight: g.backends.reduce((sum, b) => sum + b.weight, 0) });
+  }
+  return {
+    clusters,
+    targets,
+    websocket: groups.some((g) => g.key === 'ws' || g.key === 'wss'),
+  };
+}

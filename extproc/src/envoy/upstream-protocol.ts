@@ -1,0 +1,54 @@
+// GEP-1911: the upstream protocol a cluster speaks, from its backends' appProtocol.
+// `kubernetes.io/h2c` → HTTP/2 prior knowledge; `kubernetes.io/ws` → HTTP/1.1 (the route
+// allows the WebSocket upgrade); `kubernetes.io/wss` → HTTP/1.1 over TLS with the
+// BackendTLSPolicy hostname as SNI. No appProtocol: HTTP/1.1 for HTTPRoute, HTTP/2 for
+// GRPCRoute (gRPC needs HTTP/2).
+import type { TableRouteKind, UpstreamProtocol } from '../table/policy-table.js';
+import { TYPE_HTTP_PROTOCOL_OPTIONS, TYPE_UPSTREAM_TLS } from './envoy-names.js';
+
+type Json = Record<string, unknown>;
+
+export type ClusterProtocol = 'http1' | 'http2' | 'ws' | 'wss';
+
+export function clusterProtocol(kind: TableRouteKind, protocol: UpstreamProtocol): ClusterProtocol {
+  if (protocol === 'h2c') return 'http2';
+  if (protocol === 'ws' || protocol === 'wss') return protocol;
+  return kind === 'grpc' ? 'http2' : 'http1';
+}
+
+/** The cluster's `typed_extension_protocol_options`: an explicit HTTP version. */
+export function protocolOptions(protocol: ClusterProtocol): Json {
+  const explicit = protocol === 'http2' ? { http2_protocol_options: {} } : { http_protocol_options: {} };
+  return {
+    'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+      '@type': TYPE_HTTP_PROTOCOL_OPTIONS,
+      explicit_http_config: explicit,
+    },
+  };
+}
+
+export interface TlsOptions {
+  /** The BackendTLSPolicy hostname: SNI and the name the certificate must carry. */
+  readonly hostname: string;
+  /** PEM bundle of trusted CAs (BackendTLSPolicy `wellKnownCACertificates: System`). */
+  readonly caFile: string;
+}
+
+/** The TLS transport socket of a `kubernetes.io/wss` cluster. */
+export function tlsTransportSocket(tls: TlsOptions): Json {
+  return {
+    name: 'envoy.transport_sockets.tls',
+    typed_config: {
+      '@type': TYPE_UPSTREAM_TLS,
+      sni: tls.hostname,
+      common_tls_context: {
+        // WebSocket upgrades are HTTP/1.1.
+        alpn_protocols: ['http/1.1'],
+        validation_context: {
+          trusted_ca: { filename: tls.caFile },
+          match_typed_subject_alt_names: [{ san_type: 'DNS', matcher: { exact: tls.hostname } }],
+        },
+      },
+    },
+  };
+}
