@@ -16,7 +16,7 @@ export function compileResolver(table: PolicyTable): Resolver {
   const exact = new Map<string, HostBucket>();
   /** Keyed by the suffix after `*`, e.g. `.example.com`. */
   const wildcard = new Map<string, HostBucket>();
-  const any = new HostBucket();
+  const any = new HostBucket('*');
   let size = 0;
   const bucketFor = (hostname: string): HostBucket => {
     if (hostname === '*') return any;
@@ -24,7 +24,7 @@ export function compileResolver(table: PolicyTable): Resolver {
     const key = hostname.startsWith('*.') ? hostname.slice(1) : hostname;
     let b = map.get(key);
     if (!b) {
-      b = new HostBucket();
+      b = new HostBucket(hostname);
       map.set(key, b);
     }
     return b;
@@ -54,29 +54,18 @@ export function compileResolver(table: PolicyTable): Resolver {
       const query = q === -1 ? '' : req.path.slice(q + 1);
       const { method, headers } = req;
       // Hostname precedence: the exact hostname, then wildcards from the longest suffix, then any host.
-      const tryBucket = (b: HostBucket | undefined, hostname: string): ResolveResult | undefined => {
-        const e = b?.lookup(path, method, headers, query);
-        if (!e) return undefined;
-        return {
-          routeRuleId: e.rule.id,
-          token: e.rule.token,
-          route: e.route,
-          rule: e.rule,
-          match: e.match,
-          hostname,
-          ...(e.rule.invalid ? { invalid: e.rule.invalid } : {}),
-        };
-      };
-      const r = tryBucket(exact.get(host), host);
-      if (r) return r;
+      let b = exact.get(host);
+      let e = b?.lookup(path, method, headers, query);
+      if (b && e) return b.result(e);
       if (wildcardSuffixes) {
         for (let dot = host.indexOf('.'); dot !== -1; dot = host.indexOf('.', dot + 1)) {
-          const suffix = host.slice(dot);
-          const w = tryBucket(wildcard.get(suffix), `*${suffix}`);
-          if (w) return w;
+          b = wildcard.get(host.slice(dot));
+          e = b?.lookup(path, method, headers, query);
+          if (b && e) return b.result(e);
         }
       }
-      return tryBucket(any, '*');
+      e = any.lookup(path, method, headers, query);
+      return e ? any.result(e) : undefined;
     },
   };
 }

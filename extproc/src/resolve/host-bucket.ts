@@ -2,6 +2,7 @@
 // regular expressions (and gRPC method-only matches) in a short ranked list.
 import type { TableMatch } from '../table/policy-table.js';
 import { type Entry, compareEntries } from './entry.js';
+import type { ResolveResult } from './request.js';
 
 /** Path precedence: Exact > RegularExpression > longest PathPrefix. */
 const RANK_EXACT = 3e9;
@@ -27,11 +28,38 @@ export function prefixKey(value: string): string {
 
 type Ranked = { readonly rank: number; readonly entry: Entry };
 
+/** The answer for an entry found through this bucket, built once so a lookup allocates nothing. */
+function resultOf(e: Entry, hostname: string): ResolveResult {
+  return Object.freeze({
+    routeRuleId: e.rule.id,
+    token: e.rule.token,
+    route: e.route,
+    rule: e.rule,
+    match: e.match,
+    hostname,
+    ...(e.rule.invalid ? { invalid: e.rule.invalid } : {}),
+  });
+}
+
 export class HostBucket {
   private readonly exact = new Map<string, Entry[]>();
   private readonly prefix = new Map<string, Entry[]>();
   private scans: Ranked[] = [];
   private readonly pending: Entry[] = [];
+  private readonly results = new Map<Entry, ResolveResult>();
+
+  /** @param hostname the hostname this bucket serves, as reported in results (`*` for any). */
+  constructor(private readonly hostname: string) {}
+
+  /** The result for an entry of this bucket. */
+  result(e: Entry): ResolveResult {
+    let r = this.results.get(e);
+    if (!r) {
+      r = resultOf(e, this.hostname);
+      this.results.set(e, r);
+    }
+    return r;
+  }
 
   add(entry: Entry): void {
     this.pending.push(entry);
@@ -40,6 +68,7 @@ export class HostBucket {
   /** Sorts every group once; call after the last add. */
   seal(): void {
     for (const e of this.pending) {
+      this.result(e);
       const { type, value } = e.match.path;
       if (type === 'Exact') push(this.exact, value, e);
       else if (type === 'PathPrefix') push(this.prefix, prefixKey(value), e);
