@@ -64,6 +64,54 @@ async function build(): Promise<WasmModule> {
   return WebAssembly.compile(binary);
 }
 
+/**
+ * The test module as unoptimized WebAssembly text: every function stays a function, so
+ * a suite can walk the call graph (e.g. to prove a path never reaches the allocator).
+ */
+export async function katWasmText(): Promise<string> {
+  let text: string | undefined;
+  const { error } = await asc.main(
+    [
+      ENTRY,
+      '--config',
+      CONFIG,
+      '--target',
+      'kat',
+      '-O0',
+      '--outFile',
+      'crypto-kat-O0.wasm',
+      '--textFile',
+      'crypto-kat.wat',
+    ],
+    {
+      writeFile(name, contents) {
+        if (name.endsWith('.wat')) text = String(contents);
+      },
+      stderr: { write: () => true },
+      stdout: { write: () => true },
+    },
+  );
+  if (error || text === undefined) throw new Error(`asc failed: ${error?.message ?? 'no text output'}`);
+  return text;
+}
+
+/** Direct calls between functions of a module's text: name → callees. */
+export function callGraph(wat: string): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  let current: Set<string> | undefined;
+  for (const line of wat.split('\n')) {
+    const fn = /^ {1,2}\(func \$(\S+)/.exec(line);
+    if (fn) {
+      current = new Set();
+      graph.set(fn[1]!, current);
+      continue;
+    }
+    for (const call of line.matchAll(/\bcall \$([^\s)]+)/g)) current?.add(call[1]!);
+    if (current && /call_indirect/.test(line)) current.add('<indirect>');
+  }
+  return graph;
+}
+
 export async function loadKatWasm(): Promise<KatWasm> {
   cached ??= build();
   const module = await cached;

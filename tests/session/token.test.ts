@@ -9,7 +9,7 @@ import {
   sessionKeyId,
   type SessionFields,
 } from '../../extproc/src/session/token.js';
-import { loadKatWasm, type KatWasm } from '../filter/kat-wasm.js';
+import { callGraph, katWasmText, loadKatWasm, type KatWasm } from '../filter/kat-wasm.js';
 import { SessionWasm, type FilterOpened } from './session-wasm.js';
 
 let wasm: KatWasm;
@@ -404,5 +404,38 @@ describe('open() never traps (property-style)', () => {
     expect([...seen].sort()).toEqual(
       expect.arrayContaining(['empty', 'forged', 'garbled', 'oversized', 'unknown-key', 'unknown-version']),
     );
+  });
+});
+
+describe('the per-request path', () => {
+  it('open, openBytes, sealToBuffer and sealBytes never reach the allocator or abort', async () => {
+    const graph = callGraph(await katWasmText());
+    const roots = ['open', 'openBytes', 'sealToBuffer', 'sealBytes'].map(
+      (f) => `filter/assembly/session/token/${f}`,
+    );
+    const reached = new Set<string>();
+    const stack = [...roots];
+    for (const root of roots) expect(graph.has(root), root).toBe(true);
+    while (stack.length > 0) {
+      const fn = stack.pop()!;
+      if (reached.has(fn)) continue;
+      reached.add(fn);
+      // The shadow-stack guard aborts only on stack exhaustion, never because of input.
+      if (fn === '~stack_check') continue;
+      for (const callee of graph.get(fn) ?? []) stack.push(callee);
+    }
+    // Everything reached is steadfast's own code or one of these leaf built-ins.
+    const builtins = new Set([
+      '~lib/polyfills/bswap<u16>',
+      '~lib/polyfills/bswap<u32>',
+      '~lib/rt/common/OBJECT#get:rtSize',
+      '~lib/staticarray/StaticArray<u8>#get:length',
+      '~lib/string/String#get:length',
+      '~stack_check',
+    ]);
+    expect([...reached].filter((fn) => !fn.startsWith('filter/assembly/') && !builtins.has(fn))).toEqual([]);
+    // The walk did find the work: the AEAD and the endpoint code.
+    expect(reached).toContain('filter/assembly/crypto/chacha20/chacha20Block');
+    expect(reached).toContain('filter/assembly/session/endpoint/formatEndpoint');
   });
 });
