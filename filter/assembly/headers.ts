@@ -13,3 +13,7 @@ export const H_UPSTREAM_RQ_TIMEOUT_MS = new Utf8('x-envoy-upstream-rq-timeout-ms
 export const H_UPSTREAM_RQ_PER_TRY_TIMEOUT_MS = new Utf8('x-envoy-upstream-rq-per-try-timeout-ms');
 export const H_RETRIABLE_HEADER_NAMES = new Utf8('x-envoy-retriable-header-names');
 export const H_HEDGE_ON_PER_TRY_TIMEOUT = new Utf8('x-envoy-hedge-on-per-try-timeout');
+
+/** Set by Envoy's connection manager on every request; keys the VM-wide retry state. */
+export const H_REQUEST_ID = new Utf8('x-request-id');
+export const H_STATUS = new Utf8(':status');

@@ -1,31 +1,44 @@
-// The steadfast filter: finds the request's policy token, applies it, and (in debug
-// mode) echoes the token on the response.
-import { RootContext, HttpContext } from './abi/context';
+// The steadfast filter. Downstream (the listener's chain): finds the request's policy
+// token, applies it, and in debug mode echoes the token on the response. Upstream (the
+// router's upstream chain): holds retry attempts until the backoff floor has passed.
+import { HttpContext, RootContext } from './abi/context';
 import { BufferType, FilterHeadersStatus, HeaderMapType, LogLevel } from './abi/enums';
 import {
   getBuffer,
+  getHeader,
   getPropertyString,
   incrementCounter,
   log,
   logEnabled,
+  nowNanos,
   refreshLogLevel,
+  resumeRequest,
   setHeader,
+  setTickPeriod,
 } from './abi/host';
-import { parsePluginConfig, PluginConfig, PolicySource } from './config/plugin-config';
-import { H_DEBUG_POLICY } from './headers';
+import { FilterRole, parsePluginConfig, PluginConfig, PolicySource } from './config/plugin-config';
+import { H_DEBUG_POLICY, H_REQUEST_ID } from './headers';
 import { FilterMetrics } from './metrics';
 import { Policy, PolicyCache } from './policy/token';
 import { P_METADATA_POLICY, P_ROUTE_POLICY } from './properties';
+import { closeGate, findGate, HeldAttempts, openGate, RetryGate } from './retry/retry-gate';
 import { applyRouterHeaders, stripClientControlHeaders } from './retry/router-headers';
 
 const POLICY_CACHE_ENTRIES = 512;
 /** How many requests between two looks at the host's log level. */
 const LOG_LEVEL_REFRESH = 1024;
+/** Tick period while retry attempts are held: the floor is met to within this. */
+const HOLD_TICK_MS: u32 = 5;
+/** Request ids longer than this are not used as keys (Envoy's are 36-character UUIDs). */
+const MAX_REQUEST_ID = 128;
 
 export class SteadfastRoot extends RootContext {
   config: PluginConfig = new PluginConfig();
   readonly policies: PolicyCache = new PolicyCache(POLICY_CACHE_ENTRIES);
   readonly metrics: FilterMetrics = new FilterMetrics();
+  readonly held: HeldAttempts = new HeldAttempts();
+  private ticking: bool = false;
+  private readonly due: u32[] = [];
   private streamsSinceLogRefresh: i32 = 0;
 
   onConfigure(configSize: u32): bool {
@@ -42,7 +55,10 @@ export class SteadfastRoot extends RootContext {
     }
     this.config = config;
     this.metrics.define();
-    if (logEnabled(LogLevel.Info)) log(LogLevel.Info, 'steadfast: configured');
+    if (logEnabled(LogLevel.Info)) {
+      const role = config.role == FilterRole.Upstream ? 'upstream' : 'downstream';
+      log(LogLevel.Info, 'steadfast: configured (' + role + ')');
+    }
     return true;
   }
 
@@ -51,13 +67,35 @@ export class SteadfastRoot extends RootContext {
       this.streamsSinceLogRefresh = 0;
       refreshLogLevel();
     }
+    if (this.config.role == FilterRole.Upstream) return new SteadfastUpstream(contextId, this);
     return new SteadfastHttp(contextId, this);
+  }
+
+  /** Holds an attempt until `dueNs`; the tick runs only while something is held. */
+  hold(contextId: u32, dueNs: u64): void {
+    this.held.hold(contextId, dueNs);
+    if (!this.ticking) {
+      setTickPeriod(HOLD_TICK_MS);
+      this.ticking = true;
+    }
+  }
+
+  onTick(): void {
+    this.held.takeDue(nowNanos(), this.due);
+    for (let i = 0; i < this.due.length; i++) resumeRequest(unchecked(this.due[i]));
+    this.due.length = 0;
+    if (this.held.size == 0 && this.ticking) {
+      setTickPeriod(0);
+      this.ticking = false;
+    }
   }
 }
 
+/** One request in the listener's filter chain. */
 export class SteadfastHttp extends HttpContext {
   private token: string | null = null;
   private policy: Policy | null = null;
+  private gateId: string | null = null;
 
   constructor(
     contextId: u32,
@@ -94,8 +132,16 @@ export class SteadfastHttp extends HttpContext {
     }
     this.policy = policy;
     applyRouterHeaders(policy);
+    if (policy.hasRetry && policy.attempts > 0 && policy.backoffMs > 0) this.openRetryGate(policy.backoffMs);
     incrementCounter(metrics.policyApplied);
     return FilterHeadersStatus.Continue;
+  }
+
+  private openRetryGate(backoffMs: i32): void {
+    const id = getHeader(HeaderMapType.RequestHeaders, H_REQUEST_ID);
+    if (id == null || id.length == 0 || id.length > MAX_REQUEST_ID) return;
+    if (openGate(id, backoffMs)) this.gateId = id;
+    else incrementCounter(this.plugin.metrics.retryGateFull);
   }
 
   onResponseHeaders(_headerCount: u32, _endOfStream: bool): FilterHeadersStatus {
@@ -104,5 +150,63 @@ export class SteadfastHttp extends HttpContext {
       setHeader(HeaderMapType.ResponseHeaders, H_DEBUG_POLICY, token);
     }
     return FilterHeadersStatus.Continue;
+  }
+
+  onDone(): void {
+    const id = this.gateId;
+    if (id != null) {
+      closeGate(id);
+      this.gateId = null;
+    }
+  }
+}
+
+/** One attempt in the router's upstream filter chain. */
+export class SteadfastUpstream extends HttpContext {
+  private gate: RetryGate | null = null;
+  private held: bool = false;
+
+  constructor(
+    contextId: u32,
+    private readonly plugin: SteadfastRoot,
+  ) {
+    super(contextId, plugin);
+  }
+
+  onRequestHeaders(_headerCount: u32, _endOfStream: bool): FilterHeadersStatus {
+    const id = getHeader(HeaderMapType.RequestHeaders, H_REQUEST_ID);
+    if (id == null) return FilterHeadersStatus.Continue;
+    const gate = findGate(id);
+    if (gate == null) return FilterHeadersStatus.Continue;
+    this.gate = gate;
+    const due = gate.dueNs();
+    gate.attempts++;
+    if (due == 0) return FilterHeadersStatus.Continue;
+    const now = nowNanos();
+    if (now >= due) return FilterHeadersStatus.Continue;
+    this.held = true;
+    this.plugin.hold(this.contextId, due);
+    const metrics = this.plugin.metrics;
+    incrementCounter(metrics.retryHeld);
+    incrementCounter(metrics.retryHeldMs, <i64>((due - now) / 1_000_000));
+    // Stop everything, the (already buffered) body included, until the tick resumes us.
+    return FilterHeadersStatus.StopAllIterationAndBuffer;
+  }
+
+  onResponseHeaders(_headerCount: u32, _endOfStream: bool): FilterHeadersStatus {
+    const gate = this.gate;
+    // The router decides on a retry when the response headers arrive: the attempt ends here.
+    if (gate != null) gate.lastEndNs = nowNanos();
+    return FilterHeadersStatus.Continue;
+  }
+
+  onDone(): void {
+    const gate = this.gate;
+    if (gate != null) {
+      // A reset or a per-try timeout ends the attempt without response headers.
+      const now = nowNanos();
+      if (now > gate.lastEndNs) gate.lastEndNs = now;
+    }
+    if (this.held) this.plugin.held.drop(this.contextId);
   }
 }

@@ -92,6 +92,10 @@ export class ProxyWasmHost {
   private nextMetricId = 0;
   private nextContextId = ROOT_CONTEXT_ID + 1;
   private current: HttpStream | undefined;
+  private readonly streams = new Map<number, HttpStream>();
+  /** The tick period the filter asked for, in ms (0: no tick). */
+  tickPeriodMs = 0;
+  private effective: HttpStream | undefined;
   private exports!: Record<string, WebAssembly.ExportValue>;
   private memory!: WebAssembly.Memory;
 
@@ -154,17 +158,43 @@ export class ProxyWasmHost {
 
   /** (Re)configures the plugin with `config`; returns what the filter answered. */
   configure(config: string): boolean {
-    this.pluginConfig = config;
-    return this.fn('proxy_on_configure')(ROOT_CONTEXT_ID, bytes(config).length) !== 0;
+    return this.configureRoot(ROOT_CONTEXT_ID, config);
   }
 
   private pluginConfig = '';
 
-  /** Opens a request stream (an HTTP context). */
-  newStream(properties: Record<string, string | Uint8Array> = {}): HttpStream {
+  /**
+   * Adds a second plugin to the same VM, as Envoy does when two filters share a vm_id
+   * (the downstream and the upstream steadfast filter): a root context of its own.
+   */
+  startPlugin(rootContextId: number, config: string): boolean {
+    this.fn('proxy_on_context_create')(rootContextId, 0);
+    return this.configureRoot(rootContextId, config);
+  }
+
+  private configureRoot(rootContextId: number, config: string): boolean {
+    this.pluginConfig = config;
+    return this.fn('proxy_on_configure')(rootContextId, bytes(config).length) !== 0;
+  }
+
+  /** Opens a request stream (an HTTP context) under a plugin's root context. */
+  newStream(
+    properties: Record<string, string | Uint8Array> = {},
+    rootContextId = ROOT_CONTEXT_ID,
+  ): HttpStream {
     const stream = new HttpStream(this, this.nextContextId++, properties);
-    this.fn('proxy_on_context_create')(stream.id, ROOT_CONTEXT_ID);
+    this.streams.set(stream.id, stream);
+    this.fn('proxy_on_context_create')(stream.id, rootContextId);
     return stream;
+  }
+
+  /** Runs the root context's tick, as the host does every `tickPeriodMs`. */
+  tick(rootContextId = ROOT_CONTEXT_ID): void {
+    this.call(undefined, 'proxy_on_tick', rootContextId);
+  }
+
+  forget(stream: HttpStream): void {
+    this.streams.delete(stream.id);
   }
 
   /** Calls an export with `stream` as the current context. */
@@ -337,6 +367,25 @@ export class ProxyWasmHost {
         if (value === undefined) return WasmResult.NotFound;
         return this.give(value, ptrOut, sizeOut);
       },
+      proxy_set_tick_period_milliseconds: (period: number): number => {
+        this.count('proxy_set_tick_period_milliseconds');
+        this.tickPeriodMs = period;
+        return WasmResult.Ok;
+      },
+      proxy_set_effective_context: (contextId: number): number => {
+        this.count('proxy_set_effective_context');
+        const s = this.streams.get(contextId);
+        if (!s) return WasmResult.BadArgument;
+        this.effective = s;
+        return WasmResult.Ok;
+      },
+      proxy_continue_stream: (streamType: number): number => {
+        this.count('proxy_continue_stream');
+        const s = this.effective ?? this.current;
+        if (!s) return WasmResult.NotFound;
+        if (streamType === 0) s.resumedRequests++;
+        return WasmResult.Ok;
+      },
       proxy_send_local_response: (
         status: number,
         dPtr: number,
@@ -413,6 +462,8 @@ export class HttpStream {
   readonly responseTrailers: Headers = [];
   readonly properties = new Map<string, Uint8Array>();
   localResponse: LocalResponse | undefined;
+  /** How many times the filter resumed this stream's request with proxy_continue_stream. */
+  resumedRequests = 0;
 
   constructor(
     private readonly host: ProxyWasmHost,
@@ -454,6 +505,7 @@ export class HttpStream {
     this.host.call(this, 'proxy_on_done', this.id);
     this.host.call(this, 'proxy_on_log', this.id);
     this.host.call(this, 'proxy_on_delete', this.id);
+    this.host.forget(this);
   }
 
   requestHeader(name: string): string | undefined {

@@ -49,6 +49,8 @@ export enum MetricType {
 export enum FilterHeadersStatus {
   Continue = 0,
   StopIteration = 1,
+  /** Stops this and every later callback (body too, buffered) until the stream is resumed. */
+  StopAllIterationAndBuffer = 3,
 }
 
 export enum StreamType {

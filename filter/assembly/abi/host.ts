@@ -1,6 +1,6 @@
 // Typed wrappers over the host calls. Every NotFound or failure is a value (null,
 // false, 0); nothing here throws, asserts or reads outside what the host returned.
-import { BufferType, HeaderMapType, LogLevel, MetricType, WasmResult } from './enums';
+import { BufferType, HeaderMapType, LogLevel, MetricType, StreamType, WasmResult } from './enums';
 import {
   proxy_add_header_map_value,
   proxy_define_metric,
@@ -13,7 +13,10 @@ import {
   proxy_log,
   proxy_remove_header_map_value,
   proxy_replace_header_map_value,
+  proxy_continue_stream,
   proxy_send_local_response,
+  proxy_set_effective_context,
+  proxy_set_tick_period_milliseconds,
   wasi_random_get,
 } from './imports';
 import { encodeToScratch, release, RETURN_PTR, RETURN_SIZE, RETURN_U64, scratch, Utf8 } from './memory';
@@ -156,4 +159,17 @@ export function defineCounter(name: string): u32 {
 
 export function incrementCounter(id: u32, by: i64 = 1): void {
   if (id != NO_METRIC) proxy_increment_metric(id, by);
+}
+
+// ---- timers and paused streams --------------------------------------------------------
+
+/** Calls the root context's onTick every `periodMs` (0 stops it). Per root context, per worker. */
+export function setTickPeriod(periodMs: u32): void {
+  proxy_set_tick_period_milliseconds(periodMs);
+}
+
+/** Resumes a request stream paused in an earlier callback; false if the stream is gone. */
+export function resumeRequest(contextId: u32): bool {
+  if (proxy_set_effective_context(contextId) != WasmResult.Ok) return false;
+  return proxy_continue_stream(StreamType.HttpRequest) == WasmResult.Ok;
 }

@@ -104,3 +104,15 @@ export declare function wasi_proc_exit(code: u32): void;
 // @ts-ignore: decorator
 @external("wasi_snapshot_preview1", "random_get")
 export declare function wasi_random_get(buf: usize, len: usize): u16;
+
+// @ts-ignore: decorator
+@external("env", "proxy_set_tick_period_milliseconds")
+export declare function proxy_set_tick_period_milliseconds(periodMs: u32): i32;
+
+// @ts-ignore: decorator
+@external("env", "proxy_set_effective_context")
+export declare function proxy_set_effective_context(contextId: u32): i32;
+
+// @ts-ignore: decorator
+@external("env", "proxy_continue_stream")
+export declare function proxy_continue_stream(streamType: i32): i32;

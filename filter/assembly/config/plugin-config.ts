@@ -12,7 +12,16 @@ export enum PolicySource {
   Metadata,
 }
 
+/** Where in Envoy's chain this instance of the filter runs. */
+export enum FilterRole {
+  /** In the listener's HTTP filter chain: applies the policy to the request. */
+  Downstream,
+  /** In the router's upstream filter chain: holds retry attempts until the backoff floor. */
+  Upstream,
+}
+
 export class PluginConfig {
+  role: FilterRole = FilterRole.Downstream;
   /** Adds `x-steadfast-policy` to every response: for tests and troubleshooting, never production. */
   debug: bool = false;
   policySource: PolicySource = PolicySource.Auto;
@@ -38,7 +47,12 @@ export function parsePluginConfig(text: string): PluginConfig {
   for (let i = 0; i < root.keys.length; i++) {
     const key = root.keys[i];
     const v: JsonValue = root.items[i];
-    if (key == 'debug') {
+    if (key == 'role') {
+      if (v.kind != JsonKind.String) return fail(c, 'role: must be a string');
+      if (v.str == 'downstream') c.role = FilterRole.Downstream;
+      else if (v.str == 'upstream') c.role = FilterRole.Upstream;
+      else return fail(c, 'role: "' + v.str + '" is not one of downstream, upstream');
+    } else if (key == 'debug') {
       if (v.kind != JsonKind.Bool) return fail(c, 'debug: must be true or false');
       c.debug = v.bool;
     } else if (key == 'policySource') {

@@ -60,6 +60,17 @@ export function retryOn(policy: Policy, method: string): string {
   return policy.codes.length > 0 ? base + RETRIABLE_STATUS_CODES : base;
 }
 
+/**
+ * The per-try timeout Envoy is given. Envoy starts a retry's per-try clock when it has a
+ * connection, before the upstream filter's hold for the backoff floor ends, so a held
+ * retry would lose up to `backoff` of its budget: the hold is added to Envoy's timer.
+ */
+export function perTryTimeoutMs(policy: Policy): i64 {
+  const base = <i64>policy.backendRequestMs;
+  if (!policy.hasRetry || policy.attempts == 0 || policy.backoffMs <= 0) return base;
+  return min<i64>(base + <i64>policy.backoffMs, <i64>i32.MAX_VALUE);
+}
+
 /** Writes the router headers for `policy`. Call after stripClientControlHeaders. */
 export function applyRouterHeaders(policy: Policy): void {
   const req = HeaderMapType.RequestHeaders;
@@ -75,6 +86,6 @@ export function applyRouterHeaders(policy: Policy): void {
   }
   if (policy.requestMs >= 0) setHeader(req, H_UPSTREAM_RQ_TIMEOUT_MS, policy.requestMs.toString());
   if (policy.backendRequestMs > 0) {
-    setHeader(req, H_UPSTREAM_RQ_PER_TRY_TIMEOUT_MS, policy.backendRequestMs.toString());
+    setHeader(req, H_UPSTREAM_RQ_PER_TRY_TIMEOUT_MS, perTryTimeoutMs(policy).toString());
   }
 }
