@@ -26,6 +26,13 @@ export function prefixKey(value: string): string {
   return value.length > 1 && value.endsWith('/') ? value.slice(0, -1) : value;
 }
 
+/** A match's path precedence: higher ranks are tried first. */
+export function pathRank(m: TableMatch): number {
+  if (m.path.type === 'Exact') return RANK_EXACT;
+  if (m.path.type === 'PathPrefix') return prefixRank(prefixKey(m.path.value).length);
+  return scanRank(m);
+}
+
 type Ranked = { readonly rank: number; readonly entry: Entry };
 
 /** The answer for an entry found through this bucket, built once so a lookup allocates nothing. */
@@ -128,5 +135,3 @@ function push(map: Map<string, Entry[]>, key: string, e: Entry): void {
   if (list) list.push(e);
   else map.set(key, [e]);
 }
-
-export { RANK_EXACT };

@@ -1,0 +1,69 @@
+// The resolver's precedence as plain ordered lists, for the Envoy configuration generator:
+// one virtual host per hostname whose routes, tried in order with first match winning,
+// choose exactly what resolve() chooses. A hostname's own matches come first, then those
+// of the wildcards covering it (longest first), then those for any host.
+import type { PolicyTable } from '../table/policy-table.js';
+import { type Entry, compareEntries, compileEntry } from './entry.js';
+import { pathRank } from './host-bucket.js';
+
+export interface OrderedMatch {
+  readonly routeId: string;
+  readonly ruleId: string;
+  /** `<rule id>/match/<j>` */
+  readonly matchId: string;
+  /** The hostname the match was attached with (this virtual host's, a covering wildcard, or `*`). */
+  readonly hostname: string;
+}
+
+export interface VirtualHost {
+  /** `shop.example.com`, `*.example.com` or `*` (any host). */
+  readonly hostname: string;
+  readonly matches: readonly OrderedMatch[];
+}
+
+function covers(wildcard: string, hostname: string): boolean {
+  const suffix = wildcard.slice(1); // ".example.com"
+  const h = hostname.startsWith('*.') ? hostname.slice(1) : hostname;
+  return h !== suffix && h.endsWith(suffix);
+}
+
+export function virtualHosts(table: PolicyTable): VirtualHost[] {
+  const byHost = new Map<string, { entry: Entry; rank: number }[]>();
+  table.routes.forEach((route, order) => {
+    for (const rule of route.rules) {
+      for (const match of rule.matches) {
+        const entry = compileEntry(route, rule, match, order);
+        for (const h of route.hostnames) {
+          const list = byHost.get(h) ?? [];
+          list.push({ entry, rank: pathRank(match) });
+          byHost.set(h, list);
+        }
+      }
+    }
+  });
+  const own = new Map<string, OrderedMatch[]>();
+  for (const [hostname, list] of byHost) {
+    list.sort((a, b) => b.rank - a.rank || compareEntries(a.entry, b.entry));
+    own.set(
+      hostname,
+      list.map(({ entry }) => ({
+        routeId: entry.route.id,
+        ruleId: entry.rule.id,
+        matchId: entry.match.id,
+        hostname,
+      })),
+    );
+  }
+  const wildcards = [...own.keys()].filter((h) => h.startsWith('*.')).sort((a, b) => b.length - a.length);
+  const hostnames = [...own.keys()].filter((h) => h !== '*').sort();
+  const out: VirtualHost[] = hostnames.map((hostname) => ({
+    hostname,
+    matches: [
+      ...(own.get(hostname) ?? []),
+      ...wildcards.filter((w) => covers(w, hostname)).flatMap((w) => own.get(w) ?? []),
+      ...(own.get('*') ?? []),
+    ],
+  }));
+  if (own.has('*')) out.push({ hostname: '*', matches: own.get('*') ?? [] });
+  return out;
+}
