@@ -15,6 +15,7 @@ import { encodePolicyToken } from '../table/policy-token.js';
 import { type Attachment, attachRoute } from './attach.js';
 import { type BackendContext, resolveBackend } from './backends.js';
 import { type GatewayState, classStatus, evaluateGateways, gatewayStatus } from './gateways.js';
+import { KindConflicts } from './kind-conflicts.js';
 import { grpcMatch, httpMatch } from './matches.js';
 import { type PolicyResult, type SessionSource, evaluatePolicies } from './policies.js';
 import { olderFirst } from './precedence.js';
@@ -200,6 +201,7 @@ export function translate(input: ValidateResult): Translation {
   const namespaces = new Map(model.namespaces.map((n) => [n.name, n]));
 
   const routes: TableRoute[] = [];
+  const conflicts = new KindConflicts();
   const routeStatus = new Map<Route, ObjectStatusBody>();
   for (const route of [...model.routes].sort(olderFirst)) {
     const gen = route.generation;
@@ -220,7 +222,7 @@ export function translate(input: ValidateResult): Translation {
       });
       continue;
     }
-    const attachments = attachRoute(route, gateways, namespaces);
+    const attachments = conflicts.settle(route, attachRoute(route, gateways, namespaces));
     const attached = attachments.flatMap((a) => a.listeners);
     let conditions: Condition[] | undefined;
     if (attached.length > 0) {
