@@ -105,8 +105,9 @@ export function compileEntry(
  * most query-param matches, then the older route (table order), then rule and match order.
  */
 export function compareEntries(a: Entry, b: Entry): number {
-  const am = a.match.method !== undefined && a.match.grpc === undefined ? 1 : 0;
-  const bm = b.match.method !== undefined && b.match.grpc === undefined ? 1 : 0;
+  // gRPC requests are all POST: the method a GRPCRoute match carries is not a method match.
+  const am = a.match.method !== undefined && a.route.kind === 'http' ? 1 : 0;
+  const bm = b.match.method !== undefined && b.route.kind === 'http' ? 1 : 0;
   return (
     bm - am ||
     b.match.headers.length - a.match.headers.length ||

@@ -6,7 +6,13 @@ import type { Model, ModelObject, PolicyTargetRef, SessionSpec } from '../gatewa
 import { GATEWAY_GROUP } from '../gatewayapi/patterns.js';
 import type { TableRetryConstraint } from '../table/policy-table.js';
 import { olderFirst } from './precedence.js';
-import { CONTROLLER_NAME, type Condition, type PolicyAncestorStatus, condition } from './status.js';
+import {
+  CONTROLLER_NAME,
+  type Condition,
+  type ParentReferenceStatus,
+  type PolicyAncestorStatus,
+  condition,
+} from './status.js';
 
 export interface SessionSource {
   readonly spec: SessionSpec;
@@ -19,8 +25,16 @@ export interface PolicyResult {
   readonly retryConstraints: Map<string, TableRetryConstraint>;
   /** Session persistence by target: `service/<ns>/<name>`, `route/<kind>/<ns>/<name>`, `rule/<kind>/<ns>/<name>/<section>`. */
   readonly sessions: Map<string, SessionSource>;
-  /** Ancestor statuses by policy `<kind>/<ns>/<name>`. */
-  readonly ancestors: Map<string, PolicyAncestorStatus[]>;
+  /** Per policy `<kind>/<ns>/<name>`: each targetRef, its target key when found, and its condition. */
+  readonly targets: Map<string, PolicyTargetState[]>;
+}
+
+export interface PolicyTargetState {
+  readonly ref: PolicyTargetRef;
+  readonly namespace: string;
+  /** `service/<ns>/<name>[/<port name>]`, `route/<kind>/<ns>/<name>` or `rule/<kind>/<ns>/<name>/<rule>`. */
+  readonly target?: string;
+  readonly condition: Condition;
 }
 
 type Feature = 'tls' | 'retryConstraint' | 'session';
@@ -42,15 +56,16 @@ export function evaluatePolicies(model: Model): PolicyResult {
     tlsHostnames: new Map(),
     retryConstraints: new Map(),
     sessions: new Map(),
-    ancestors: new Map(),
+    targets: new Map(),
   };
   const services = new Set(model.services.map((s) => `${s.namespace}/${s.name}`));
   const routes = new Map(model.routes.map((r) => [`${r.kind}/${r.namespace}/${r.name}`, r]));
   const claims: Claim[] = [];
-  const statuses = new Map<ModelObject, Map<PolicyTargetRef, Condition>>();
-  const setStatus = (p: ModelObject, ref: PolicyTargetRef, c: Condition) => {
-    const m = statuses.get(p) ?? new Map<PolicyTargetRef, Condition>();
-    m.set(ref, c);
+  const statuses = new Map<ModelObject, Map<PolicyTargetRef, { condition: Condition; target?: string }>>();
+  const setStatus = (p: ModelObject, ref: PolicyTargetRef, c: Condition, target?: string) => {
+    const m = statuses.get(p) ?? new Map<PolicyTargetRef, { condition: Condition; target?: string }>();
+    const keep = target ?? m.get(ref)?.target;
+    m.set(ref, { condition: c, ...(keep !== undefined ? { target: keep } : {}) });
     statuses.set(p, m);
   };
 
@@ -125,7 +140,7 @@ export function evaluatePolicies(model: Model): PolicyResult {
         setStatus(p, ref, t);
         continue;
       }
-      setStatus(p, ref, condition(T.Accepted, 'True', Reason.Accepted, 'accepted', p.generation));
+      setStatus(p, ref, condition(T.Accepted, 'True', Reason.Accepted, 'accepted', p.generation), t);
       for (const [feature, apply] of features)
         claims.push({ policy: p, ref, target: t, feature, apply: () => apply(t) });
     }
@@ -186,18 +201,57 @@ export function evaluatePolicies(model: Model): PolicyResult {
   }
 
   for (const [p, byRef] of statuses) {
-    const ancestors: PolicyAncestorStatus[] = [...byRef].map(([ref, c]) => ({
-      ancestorRef: {
-        group: ref.group,
-        kind: ref.kind,
+    result.targets.set(
+      `${p.kind}/${p.namespace}/${p.name}`,
+      [...byRef].map(([ref, st]) => ({
+        ref,
         namespace: p.namespace,
-        name: ref.name,
-        ...(ref.sectionName !== undefined ? { sectionName: ref.sectionName } : {}),
-      },
-      controllerName: CONTROLLER_NAME,
-      conditions: [c],
-    }));
-    result.ancestors.set(`${p.kind}/${p.namespace}/${p.name}`, ancestors);
+        condition: st.condition,
+        ...(st.target ? { target: st.target } : {}),
+      })),
+    );
   }
   return result;
+}
+
+/**
+ * Ancestor statuses (GEP-713): one per Gateway the policy's targets are reached through;
+ * a target no attached route reaches is reported as its own ancestor.
+ */
+export function policyAncestors(
+  targets: readonly PolicyTargetState[],
+  reach: ReadonlyMap<string, ReadonlySet<string>>,
+): PolicyAncestorStatus[] {
+  const byAncestor = new Map<string, { ref: ParentReferenceStatus; condition: Condition }>();
+  for (const t of targets) {
+    const gateways = t.target !== undefined ? [...(reach.get(t.target) ?? [])].sort() : [];
+    const refs: ParentReferenceStatus[] =
+      gateways.length > 0
+        ? gateways.map((g) => {
+            const [namespace = '', name = ''] = g.split('/');
+            return { group: GATEWAY_GROUP, kind: 'Gateway', namespace, name };
+          })
+        : [
+            {
+              group: t.ref.group,
+              kind: t.ref.kind,
+              namespace: t.namespace,
+              name: t.ref.name,
+              ...(t.ref.sectionName !== undefined ? { sectionName: t.ref.sectionName } : {}),
+            },
+          ];
+    for (const ref of refs) {
+      const key = `${ref.group}/${ref.kind}/${ref.namespace}/${ref.name}/${ref.sectionName ?? ''}`;
+      const seen = byAncestor.get(key);
+      // With several targets under one ancestor, a False condition is the one to show.
+      if (!seen || (seen.condition.status === 'True' && t.condition.status !== 'True')) {
+        byAncestor.set(key, { ref, condition: t.condition });
+      }
+    }
+  }
+  return [...byAncestor.values()].map(({ ref, condition: c }) => ({
+    ancestorRef: ref,
+    controllerName: CONTROLLER_NAME,
+    conditions: [c],
+  }));
 }

@@ -17,7 +17,7 @@ import { type BackendContext, resolveBackend } from './backends.js';
 import { type GatewayState, classStatus, evaluateGateways, gatewayStatus } from './gateways.js';
 import { KindConflicts } from './kind-conflicts.js';
 import { grpcMatch, httpMatch } from './matches.js';
-import { type PolicyResult, type SessionSource, evaluatePolicies } from './policies.js';
+import { type PolicyResult, type SessionSource, evaluatePolicies, policyAncestors } from './policies.js';
 import { olderFirst } from './precedence.js';
 import { rulePolicy } from './rule-policy.js';
 import {
@@ -202,6 +202,13 @@ export function translate(input: ValidateResult): Translation {
 
   const routes: TableRoute[] = [];
   const conflicts = new KindConflicts();
+  /** Policy target key → the Gateways (`<ns>/<name>`) that reach it through an attached route. */
+  const reach = new Map<string, Set<string>>();
+  const reached = (key: string, gateways: readonly string[]) => {
+    const set = reach.get(key) ?? new Set<string>();
+    for (const g of gateways) set.add(g);
+    reach.set(key, set);
+  };
   const routeStatus = new Map<Route, ObjectStatusBody>();
   for (const route of [...model.routes].sort(olderFirst)) {
     const gen = route.generation;
@@ -240,6 +247,25 @@ export function translate(input: ValidateResult): Translation {
         rules,
       });
       conditions = routeConditions(route, rules);
+      const gws = [
+        ...new Set(
+          attachments
+            .filter((a) => a.listeners.length > 0)
+            .map((a) => `${a.parentRef.namespace}/${a.parentRef.name}`),
+        ),
+      ];
+      const routeKey = `${route.kind}/${route.namespace}/${route.name}`;
+      reached(`route/${routeKey}`, gws);
+      for (const rule of route.rules) {
+        if (rule.name !== undefined) reached(`rule/${routeKey}/${rule.name}`, gws);
+        for (const ref of rule.backendRefs) {
+          if (ref.group !== '' || ref.kind !== 'Service') continue;
+          const svc = `${ref.namespace}/${ref.name}`;
+          reached(`service/${svc}`, gws);
+          const portName = ctx.services.get(svc)?.ports.find((p) => p.port === ref.port)?.name;
+          if (portName) reached(`service/${svc}/${portName}`, gws);
+        }
+      }
     }
     routeStatus.set(route, { parents: attachments.map((a) => parentStatus(a, conditions)) });
   }
@@ -259,7 +285,7 @@ export function translate(input: ValidateResult): Translation {
     }
   }
 
-  const statuses = input.objects.map((o) => objectStatus(o, gateways, routeStatus, policies));
+  const statuses = input.objects.map((o) => objectStatus(o, gateways, routeStatus, policies, reach));
   return { table: { version: POLICY_TABLE_VERSION, listeners, routes }, statuses };
 }
 
@@ -268,6 +294,7 @@ function objectStatus(
   gateways: ReadonlyMap<string, GatewayState>,
   routeStatus: ReadonlyMap<Route, ObjectStatusBody>,
   policies: PolicyResult,
+  reach: ReadonlyMap<string, ReadonlySet<string>>,
 ): ObjectStatus {
   let status: ObjectStatusBody = {};
   switch (o.kind) {
@@ -286,7 +313,9 @@ function objectStatus(
     case 'BackendTLSPolicy':
     case 'XBackendTrafficPolicy':
     case 'SessionPersistencePolicy':
-      status = { ancestors: policies.ancestors.get(`${o.kind}/${o.namespace}/${o.name}`) ?? [] };
+      status = {
+        ancestors: policyAncestors(policies.targets.get(`${o.kind}/${o.namespace}/${o.name}`) ?? [], reach),
+      };
       break;
     default:
       break;
