@@ -17,3 +17,8 @@ export const H_HEDGE_ON_PER_TRY_TIMEOUT = new Utf8('x-envoy-hedge-on-per-try-tim
 /** Set by Envoy's connection manager on every request; keys the VM-wide retry state. */
 export const H_REQUEST_ID = new Utf8('x-request-id');
 export const H_STATUS = new Utf8(':status');
+export const H_COOKIE = new Utf8('cookie');
+export const H_SET_COOKIE = new Utf8('set-cookie');
+export const H_FORWARDED_PROTO = new Utf8('x-forwarded-proto');
+/** The host pin the stateful_session filter reads (base64 `ip:port`); internal only. */
+export const H_PIN = new Utf8('x-steadfast-pin');

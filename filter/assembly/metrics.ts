@@ -10,6 +10,13 @@ export class FilterMetrics {
   retryHeld: u32 = NO_METRIC;
   retryHeldMs: u32 = NO_METRIC;
   retryGateFull: u32 = NO_METRIC;
+  sessionCreated: u32 = NO_METRIC;
+  sessionResumed: u32 = NO_METRIC;
+  sessionRenewed: u32 = NO_METRIC;
+  sessionExpired: u32 = NO_METRIC;
+  sessionRejected: u32 = NO_METRIC;
+  sessionMoved: u32 = NO_METRIC;
+  sessionUnavailable: u32 = NO_METRIC;
 
   define(): void {
     this.requests = defineCounter('steadfast_requests_total');
@@ -19,5 +26,12 @@ export class FilterMetrics {
     this.retryHeld = defineCounter('steadfast_retry_held_total');
     this.retryHeldMs = defineCounter('steadfast_retry_held_ms_total');
     this.retryGateFull = defineCounter('steadfast_retry_gate_full_total');
+    this.sessionCreated = defineCounter('steadfast_session_created_total');
+    this.sessionResumed = defineCounter('steadfast_session_resumed_total');
+    this.sessionRenewed = defineCounter('steadfast_session_renewed_total');
+    this.sessionExpired = defineCounter('steadfast_session_expired_total');
+    this.sessionRejected = defineCounter('steadfast_session_rejected_total');
+    this.sessionMoved = defineCounter('steadfast_session_moved_total');
+    this.sessionUnavailable = defineCounter('steadfast_session_unavailable_total');
   }
 }

@@ -11,3 +11,7 @@ export const P_ROUTE_POLICY = propertyPath([
   'steadfast',
   'policy',
 ]);
+/** The upstream host that actually served the request, `ip:port`. */
+export const P_UPSTREAM_ADDRESS = propertyPath(['upstream', 'address']);
+/** Present only when the downstream connection is TLS. */
+export const P_TLS_VERSION = propertyPath(['connection', 'tls_version']);

@@ -23,6 +23,8 @@ import { Policy, PolicyCache } from './policy/token';
 import { P_METADATA_POLICY, P_ROUTE_POLICY } from './properties';
 import { closeGate, findGate, HeldAttempts, openGate, RetryGate } from './retry/retry-gate';
 import { applyRouterHeaders, stripClientControlHeaders } from './retry/router-headers';
+import { SessionKeys } from './session/keys';
+import { removePinFromRequest, removePinFromResponse, StickySession } from './session/sticky-session';
 
 const POLICY_CACHE_ENTRIES = 512;
 /** How many requests between two looks at the host's log level. */
@@ -37,6 +39,8 @@ export class SteadfastRoot extends RootContext {
   readonly policies: PolicyCache = new PolicyCache(POLICY_CACHE_ENTRIES);
   readonly metrics: FilterMetrics = new FilterMetrics();
   readonly held: HeldAttempts = new HeldAttempts();
+  /** The session key ring: the first key seals, all open. */
+  readonly keys: SessionKeys = new SessionKeys();
   private ticking: bool = false;
   private readonly due: u32[] = [];
   private streamsSinceLogRefresh: i32 = 0;
@@ -53,6 +57,20 @@ export class SteadfastRoot extends RootContext {
     if (config.unknownKeys.length > 0 && logEnabled(LogLevel.Warn)) {
       log(LogLevel.Warn, 'steadfast: ignoring unknown configuration keys: ' + config.unknownKeys.join(', '));
     }
+    const keys = new SessionKeys();
+    for (let i = 0; i < config.sessionKeys.length; i++) {
+      if (!keys.addBase64(config.sessionKeys[i])) {
+        log(
+          LogLevel.Error,
+          'steadfast: invalid plugin configuration: sessionKeys[' +
+            i.toString() +
+            ']: not a base64 32-byte key, or more than 16 keys',
+        );
+        return false;
+      }
+    }
+    this.keys.clear();
+    for (let i = 0; i < config.sessionKeys.length; i++) this.keys.addBase64(config.sessionKeys[i]);
     this.config = config;
     this.metrics.define();
     if (logEnabled(LogLevel.Info)) {
@@ -91,11 +109,16 @@ export class SteadfastRoot extends RootContext {
   }
 }
 
+function nowSeconds(): u64 {
+  return nowNanos() / 1_000_000_000;
+}
+
 /** One request in the listener's filter chain. */
 export class SteadfastHttp extends HttpContext {
   private token: string | null = null;
   private policy: Policy | null = null;
   private gateId: string | null = null;
+  private session: StickySession | null = null;
 
   constructor(
     contextId: u32,
@@ -116,8 +139,9 @@ export class SteadfastHttp extends HttpContext {
   onRequestHeaders(_headerCount: u32, _endOfStream: bool): FilterHeadersStatus {
     const metrics = this.plugin.metrics;
     incrementCounter(metrics.requests);
-    // Client-sent router control headers never survive (DESIGN.md, "Retries").
+    // Client-sent router control headers and host pins never survive (DESIGN.md).
     stripClientControlHeaders();
+    removePinFromRequest();
     const token = this.findToken();
     this.token = token;
     if (token == null) {
@@ -131,10 +155,24 @@ export class SteadfastHttp extends HttpContext {
       return FilterHeadersStatus.Continue;
     }
     this.policy = policy;
-    applyRouterHeaders(policy);
+    let pinned = false;
+    if (policy.hasSession) pinned = this.beginSession(policy);
+    applyRouterHeaders(policy, pinned);
     if (policy.hasRetry && policy.attempts > 0 && policy.backoffMs > 0) this.openRetryGate(policy.backoffMs);
     incrementCounter(metrics.policyApplied);
     return FilterHeadersStatus.Continue;
+  }
+
+  private beginSession(policy: Policy): bool {
+    const keys = this.plugin.keys;
+    if (keys.length == 0) {
+      // No key, no session: the gateway still answers, it just cannot be sticky.
+      incrementCounter(this.plugin.metrics.sessionUnavailable);
+      return false;
+    }
+    const session = new StickySession();
+    this.session = session;
+    return session.begin(policy, keys, nowSeconds(), this.plugin.metrics);
   }
 
   private openRetryGate(backoffMs: i32): void {
@@ -145,6 +183,13 @@ export class SteadfastHttp extends HttpContext {
   }
 
   onResponseHeaders(_headerCount: u32, _endOfStream: bool): FilterHeadersStatus {
+    // stateful_session writes the served host into the response: it must not leak.
+    removePinFromResponse();
+    const session = this.session;
+    const policy = this.policy;
+    if (session != null && policy != null) {
+      session.finish(policy, this.plugin.keys, nowSeconds(), this.plugin.metrics);
+    }
     const token = this.token;
     if (this.plugin.config.debug && token != null) {
       setHeader(HeaderMapType.ResponseHeaders, H_DEBUG_POLICY, token);

@@ -1,3 +1,5 @@
+import { Utf8 } from '../abi/memory';
+
 // Reads the policy token written by extproc/src/table/policy-token.ts (the one
 // encoder; format in docs/policy-token.md). Total: anything malformed is null.
 
@@ -25,6 +27,59 @@ export class Policy {
   permanent: bool = false;
   absoluteTimeoutS: i32 = -1;
   idleTimeoutS: i32 = -1;
+  private nameUtf8: Utf8 | null = null;
+
+  /** The session header name, encoded once per cached policy rather than per request. */
+  sessionNameUtf8(): Utf8 {
+    let n = this.nameUtf8;
+    if (n == null) {
+      n = new Utf8(this.sessionName);
+      this.nameUtf8 = n;
+    }
+    return n;
+  }
+}
+
+/** An RFC 7230 token: what both a cookie name and a header name must be. */
+function isToken(s: string): bool {
+  if (s.length == 0 || s.length > 256) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const alnum = (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+    if (alnum) continue;
+    // ! # $ % & ' * + - . ^ _ ` | ~
+    if (
+      c == 0x21 ||
+      c == 0x23 ||
+      c == 0x24 ||
+      c == 0x25 ||
+      c == 0x26 ||
+      c == 0x27 ||
+      c == 0x2a ||
+      c == 0x2b ||
+      c == 0x2d ||
+      c == 0x2e ||
+      c == 0x5e ||
+      c == 0x5f ||
+      c == 0x60 ||
+      c == 0x7c ||
+      c == 0x7e
+    ) {
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+/** A cookie Path attribute value: starts with `/`, printable ASCII, no `;` (RFC 6265 §4.1.1). */
+function isCookiePath(s: string): bool {
+  if (s.length == 0 || s.length > 1024 || s.charCodeAt(0) != 0x2f) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c >= 0x7f || c == 0x3b) return false;
+  }
+  return true;
 }
 
 function isDigit(c: i32): bool {
@@ -192,7 +247,8 @@ export function decodePolicy(token: string): Policy | null {
     if (!applyField(p, token, start, eq, end)) return null;
     start = end + 1;
   }
-  if (p.hasSession && p.sessionName.length == 0) return null;
+  if (p.hasSession && !isToken(p.sessionName)) return null;
+  if (p.hasSession && !isCookiePath(p.sessionPath)) return null;
   return p;
 }
 

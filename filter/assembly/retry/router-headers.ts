@@ -71,10 +71,18 @@ export function perTryTimeoutMs(policy: Policy): i64 {
   return min<i64>(base + <i64>policy.backoffMs, <i64>i32.MAX_VALUE);
 }
 
-/** Writes the router headers for `policy`. Call after stripClientControlHeaders. */
-export function applyRouterHeaders(policy: Policy): void {
+/**
+ * Writes the router headers for `policy`. Call after stripClientControlHeaders.
+ * `pinned`: the request is pinned to a session's backend; if that backend cannot be
+ * reached, one retry elsewhere is allowed even without a retry stanza (Envoy's retries
+ * ignore the pin), so a session falls back to load balancing (GEP-1619).
+ */
+export function applyRouterHeaders(policy: Policy, pinned: bool): void {
   const req = HeaderMapType.RequestHeaders;
-  if (policy.hasRetry) {
+  if (!policy.hasRetry && pinned) {
+    setHeader(req, H_RETRY_ON, RETRY_ON_CONNECTION);
+    setHeader(req, H_MAX_RETRIES, '1');
+  } else if (policy.hasRetry) {
     const method = getHeader(req, H_METHOD);
     setHeader(req, H_RETRY_ON, retryOn(policy, method != null ? method : ''));
     setHeader(req, H_MAX_RETRIES, policy.attempts.toString());

@@ -1,0 +1,143 @@
+// Session persistence for one request (DESIGN.md, "Session persistence"; GEP-1619).
+// Request: read the token from the cookie or header, open it, and pin the request to its
+// backend through the stateful_session filter's header. Response: look at which backend
+// actually served the request, and issue a token when a session starts, moves to another
+// backend, or slides forward (idleTimeout). A bad token is never an error: no session.
+import { HeaderMapType } from '../abi/enums';
+import {
+  addHeader,
+  getHeader,
+  getPropertyString,
+  incrementCounter,
+  randomBytes,
+  removeHeader,
+  setHeader,
+} from '../abi/host';
+import { scratch } from '../abi/memory';
+import { encodeBase64 } from '../encoding/base64';
+import { H_COOKIE, H_FORWARDED_PROTO, H_PIN, H_SET_COOKIE } from '../headers';
+import { FilterMetrics } from '../metrics';
+import { Policy } from '../policy/token';
+import { P_TLS_VERSION, P_UPSTREAM_ADDRESS } from '../properties';
+import { CookieLookup, findCookie, setCookieValue } from './cookie';
+import { SessionKeys } from './keys';
+import { open, OpenedSession, SESSION_NONCE_BYTES, sealToBuffer, sealedTokenPtr, TokenStatus } from './token';
+
+// One request is handled at a time per VM: these are reused, never reallocated.
+const NONCE = new StaticArray<u8>(SESSION_NONCE_BYTES);
+const OPENED = new OpenedSession();
+const COOKIE = new CookieLookup();
+
+export class StickySession {
+  /** The request carried a valid session and was pinned to `endpoint`. */
+  resumed: bool = false;
+  endpoint: string = '';
+  issuedAtS: u64 = 0;
+  lastUsedS: u64 = 0;
+  expiresAtS: u64 = 0;
+  secure: bool = false;
+
+  /** Request phase. Returns true when the request was pinned to a backend. */
+  begin(policy: Policy, keys: SessionKeys, nowS: u64, metrics: FilterMetrics): bool {
+    const req = HeaderMapType.RequestHeaders;
+    this.secure = getPropertyString(P_TLS_VERSION) != null;
+    if (!this.secure) {
+      const proto = getHeader(req, H_FORWARDED_PROTO);
+      this.secure = proto != null && proto == 'https';
+    }
+    const token = this.readToken(policy, metrics);
+    if (token == null || token.length == 0) return false;
+    const status = open(token, keys, policy.rule, nowS, OPENED);
+    if (
+      status == TokenStatus.Ok &&
+      policy.idleTimeoutS > 0 &&
+      nowS - OPENED.lastUsedS >= <u64>policy.idleTimeoutS
+    ) {
+      incrementCounter(metrics.sessionExpired);
+      return false;
+    }
+    if (status == TokenStatus.Expired) {
+      incrementCounter(metrics.sessionExpired);
+      return false;
+    }
+    if (status != TokenStatus.Ok) {
+      incrementCounter(metrics.sessionRejected);
+      return false;
+    }
+    this.resumed = true;
+    this.endpoint = OPENED.endpoint;
+    this.issuedAtS = OPENED.issuedAtS;
+    this.lastUsedS = OPENED.lastUsedS;
+    this.expiresAtS = OPENED.expiresAtS;
+    // The stateful_session filter reads the pin as base64 of `ip:port`.
+    const pin = scratch(128);
+    const pinLength = encodeBase64(changetype<usize>(OPENED.endpointText), OPENED.endpointLength, pin);
+    setHeader(req, H_PIN, String.UTF8.decodeUnsafe(pin, <usize>pinLength));
+    incrementCounter(metrics.sessionResumed);
+    return true;
+  }
+
+  private readToken(policy: Policy, metrics: FilterMetrics): string | null {
+    const req = HeaderMapType.RequestHeaders;
+    if (policy.sessionIsHeader) return getHeader(req, policy.sessionNameUtf8());
+    const header = getHeader(req, H_COOKIE);
+    if (header == null) return null;
+    findCookie(header, policy.sessionName, COOKIE);
+    if (COOKIE.count > 1) {
+      // Two values for one session name: which one is meant cannot be known.
+      incrementCounter(metrics.sessionRejected);
+      return null;
+    }
+    return COOKIE.count == 1 ? COOKIE.value : null;
+  }
+
+  /** Response phase: issues or renews the token as needed. */
+  finish(policy: Policy, keys: SessionKeys, nowS: u64, metrics: FilterMetrics): void {
+    const served = getPropertyString(P_UPSTREAM_ADDRESS);
+    // A local reply (no upstream) starts no session.
+    if (served == null || served.length == 0) return;
+    let issuedAt = nowS;
+    let expiresAt: u64 = policy.absoluteTimeoutS > 0 ? nowS + <u64>policy.absoluteTimeoutS : 0;
+    if (this.resumed && served == this.endpoint) {
+      // Same backend: only a sliding (idle) session needs a fresh token, at most once a second.
+      if (policy.idleTimeoutS <= 0 || nowS <= this.lastUsedS) return;
+      issuedAt = this.issuedAtS;
+      expiresAt = this.expiresAtS;
+      incrementCounter(metrics.sessionRenewed);
+    } else if (this.resumed) {
+      incrementCounter(metrics.sessionMoved);
+    } else {
+      incrementCounter(metrics.sessionCreated);
+    }
+    if (!randomBytes(changetype<usize>(NONCE), <usize>SESSION_NONCE_BYTES)) {
+      incrementCounter(metrics.sessionUnavailable);
+      return;
+    }
+    const length = sealToBuffer(served, issuedAt, nowS, expiresAt, keys, policy.rule, NONCE);
+    if (length < 0) {
+      incrementCounter(metrics.sessionUnavailable);
+      return;
+    }
+    const token = String.UTF8.decodeUnsafe(sealedTokenPtr(), <usize>length);
+    const resp = HeaderMapType.ResponseHeaders;
+    if (policy.sessionIsHeader) {
+      setHeader(resp, policy.sessionNameUtf8(), token);
+    } else {
+      const maxAge: i64 = policy.permanent && expiresAt > 0 ? <i64>(expiresAt - nowS) : -1;
+      addHeader(
+        resp,
+        H_SET_COOKIE,
+        setCookieValue(policy.sessionName, token, policy.sessionPath, this.secure, maxAge),
+      );
+    }
+  }
+}
+
+/** The pin must never reach a client or come from one. */
+export function removePinFromRequest(): void {
+  removeHeader(HeaderMapType.RequestHeaders, H_PIN);
+}
+
+export function removePinFromResponse(): void {
+  removeHeader(HeaderMapType.ResponseHeaders, H_PIN);
+}
