@@ -1,16 +1,55 @@
-// The admin API (fastify): liveness, readiness and Prometheus metrics. Built by a
-// factory so tests use inject() without opening a port.
-import Fastify, { type FastifyInstance } from 'fastify';
+// The admin API (fastify): liveness, readiness, Prometheus metrics, and read-only views of
+// the configuration being served — status conditions, the compiled PolicyTable, and a
+// resolve endpoint that answers like `steadfast resolve --output json`. Built by a
+// factory so tests use inject() without opening a port. Errors are JSON {code, message}.
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import { resolveAnswer } from '../resolve/resolve-answer.js';
 import type { ServiceMetrics } from '../runtime/metrics.js';
+import type { ConfigView } from '../runtime/served-config.js';
+import { AdminError, type AdminErrorCode } from './admin-errors.js';
+import { parseResolveQuery } from './resolve-query.js';
 
 export interface AdminDeps {
   readonly metrics: ServiceMetrics;
   /** Ready to serve traffic: null when ready, else the reason it is not. */
   readonly notReadyReason: () => string | null;
+  /** The configuration being served; absent when serving a fixed `--policy-token`. */
+  readonly config?: ConfigView;
+  /** Prometheus text for /metrics when it is gathered from several processes (--workers). */
+  readonly metricsText?: () => Promise<string>;
+}
+
+function sendError(reply: FastifyReply, status: number, code: AdminErrorCode, message: string) {
+  return reply.code(status).send({ code, message });
 }
 
 export function buildAdminServer(deps: AdminDeps): FastifyInstance {
   const app = Fastify({ logger: false });
+
+  app.setNotFoundHandler((req, reply) =>
+    sendError(reply, 404, 'not-found', `no such endpoint: ${req.method} ${req.url.split('?')[0] ?? ''}`),
+  );
+  app.setErrorHandler((error, _req, reply) => {
+    if (error instanceof AdminError) return sendError(reply, error.status, error.code, error.message);
+    const status = (error as { statusCode?: number }).statusCode;
+    if (status !== undefined && status >= 400 && status < 500) {
+      return sendError(reply, status, 'bad-request', (error as Error).message);
+    }
+    return sendError(reply, 500, 'internal', (error as Error).message);
+  });
+
+  const snapshot = () => {
+    const snap = deps.config?.snapshot;
+    if (!deps.config) {
+      throw new AdminError(
+        404,
+        'no-configuration',
+        'this service answers a fixed --policy-token; start it with --config <dir> for status, policy and resolve',
+      );
+    }
+    if (!snap) throw new AdminError(503, 'not-loaded', 'no configuration loaded yet');
+    return snap;
+  };
 
   app.get('/healthz', async () => ({ status: 'ok' }));
 
@@ -21,8 +60,41 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
   });
 
   app.get('/metrics', async (_req, reply) => {
-    const text = await deps.metrics.registry.metrics();
+    const text = deps.metricsText ? await deps.metricsText() : await deps.metrics.registry.metrics();
     return reply.type(deps.metrics.registry.contentType).send(text);
+  });
+
+  app.get('/v1/status', async () => {
+    const snap = snapshot();
+    const config = deps.config as ConfigView;
+    const failure = config.lastFailure;
+    return {
+      generation: config.generation,
+      loadedAt: config.loadedAt?.toISOString() ?? null,
+      lastReloadError: failure
+        ? { at: failure.at.toISOString(), message: failure.message, errors: failure.errors }
+        : null,
+      objects: snap.statuses.map((s) => ({
+        apiVersion: s.apiVersion,
+        kind: s.kind,
+        metadata: s.metadata,
+        source: s.source,
+        errors: s.errors.map((e) => ({ field: e.field, message: e.message, line: e.line, code: e.code })),
+        status: s.status,
+      })),
+      diagnostics: snap.diagnostics,
+    };
+  });
+
+  app.get('/v1/policy', async () => {
+    const snap = snapshot();
+    return { generation: (deps.config as ConfigView).generation, table: snap.table };
+  });
+
+  app.get('/v1/resolve', async (req) => {
+    const query = parseResolveQuery(req.query as Record<string, string | string[] | undefined>);
+    const snap = snapshot();
+    return resolveAnswer(snap.resolver.resolve(query));
   });
 
   return app;

@@ -16,8 +16,20 @@ import { type RequestAttributes, requestAttributes } from './request-attributes.
 export const METADATA_NAMESPACE = 'steadfast';
 export const METADATA_POLICY_KEY = 'policy';
 
-/** Maps a request to its policy token, or undefined when no rule matches. */
-export type PolicyLookup = (request: RequestAttributes) => string | undefined;
+/** How a request was resolved; `invalid`: it matched a rule that fails closed. */
+export interface PolicyOutcome {
+  readonly result: 'matched' | 'unmatched' | 'invalid';
+  readonly token?: string;
+}
+
+/** Maps a request to its policy: an outcome, or just the token (undefined: no rule matches). */
+export type PolicyLookup = (request: RequestAttributes) => PolicyOutcome | string | undefined;
+
+function normalize(answer: PolicyOutcome | string | undefined): PolicyOutcome {
+  if (answer === undefined) return { result: 'unmatched' };
+  if (typeof answer === 'string') return { result: 'matched', token: answer };
+  return answer;
+}
 
 export interface ExtProcDeps {
   readonly lookup: PolicyLookup;
@@ -41,9 +53,9 @@ export function policyResponse(token: string | undefined): ProcessingResponse {
 
 function answerRequestHeaders(req: ProcessingRequest, deps: ExtProcDeps): ProcessingResponse {
   const started = process.hrtime.bigint();
-  let token: string | undefined;
+  let outcome: PolicyOutcome;
   try {
-    token = deps.lookup(requestAttributes(req.request_headers));
+    outcome = normalize(deps.lookup(requestAttributes(req.request_headers)));
   } catch (e) {
     // A resolver bug must not fail the request: answer without policy, and count it.
     deps.metrics.extProcRequests.inc({ result: 'error' });
@@ -52,8 +64,8 @@ function answerRequestHeaders(req: ProcessingRequest, deps: ExtProcDeps): Proces
     return policyResponse(undefined);
   }
   deps.metrics.extProcResolveSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
-  deps.metrics.extProcRequests.inc({ result: token === undefined ? 'unmatched' : 'matched' });
-  return policyResponse(token);
+  deps.metrics.extProcRequests.inc({ result: outcome.result });
+  return policyResponse(outcome.result === 'matched' ? outcome.token : undefined);
 }
 
 export function extProcHandler(deps: ExtProcDeps) {
@@ -66,14 +78,20 @@ export function extProcHandler(deps: ExtProcDeps) {
       deps.metrics.extProcStreams.dec();
     };
     call.on('data', (req: ProcessingRequest) => {
-      const phase = req ? phaseOf(req) : undefined;
-      if (phase === undefined) {
-        deps.metrics.extProcErrors.inc({ kind: 'unexpected_message' });
-        return;
+      try {
+        const phase = req ? phaseOf(req) : undefined;
+        if (phase === undefined) {
+          deps.metrics.extProcErrors.inc({ kind: 'unexpected_message' });
+          return;
+        }
+        const response =
+          phase === 'request_headers' ? answerRequestHeaders(req, deps) : continueResponse(phase);
+        if (open && call.writable) call.write(response);
+      } catch (e) {
+        // Nothing a peer sends may take the service down: count it, leave the stream to Envoy.
+        deps.metrics.extProcErrors.inc({ kind: 'internal' });
+        deps.onError?.(e);
       }
-      const response =
-        phase === 'request_headers' ? answerRequestHeaders(req, deps) : continueResponse(phase);
-      if (open && call.writable) call.write(response);
     });
     call.on('end', () => {
       close();

@@ -1,5 +1,7 @@
-// Starts the control service's gRPC server (ext_proc + health) and stops it gracefully.
+// Starts the control service's gRPC server (ext_proc, health and server reflection, so
+// `grpcurl -plaintext HOST:PORT list` works without proto files) and stops it gracefully.
 import * as grpc from '@grpc/grpc-js';
+import { ReflectionService } from '@grpc/reflection';
 import { extProcHandler, type ExtProcDeps } from './ext-proc-service.js';
 import { HealthState } from './health-service.js';
 import { loadServiceProtos } from './protos.js';
@@ -22,6 +24,7 @@ export async function startGrpcServer(address: string, deps: ExtProcDeps): Promi
   const health = new HealthState();
   server.addService(protos.extProc, { Process: extProcHandler(deps) });
   server.addService(protos.health, health.handlers());
+  new ReflectionService(Object.assign({}, ...protos.packages)).addToServer(server);
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, bound) =>
       err ? reject(new Error(`cannot listen on ${address}: ${err.message}`)) : resolve(bound),

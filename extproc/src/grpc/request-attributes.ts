@@ -10,8 +10,11 @@ export interface RequestAttributes {
   readonly authority: string;
   /** The path including any query string, as `:path` carries it. */
   readonly path: string;
-  /** Lower-case names; repeated headers joined with `,` as HTTP allows. */
-  readonly headers: ReadonlyMap<string, string>;
+  /**
+   * Lower-case names; repeated headers joined with `,` as HTTP allows. A null-prototype
+   * record, so a header named `constructor` or `__proto__` is only ever a header.
+   */
+  readonly headers: Readonly<Record<string, string>>;
 }
 
 function valueOf(h: { value?: string; raw_value?: Buffer | Uint8Array }): string {
@@ -28,19 +31,19 @@ function valueOf(h: { value?: string; raw_value?: Buffer | Uint8Array }): string
 
 /** Total: any shape of input gives attributes, missing pseudo-headers become empty. */
 export function requestAttributes(msg: HttpHeaders | undefined): RequestAttributes {
-  const headers = new Map<string, string>();
+  const headers = Object.create(null) as Record<string, string>;
   const list = Array.isArray(msg?.headers?.headers) ? msg.headers.headers : [];
   for (const h of list.slice(0, MAX_HEADERS)) {
     if (!h || typeof h.key !== 'string' || h.key.length === 0) continue;
     const key = h.key.toLowerCase();
     const value = valueOf(h);
-    const seen = headers.get(key);
-    headers.set(key, seen === undefined ? value : `${seen},${value}`);
+    const seen = headers[key];
+    headers[key] = seen === undefined ? value : `${seen},${value}`;
   }
   return {
-    method: headers.get(':method') ?? '',
-    authority: headers.get(':authority') ?? headers.get('host') ?? '',
-    path: headers.get(':path') ?? '',
+    method: headers[':method'] ?? '',
+    authority: headers[':authority'] ?? headers['host'] ?? '',
+    path: headers[':path'] ?? '',
     headers,
   };
 }

@@ -1,9 +1,10 @@
-// The control service's servers together: ext_proc + health over gRPC, and the admin
-// API. Used by `steadfast serve` and by the local gateway commands.
+// The control service's servers together: ext_proc + health + reflection over gRPC, and
+// the admin API. Used by `steadfast serve` and by the local gateway commands.
 import { buildAdminServer } from '../admin/admin-server.js';
 import type { PolicyLookup } from '../grpc/ext-proc-service.js';
 import { startGrpcServer } from '../grpc/grpc-server.js';
 import { ServiceMetrics } from './metrics.js';
+import type { ConfigView } from './served-config.js';
 
 export interface ControlServiceOptions {
   readonly grpcAddress: string;
@@ -12,6 +13,10 @@ export interface ControlServiceOptions {
   readonly lookup: PolicyLookup;
   readonly notReadyReason?: () => string | null;
   readonly onError?: (error: unknown) => void;
+  /** Shared with whoever else counts (the served configuration's reloads). */
+  readonly metrics?: ServiceMetrics;
+  /** The configuration being served, for the admin API's /v1 endpoints. */
+  readonly config?: ConfigView;
 }
 
 export interface ControlService {
@@ -23,13 +28,17 @@ export interface ControlService {
 }
 
 export async function startControlService(options: ControlServiceOptions): Promise<ControlService> {
-  const metrics = new ServiceMetrics();
+  const metrics = options.metrics ?? new ServiceMetrics();
   const grpc = await startGrpcServer(options.grpcAddress, {
     lookup: options.lookup,
     metrics,
     ...(options.onError ? { onError: options.onError } : {}),
   });
-  const admin = buildAdminServer({ metrics, notReadyReason: options.notReadyReason ?? (() => null) });
+  const admin = buildAdminServer({
+    metrics,
+    notReadyReason: options.notReadyReason ?? (() => null),
+    ...(options.config ? { config: options.config } : {}),
+  });
   let adminUrl: string;
   try {
     adminUrl = await admin.listen({ host: options.adminAddress, port: options.adminPort });

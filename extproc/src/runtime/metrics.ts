@@ -7,7 +7,7 @@ export class ServiceMetrics {
 
   readonly extProcRequests = new Counter({
     name: 'steadfast_extproc_requests_total',
-    help: 'ext_proc request-header messages answered, by result (matched, unmatched, error).',
+    help: 'ext_proc request-header messages answered, by result (matched, unmatched, invalid: a rule that fails closed, error).',
     labelNames: ['result'] as const,
     registers: [this.registry],
   });
@@ -29,6 +29,38 @@ export class ServiceMetrics {
     name: 'steadfast_extproc_errors_total',
     help: 'ext_proc streams or messages that failed, by kind.',
     labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  readonly configReloads = new Counter({
+    name: 'steadfast_config_reloads_total',
+    help: 'Configurations swapped in (the first load counts as one).',
+    registers: [this.registry],
+  });
+
+  readonly configReloadErrors = new Counter({
+    name: 'steadfast_config_reload_errors_total',
+    help: 'Reloads refused because the new configuration did not load; the previous one stays.',
+    registers: [this.registry],
+  });
+
+  readonly configGeneration = new Gauge({
+    name: 'steadfast_config_generation',
+    help: 'Generation of the configuration being served (0 until the first load).',
+    registers: [this.registry],
+    aggregator: 'max',
+  });
+
+  readonly configMatches = new Gauge({
+    name: 'steadfast_config_matches',
+    help: 'Compiled (hostname, match) entries in the resolver being served.',
+    registers: [this.registry],
+    aggregator: 'max',
+  });
+
+  readonly workerRestarts = new Counter({
+    name: 'steadfast_extproc_worker_restarts_total',
+    help: 'ext_proc worker processes (--workers) that exited unexpectedly and were started again.',
     registers: [this.registry],
   });
 

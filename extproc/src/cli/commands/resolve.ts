@@ -1,47 +1,14 @@
 // `steadfast resolve <path> --method M --host H --path P`: which route rule a request
 // matches and the policy it gets, explained.
 import type { ResolveResult } from '../../resolve/request.js';
+import { explainPolicy, resolveAnswer } from '../../resolve/resolve-answer.js';
 import { readConfigFiles } from '../../runtime/config-files.js';
 import { compileSnapshot } from '../../runtime/snapshot.js';
-import type { Policy } from '../../table/policy.js';
 import { flag, parseArgs } from '../args.js';
 import { type Command, UsageError } from '../command.js';
 import { diagnosticsText } from '../status-text.js';
 
-export function explainPolicy(p: Policy): string[] {
-  const lines: string[] = [];
-  if (p.retry) {
-    const r = p.retry;
-    const on = [
-      'connection failures',
-      ...(r.codes.length > 0 ? [`status ${r.codes.join(', ')}`] : []),
-      ...(r.grpcReasons.length > 0 ? [`gRPC ${r.grpcReasons.join(', ')}`] : []),
-    ];
-    lines.push(
-      `retry: up to ${r.attempts} retr${r.attempts === 1 ? 'y' : 'ies'} after the first try, on ${on.join('; ')}` +
-        (r.backoffMs > 0 ? `, at least ${r.backoffMs} ms apart` : ''),
-    );
-  } else {
-    lines.push('retry: none');
-  }
-  const t = p.timeouts;
-  const ms = (v: number | undefined, what: string) =>
-    v === undefined ? `${what}: Envoy default` : v === 0 ? `${what}: disabled` : `${what}: ${v} ms`;
-  lines.push(`timeouts: ${ms(t?.requestMs, 'request')}; ${ms(t?.backendRequestMs, 'per try')}`);
-  if (p.session) {
-    const s = p.session;
-    const what =
-      s.type === 'cookie' ? `cookie ${s.name} (Path=${s.path}, ${s.lifetime} lifetime)` : `header ${s.name}`;
-    const limits = [
-      s.absoluteTimeoutS !== undefined ? `expires ${s.absoluteTimeoutS} s after it starts` : '',
-      s.idleTimeoutS !== undefined ? `expires after ${s.idleTimeoutS} s idle` : '',
-    ].filter(Boolean);
-    lines.push(`session persistence: ${what}${limits.length > 0 ? `; ${limits.join(', ')}` : ''}`);
-  } else {
-    lines.push('session persistence: none');
-  }
-  return lines;
-}
+export { explainPolicy };
 
 function text(r: ResolveResult): string {
   const lines = [
@@ -111,26 +78,7 @@ export const resolveCommand: Command = {
     const snap = compileSnapshot(read.files);
     const r = snap.resolver.resolve({ method, authority: host, path, headers });
     if (output === 'json') {
-      io.out(
-        JSON.stringify(
-          r
-            ? {
-                matched: true,
-                route: r.route.id,
-                rule: r.rule.id,
-                match: r.match.id,
-                hostname: r.hostname,
-                invalid: r.invalid ?? null,
-                backends: r.rule.backends,
-                policy: r.rule.policy,
-                explanation: explainPolicy(r.rule.policy),
-                token: r.token,
-              }
-            : { matched: false },
-          null,
-          2,
-        ),
-      );
+      io.out(JSON.stringify(resolveAnswer(r), null, 2));
     } else {
       io.out(r ? text(r) : `no route matches ${method} ${host}${path} (a gateway answers 404)`);
     }

@@ -1,12 +1,32 @@
 // `steadfast serve`: the control service in attach mode — ext_proc over gRPC for an
-// existing Envoy, plus the admin API. Prints one ready line, drains on SIGINT/SIGTERM.
+// existing Envoy, plus the admin API. Loads and watches a configuration directory and
+// resolves every request against it; prints one ready line, drains on SIGINT/SIGTERM.
+import { readFile } from 'node:fs/promises';
 import type { PolicyLookup } from '../../grpc/ext-proc-service.js';
 import { startControlService, untilSignalled } from '../../runtime/control-service.js';
+import { startExtProcWorkers } from '../../runtime/ext-proc-workers.js';
+import { ServiceMetrics } from '../../runtime/metrics.js';
+import { ServedConfig } from '../../runtime/served-config.js';
+import { parseSessionKeyFile } from '../../session/keys.js';
+import { sessionKeyId } from '../../session/token.js';
 import { flag, intFlag, parseArgs } from '../args.js';
 import { type Command, UsageError } from '../command.js';
 
 const USAGE =
-  'steadfast serve [--grpc-address HOST:PORT] [--admin-address HOST] [--admin-port N] [--policy-token TOKEN]';
+  'steadfast serve --config <dir> [--grpc-address HOST:PORT] [--admin-address HOST] [--admin-port N] ' +
+  '[--workers N] [--session-keys FILE]\n' +
+  '       steadfast serve --policy-token TOKEN [...]   (wiring check: the same policy for every request)';
+
+/** Key ids only: a key itself never reaches a log line. */
+async function sessionKeyIds(file: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`--session-keys: cannot read ${file}: ${(e as Error).message}`);
+  }
+  return parseSessionKeyFile(text, file).map((k) => sessionKeyId(k).toString('hex'));
+}
 
 export const serveCommand: Command = {
   name: 'serve',
@@ -14,29 +34,73 @@ export const serveCommand: Command = {
   usage: USAGE,
   async run(args, io) {
     const parsed = parseArgs(args, {
+      config: { type: 'string', multiple: true },
       'grpc-address': { type: 'string' },
       'admin-address': { type: 'string' },
       'admin-port': { type: 'string' },
+      workers: { type: 'string' },
+      'session-keys': { type: 'string' },
       'policy-token': { type: 'string' },
     });
     if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
     const grpcAddress = flag(parsed, 'grpc-address') ?? '127.0.0.1:50051';
     if (!/^\S+:\d{1,5}$/.test(grpcAddress))
       throw new UsageError(`--grpc-address: "${grpcAddress}" is not HOST:PORT`);
+    const configPaths = parsed.flags.get('config') ?? [];
     // A fixed token for every request: checks Envoy's wiring before a configuration exists.
     const staticToken = flag(parsed, 'policy-token');
-    const lookup: PolicyLookup = () => staticToken;
+    if (configPaths.length === 0 && staticToken === undefined) {
+      throw new UsageError('give --config <dir> (or --policy-token TOKEN to check the wiring)');
+    }
+    if (configPaths.length > 0 && staticToken !== undefined) {
+      throw new UsageError('--config and --policy-token exclude each other');
+    }
+    const workers = intFlag(parsed, 'workers', 1, 1, 64);
+    const adminAddress = flag(parsed, 'admin-address') ?? '127.0.0.1';
+    const adminPort = intFlag(parsed, 'admin-port', 9902);
+    const keysFile = flag(parsed, 'session-keys');
+    // serve seals nothing: the keys live in the filter's configuration (docs/attach.md).
+    // It checks the file so a bad ring is caught here, and names the keys by id.
+    const keyIds = keysFile !== undefined ? await sessionKeyIds(keysFile) : undefined;
 
-    const service = await startControlService({
-      grpcAddress,
-      adminAddress: flag(parsed, 'admin-address') ?? '127.0.0.1',
-      adminPort: intFlag(parsed, 'admin-port', 9902),
-      lookup,
-      onError: (e) => io.err(`steadfast serve: ${e instanceof Error ? e.message : String(e)}`),
-    });
-    io.out(`steadfast serve: ready; ext_proc on ${service.grpcAddress}; admin on ${service.adminUrl}`);
+    const log = (line: string) => io.err(`steadfast serve: ${line}`);
+    const metrics = new ServiceMetrics();
+    const config =
+      configPaths.length > 0 ? new ServedConfig({ paths: configPaths, metrics, log }) : undefined;
+    await config?.start();
+    const lookup: PolicyLookup = config ? config.lookup : () => staticToken;
+    const notReadyReason = config ? () => config.notReadyReason() : () => null;
+
+    const service =
+      workers > 1
+        ? await startExtProcWorkers({
+            workers,
+            grpcAddress,
+            adminAddress,
+            adminPort,
+            metrics,
+            notReadyReason,
+            log,
+            ...(config ? { config } : { staticToken: staticToken as string }),
+          })
+        : await startControlService({
+            grpcAddress,
+            adminAddress,
+            adminPort,
+            lookup,
+            metrics,
+            notReadyReason,
+            ...(config ? { config } : {}),
+            onError: (e) => log(e instanceof Error ? e.message : String(e)),
+          });
+    if (keyIds) log(`session keys from ${keysFile}: ${keyIds.join(', ')} (the first seals)`);
+    io.out(
+      `steadfast serve: ready; ext_proc on ${service.grpcAddress}; admin on ${service.adminUrl}` +
+        (workers > 1 ? `; ${workers} workers` : ''),
+    );
     await untilSignalled();
     io.out('steadfast serve: draining');
+    config?.close();
     await service.stop();
     io.out('steadfast serve: stopped');
     return 0;

@@ -1,0 +1,76 @@
+// One ext_proc worker process of `steadfast serve --workers N` (node:cluster): it waits for
+// the primary's first policy table, binds the shared gRPC port, and resolves requests with
+// the resolver compiled from the newest table it was sent.
+import { startGrpcServer, type GrpcServerHandle } from '../grpc/grpc-server.js';
+import type { PolicyLookup } from '../grpc/ext-proc-service.js';
+import { compileResolver, type Resolver } from '../resolve/compile.js';
+import {
+  type FromWorker,
+  type ToWorker,
+  WORKER_GRPC_ADDRESS_ENV,
+  isMessage,
+} from './ext-proc-worker-messages.js';
+import { ServiceMetrics } from './metrics.js';
+import { outcomeOf } from './served-config.js';
+
+const send = (m: FromWorker): void => {
+  process.send?.(m);
+};
+
+async function main(): Promise<void> {
+  const address = process.env[WORKER_GRPC_ADDRESS_ENV];
+  if (!address || !process.send) {
+    process.stderr.write('ext-proc-worker: run by `steadfast serve --workers N`, not directly\n');
+    process.exit(2);
+  }
+  const metrics = new ServiceMetrics();
+  let resolver: Resolver | undefined;
+  let staticToken: string | undefined;
+  let server: GrpcServerHandle | undefined;
+  const lookup: PolicyLookup = (req) =>
+    resolver ? outcomeOf(resolver, req) : staticToken !== undefined ? staticToken : undefined;
+
+  const listen = async (): Promise<void> => {
+    if (server) return;
+    try {
+      server = await startGrpcServer(address, {
+        lookup,
+        metrics,
+        onError: (e) => send({ type: 'steadfast:log', line: e instanceof Error ? e.message : String(e) }),
+      });
+      send({ type: 'steadfast:listening', address: server.address });
+    } catch (e) {
+      send({ type: 'steadfast:listen-failed', message: (e as Error).message });
+      process.exit(1);
+    }
+  };
+
+  process.on('message', (m: unknown) => {
+    if (!isMessage<ToWorker>(m)) return;
+    switch (m.type) {
+      case 'steadfast:policy':
+        resolver = compileResolver(m.table);
+        void listen();
+        break;
+      case 'steadfast:static-token':
+        staticToken = m.token;
+        void listen();
+        break;
+      case 'steadfast:metrics-request':
+        void metrics.registry
+          .getMetricsAsJSON()
+          .then((json) => send({ type: 'steadfast:metrics', id: m.id, metrics: json }));
+        break;
+      case 'steadfast:stop':
+        void (server?.shutdown(4000) ?? Promise.resolve()).then(() => process.exit(0));
+        break;
+    }
+  });
+  send({ type: 'steadfast:waiting' });
+  // The primary going away (even by SIGKILL) takes the worker with it.
+  process.on('disconnect', () => process.exit(0));
+  // SIGINT from a terminal reaches the whole process group: the primary decides when to stop.
+  process.on('SIGINT', () => undefined);
+}
+
+void main();

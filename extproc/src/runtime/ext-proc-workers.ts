@@ -1,0 +1,151 @@
+// `steadfast serve --workers N`: N worker processes (node:cluster) share one gRPC port; the
+// primary keeps the configuration, the admin API and the metrics. Envoy opens an HTTP/2
+// connection per worker thread to the ext_proc cluster; the primary hands each accepted
+// connection to the next worker in turn, so the streams spread with the connections.
+import cluster, { type Worker } from 'node:cluster';
+import { fileURLToPath } from 'node:url';
+import { AggregatorRegistry } from 'prom-client';
+import { buildAdminServer } from '../admin/admin-server.js';
+import type { ControlService } from './control-service.js';
+import {
+  type FromWorker,
+  type ToWorker,
+  type WorkerMetrics,
+  WORKER_GRPC_ADDRESS_ENV,
+  isMessage,
+} from './ext-proc-worker-messages.js';
+import type { ServiceMetrics } from './metrics.js';
+import type { ServedConfig } from './served-config.js';
+
+export interface ExtProcWorkersOptions {
+  readonly workers: number;
+  readonly grpcAddress: string;
+  readonly adminAddress: string;
+  readonly adminPort: number;
+  readonly metrics: ServiceMetrics;
+  readonly notReadyReason: () => string | null;
+  readonly log: (line: string) => void;
+  readonly config?: ServedConfig;
+  readonly staticToken?: string;
+}
+
+const RESTART_DELAY_MS = 200;
+const METRICS_TIMEOUT_MS = 1000;
+
+export async function startExtProcWorkers(options: ExtProcWorkersOptions): Promise<ControlService> {
+  const { config, log } = options;
+  cluster.setupPrimary({ exec: fileURLToPath(new URL('./ext-proc-worker.js', import.meta.url)), args: [] });
+  const live = new Map<number, Worker>();
+  let stopping = false;
+  let nextRequest = 0;
+  const pendingMetrics = new Map<number, (m: WorkerMetrics) => void>();
+
+  const policyMessage = (): ToWorker | undefined => {
+    const snap = config?.snapshot;
+    if (snap) return { type: 'steadfast:policy', generation: config.generation, table: snap.table };
+    if (options.staticToken !== undefined)
+      return { type: 'steadfast:static-token', token: options.staticToken };
+    return undefined;
+  };
+  const broadcast = (m: ToWorker): void => {
+    for (const w of live.values()) if (w.isConnected()) w.send(m);
+  };
+  config?.onSwap(() => {
+    const m = policyMessage();
+    if (m) broadcast(m);
+  });
+
+  const fork = (): Promise<string> =>
+    new Promise((resolve, reject) => {
+      // Every worker asks for the address as given: the primary shares one listening socket per
+      // requested address (port 0 included), so all workers get the same port.
+      const worker = cluster.fork({ [WORKER_GRPC_ADDRESS_ENV]: options.grpcAddress });
+      live.set(worker.id, worker);
+      worker.on('message', (m: unknown) => {
+        if (!isMessage<FromWorker>(m)) return;
+        if (m.type === 'steadfast:waiting') {
+          const policy = policyMessage();
+          if (policy) worker.send(policy);
+        } else if (m.type === 'steadfast:listening') resolve(m.address);
+        else if (m.type === 'steadfast:listen-failed') reject(new Error(m.message));
+        else if (m.type === 'steadfast:metrics') pendingMetrics.get(m.id)?.(m.metrics);
+        else if (m.type === 'steadfast:log') log(`worker ${worker.id}: ${m.line}`);
+      });
+      worker.on('exit', (code, signal) => {
+        live.delete(worker.id);
+        reject(new Error(`ext_proc worker exited (${signal ?? code}) before it listened`));
+        if (stopping) return;
+        options.metrics.workerRestarts.inc();
+        log(`ext_proc worker ${worker.id} exited (${signal ?? code}); starting another`);
+        setTimeout(() => {
+          if (!stopping) fork().catch((e: Error) => log(`ext_proc worker did not start: ${e.message}`));
+        }, RESTART_DELAY_MS);
+      });
+    });
+
+  const boundAddress = await fork();
+  await Promise.all(Array.from({ length: options.workers - 1 }, fork));
+
+  const metricsText = async (): Promise<string> => {
+    const workers = [...live.values()].filter((w) => w.isConnected());
+    const answers = await Promise.all(
+      workers.map(
+        (w) =>
+          new Promise<WorkerMetrics>((resolve) => {
+            const id = ++nextRequest;
+            const timer = setTimeout(() => {
+              pendingMetrics.delete(id);
+              resolve([]);
+            }, METRICS_TIMEOUT_MS);
+            pendingMetrics.set(id, (m) => {
+              clearTimeout(timer);
+              pendingMetrics.delete(id);
+              resolve(m);
+            });
+            w.send({ type: 'steadfast:metrics-request', id } satisfies ToWorker);
+          }),
+      ),
+    );
+    const own = await options.metrics.registry.getMetricsAsJSON();
+    return AggregatorRegistry.aggregate([own, ...answers.filter((a) => a.length > 0)]).metrics();
+  };
+
+  const admin = buildAdminServer({
+    metrics: options.metrics,
+    notReadyReason: () => options.notReadyReason() ?? (live.size === 0 ? 'no ext_proc worker running' : null),
+    metricsText,
+    ...(config ? { config } : {}),
+  });
+  let adminUrl: string;
+  try {
+    adminUrl = await admin.listen({ host: options.adminAddress, port: options.adminPort });
+  } catch (e) {
+    stopping = true;
+    for (const w of live.values()) w.kill();
+    throw new Error(
+      `cannot serve the admin API on ${options.adminAddress}:${options.adminPort}: ${(e as Error).message}`,
+    );
+  }
+
+  return {
+    grpcAddress: boundAddress,
+    adminUrl,
+    metrics: options.metrics,
+    stop: async () => {
+      stopping = true;
+      const exits = [...live.values()].map(
+        (w) =>
+          new Promise<void>((resolve) => {
+            const killer = setTimeout(() => w.kill('SIGKILL'), 6000);
+            w.once('exit', () => {
+              clearTimeout(killer);
+              resolve();
+            });
+            if (w.isConnected()) w.send({ type: 'steadfast:stop' } satisfies ToWorker);
+            else w.kill();
+          }),
+      );
+      await Promise.all([...exits, admin.close()]);
+    },
+  };
+}

@@ -1,0 +1,125 @@
+// The configuration `steadfast serve` answers from: a ConfigStore (watched, swapped
+// atomically), its reloads counted in the metrics, and the lookup ext_proc calls per
+// request. Readiness means a configuration without file-level errors has been loaded.
+import { formatDiagnostic } from '../gatewayapi/diagnostic.js';
+import type { PolicyLookup, PolicyOutcome } from '../grpc/ext-proc-service.js';
+import type { RequestAttributes } from '../grpc/request-attributes.js';
+import type { Resolver } from '../resolve/compile.js';
+import { ConfigStore, type ReloadFailure } from './config-store.js';
+import type { ServiceMetrics } from './metrics.js';
+import type { Snapshot } from './snapshot.js';
+
+const FATAL_CODES = new Set(['yaml-syntax', 'io-error']);
+
+/** What the admin API reads of the configuration being served. */
+export interface ConfigView {
+  /** undefined until the first load. */
+  readonly snapshot: Snapshot | undefined;
+  readonly generation: number;
+  readonly lastFailure: ReloadFailure | undefined;
+  readonly loadedAt: Date | undefined;
+}
+
+/** A resolver's answer as ext_proc hands it on: rules that fail closed give no policy. */
+export function outcomeOf(resolver: Resolver, req: RequestAttributes): PolicyOutcome {
+  const r = resolver.resolve(req);
+  if (!r) return { result: 'unmatched' };
+  // Attach mode never answers for the operator's routes: a rule that fails closed
+  // (status Accepted=False / ResolvedRefs=False) applies no policy rather than half of one.
+  if (r.invalid) return { result: 'invalid' };
+  return { result: 'matched', token: r.token };
+}
+
+export interface ServedConfigOptions {
+  readonly paths: readonly string[];
+  readonly metrics: ServiceMetrics;
+  readonly debounceMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+export class ServedConfig implements ConfigView {
+  private readonly store: ConfigStore;
+  private at: Date | undefined;
+  private resolver: Resolver | undefined;
+
+  constructor(private readonly options: ServedConfigOptions) {
+    this.store = new ConfigStore({
+      paths: options.paths,
+      ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
+    });
+    this.store.on('swap', (snapshot, generation) => {
+      this.resolver = snapshot.resolver;
+      this.at = new Date();
+      options.metrics.configReloads.inc();
+      options.metrics.configGeneration.set(generation);
+      options.metrics.configMatches.set(snapshot.resolver.size);
+      const problems = snapshot.errors.length;
+      options.log?.(
+        `configuration generation ${generation}: ${snapshot.table.routes.length} route(s), ` +
+          `${snapshot.resolver.size} match entr${snapshot.resolver.size === 1 ? 'y' : 'ies'}` +
+          (problems > 0 ? `, ${problems} problem(s): see /v1/status` : ''),
+      );
+    });
+    this.store.on('reload-failed', (failure) => {
+      options.metrics.configReloadErrors.inc();
+      options.log?.(failure.message);
+    });
+  }
+
+  /** Loads once and starts watching. Resolves after the first load, good or bad. */
+  async start(): Promise<void> {
+    await this.store.load();
+    const failure = this.store.lastFailure;
+    if (failure) {
+      // The first load installs even a broken snapshot; count it as a failed load too.
+      this.options.metrics.configReloadErrors.inc();
+      this.options.log?.(failure.errors.map(formatDiagnostic).join('\n') || failure.message);
+    }
+    this.store.watch();
+  }
+
+  get snapshot(): Snapshot | undefined {
+    return this.store.generation > 0 ? this.store.snapshot : undefined;
+  }
+
+  get generation(): number {
+    return this.store.generation;
+  }
+
+  get lastFailure(): ReloadFailure | undefined {
+    return this.store.lastFailure;
+  }
+
+  get loadedAt(): Date | undefined {
+    return this.at;
+  }
+
+  /** Calls `listener` after every swap (with --workers, to hand the table to each worker). */
+  onSwap(listener: (snapshot: Snapshot, generation: number) => void): void {
+    this.store.on('swap', listener);
+  }
+
+  /** Reloads now (the admin API and tests; file changes reload by themselves). */
+  reload(): Promise<boolean> {
+    return this.store.load();
+  }
+
+  readonly lookup: PolicyLookup = (req) =>
+    this.resolver ? outcomeOf(this.resolver, req) : { result: 'unmatched' };
+
+  /** null once a configuration without file-level errors is being served. */
+  notReadyReason(): string | null {
+    if (this.store.generation === 0) return 'no configuration loaded yet';
+    // Later swaps happen only when clean, and a failed reload keeps the last good snapshot:
+    // only a first load with broken files leaves the service not ready.
+    const broken = this.store.snapshot.diagnostics.filter((d) => FATAL_CODES.has(d.code));
+    if (broken.length > 0) {
+      return `the configuration did not load: ${broken.map(formatDiagnostic).join('; ')}`;
+    }
+    return null;
+  }
+
+  close(): void {
+    this.store.close();
+  }
+}
