@@ -40,11 +40,6 @@ export class Fields {
     this.errors.push({ path, code, message });
   }
 
-  /** Errors recorded at or under `prefix`. */
-  under(prefix: FieldPath): FieldError[] {
-    return this.errors.filter((e) => prefix.every((p, i) => e.path[i] === p));
-  }
-
   /** A mapping at `path`; undefined (and an error when required or mistyped) otherwise. */
   rec(parent: Rec, key: string, path: FieldPath, required = false): Rec | undefined {
     const v = parent[key];
