@@ -65,7 +65,9 @@ function evaluateListener(gw: Gateway, l: Listener, all: readonly Listener[]): L
   const id = `gateway/${gw.namespace}/${gw.name}/listener/${l.name}`;
   const conds: Condition[] = [];
   let usable = true;
-  const conflict = all.some((o) => o !== l && o.port === l.port && o.protocol !== l.protocol);
+  // Only HTTP listeners are ever programmed, so another protocol on their port is what conflicts.
+  const conflict =
+    l.protocol !== 'HTTP' && all.some((o) => o !== l && o.port === l.port && o.protocol === 'HTTP');
   if (l.protocol !== 'HTTP') {
     usable = false;
     conds.push(
@@ -74,17 +76,6 @@ function evaluateListener(gw: Gateway, l: Listener, all: readonly Listener[]): L
         'False',
         Reason.UnsupportedProtocol,
         `protocol ${l.protocol} is not supported: steadfast listeners speak HTTP (HTTP/1.1 and h2c)`,
-        gen,
-      ),
-    );
-  } else if (conflict) {
-    usable = false;
-    conds.push(
-      condition(
-        T.Accepted,
-        'False',
-        Reason.ProtocolConflict,
-        `another listener uses port ${l.port} with a different protocol`,
         gen,
       ),
     );
@@ -97,7 +88,7 @@ function evaluateListener(gw: Gateway, l: Listener, all: readonly Listener[]): L
           T.Conflicted,
           'True',
           Reason.ProtocolConflict,
-          `another listener uses port ${l.port} with a different protocol`,
+          `an HTTP listener already uses port ${l.port}`,
           gen,
         )
       : condition(T.Conflicted, 'False', Reason.NoConflicts, 'no conflicts', gen),
