@@ -17,6 +17,8 @@ export const TYPE_STATEFUL_SESSION =
 export const TYPE_HEADER_SESSION_STATE =
   'type.googleapis.com/envoy.extensions.http.stateful_session.header.v3.HeaderBasedSessionState';
 export const TYPE_ROUTER = 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router';
+export const TYPE_UPSTREAM_CODEC =
+  'type.googleapis.com/envoy.extensions.filters.http.upstream_codec.v3.UpstreamCodec';
 export const TYPE_HTTP_PROTOCOL_OPTIONS =
   'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
 export const TYPE_UPSTREAM_TLS =

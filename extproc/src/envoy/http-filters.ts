@@ -1,11 +1,14 @@
 // The gateway's HTTP filter chain: steadfast.wasm (policy from route metadata, sessions)
-// → stateful_session (pins to the host the filter names in x-steadfast-pin) → router.
+// → stateful_session (pins to the host the filter names in x-steadfast-pin) → router, and
+// steadfast.wasm again as the router's upstream filter, where it holds each retry until
+// the backoff floor has passed (filter/assembly/retry/retry-gate.ts).
 import {
   PIN_HEADER,
   TYPE_HEADER_SESSION_STATE,
   TYPE_ROUTER,
   TYPE_STATEFUL_SESSION,
   TYPE_STRING_VALUE,
+  TYPE_UPSTREAM_CODEC,
   TYPE_WASM,
 } from './envoy-names.js';
 
@@ -29,24 +32,29 @@ export function filterConfiguration(options: FilterOptions): string {
   });
 }
 
-export function gatewayHttpFilters(options: FilterOptions): Json[] {
-  return [
-    {
-      name: 'envoy.filters.http.wasm',
-      typed_config: {
-        '@type': TYPE_WASM,
-        config: {
-          name: 'steadfast',
-          root_id: 'steadfast',
-          configuration: { '@type': TYPE_STRING_VALUE, value: filterConfiguration(options) },
-          vm_config: {
-            vm_id: 'steadfast',
-            runtime: 'envoy.wasm.runtime.v8',
-            code: { local: { filename: options.wasmPath } },
-          },
+function wasmFilter(name: string, configuration: string, wasmPath: string): Json {
+  return {
+    name: 'envoy.filters.http.wasm',
+    typed_config: {
+      '@type': TYPE_WASM,
+      config: {
+        name,
+        root_id: 'steadfast',
+        configuration: { '@type': TYPE_STRING_VALUE, value: configuration },
+        // One VM for both roles, as their vm_config is the same.
+        vm_config: {
+          vm_id: 'steadfast',
+          runtime: 'envoy.wasm.runtime.v8',
+          code: { local: { filename: wasmPath } },
         },
       },
     },
+  };
+}
+
+export function gatewayHttpFilters(options: FilterOptions): Json[] {
+  return [
+    wasmFilter('steadfast', filterConfiguration(options), options.wasmPath),
     {
       name: 'envoy.filters.http.stateful_session',
       typed_config: {
@@ -59,6 +67,15 @@ export function gatewayHttpFilters(options: FilterOptions): Json[] {
         strict: false,
       },
     },
-    { name: 'envoy.filters.http.router', typed_config: { '@type': TYPE_ROUTER } },
+    {
+      name: 'envoy.filters.http.router',
+      typed_config: {
+        '@type': TYPE_ROUTER,
+        upstream_http_filters: [
+          wasmFilter('steadfast-upstream', JSON.stringify({ role: 'upstream' }), options.wasmPath),
+          { name: 'envoy.filters.http.upstream_codec', typed_config: { '@type': TYPE_UPSTREAM_CODEC } },
+        ],
+      },
+    },
   ];
 }

@@ -68,6 +68,8 @@ function cluster(name: string, group: Group, options: ClusterOptions): Json {
     type: dns ? 'STRICT_DNS' : 'STATIC',
     ...(dns ? { dns_lookup_family: 'V4_PREFERRED' } : {}),
     connect_timeout: options.connectTimeout,
+    // Envoy allows 3 concurrent retries per cluster by default; GEP-1731 sets no such limit.
+    circuit_breakers: { thresholds: [{ priority: 'DEFAULT', max_retries: 1024 }] },
     load_balancing_policy: {
       policies: [
         {

@@ -1,5 +1,7 @@
 // Every subcommand, in the order `steadfast help` lists them. Add one line per command.
 import type { Command } from '../command.js';
+import { devCommand } from './dev.js';
+import { envoyConfigCommand } from './envoy-config.js';
 import { quickstartCommand } from './quickstart.js';
 import { resolveCommand } from './resolve.js';
 import { serveCommand } from './serve.js';
@@ -7,6 +9,8 @@ import { validateCommand } from './validate.js';
 
 export const commands: readonly Command[] = [
   quickstartCommand,
+  devCommand,
+  envoyConfigCommand,
   serveCommand,
   validateCommand,
   resolveCommand,

@@ -1,63 +1,172 @@
-// `steadfast quickstart` (what `npm start` runs): a local gateway to try steadfast — an
-// echo backend, the control service and Envoy wired as envoy/attach-example.yaml shows.
-import { readFileSync } from 'node:fs';
+// `steadfast quickstart` (what `npm start` runs): the demo backends the quickstart's
+// EndpointSlices name, then exactly what `steadfast dev --config examples/quickstart` runs,
+// and the curl and grpcurl commands that show each feature.
 import { join } from 'node:path';
+import { AttemptLedger } from '../../../../backends/attempt-ledger.js';
 import { startEchoBackend } from '../../../../backends/echo/start-echo-backend.js';
-import { encodePolicyToken } from '../../table/policy-token.js';
-import { startControlService, untilSignalled } from '../../runtime/control-service.js';
-import { startEnvoy } from '../../runtime/envoy-process.js';
+import { startGrpcBackend } from '../../../../backends/grpc/start-grpc-backend.js';
+import type { RunningBackend } from '../../../../backends/running-backend.js';
+import { readConfigFiles } from '../../runtime/config-files.js';
+import { untilSignalled } from '../../runtime/control-service.js';
+import { grpcurlBinary } from '../../runtime/envoy-binary.js';
 import { projectRoot } from '../../runtime/project-root.js';
+import { compileSnapshot } from '../../runtime/snapshot.js';
+import type { PolicyTable } from '../../table/policy-table.js';
 import { parseArgs } from '../args.js';
 import type { Command } from '../command.js';
+import { DEV_FLAGS, devSettings, readyLine, startDevGateway } from './dev.js';
 
-// The demo policy every request gets until gateway mode serves examples/quickstart.
-const DEMO_TOKEN = encodePolicyToken({
-  rule: 'httproute/default/quickstart/rule/0',
-  kind: 'http',
-  retry: { attempts: 2, codes: [500, 503], backoffMs: 0, grpcReasons: [] },
-  timeouts: { requestMs: 5000 },
-});
+const PREFIX = 'steadfast quickstart';
+
+export interface DemoBackend {
+  readonly kind: 'echo' | 'grpc';
+  readonly name: string;
+  readonly address: string;
+  readonly port: number;
+}
+
+/**
+ * One backend per loopback endpoint the table names: gRPC where a GRPCRoute sends traffic,
+ * echo (HTTP/1.1, h2c and WebSocket on one port) elsewhere. wss needs TLS, which the demo
+ * backends do not serve: those endpoints stay dark.
+ */
+export function demoBackends(table: PolicyTable): DemoBackend[] {
+  const found = new Map<
+    string,
+    { kind: DemoBackend['kind']; services: Set<string>; address: string; port: number }
+  >();
+  for (const route of table.routes) {
+    for (const rule of route.rules) {
+      for (const b of rule.backends) {
+        if (b.protocol === 'wss' || b.invalid) continue;
+        for (const e of b.endpoints) {
+          if (e.type !== 'ipv4' || !e.address.startsWith('127.')) continue;
+          const key = `${e.address}:${e.port}`;
+          const entry = found.get(key) ?? {
+            kind: route.kind === 'grpc' ? 'grpc' : 'echo',
+            services: new Set<string>(),
+            address: e.address,
+            port: e.port,
+          };
+          entry.services.add(b.service);
+          found.set(key, entry);
+        }
+      }
+    }
+  }
+  // Named after the shortest Service that uses it (`echo` rather than `echo-h2c`) and its address.
+  return [...found.values()].map((f) => {
+    const service = [...f.services].sort((a, b) => a.length - b.length || (a < b ? -1 : 1))[0] ?? f.kind;
+    return {
+      kind: f.kind,
+      name: `${service}-${f.address.split('.').pop() ?? ''}`,
+      address: f.address,
+      port: f.port,
+    };
+  });
+}
+
+function tryLines(http: string, grpc: string | undefined, grpcurl: string, envoyAdmin: string): string[] {
+  const lines = [
+    'Try it (each response says which backend instance answered: x-backend-instance):',
+    '',
+    '  # Retries (GEP-1731): the first two tries answer 503, the third 200; at least 100 ms apart',
+    `  curl -i "${http}/retry?uuid=$RANDOM&succeedAfter=2&responseCode=503"`,
+    '  # Timeouts (GEP-1742): the whole request may take 2 s (then 504), each try 500 ms',
+    `  curl -i "${http}/retry?delay=3s"`,
+    `  curl -i "${http}/retry?uuid=$RANDOM&succeedAfter=1&delayRetry=800ms"   # 1st try times out, retry answers`,
+    '  # Cookie session persistence (GEP-1619): the same instance answers every time',
+    `  for i in 1 2 3 4; do curl -s -b /tmp/sf-jar -c /tmp/sf-jar -o /dev/null -w '%header{x-backend-instance}\\n' ${http}/cart; done`,
+    '  # Header session persistence: send back the x-shop-session header you were given',
+    `  curl -si ${http}/api | grep -i x-shop-session`,
+    `  curl -s -o /dev/null -w '%header{x-backend-instance}\\n' -H "x-shop-session: <token>" ${http}/api`,
+    '  # Traffic split 70/30 between echo and echo-canary',
+    `  for i in $(seq 100); do curl -s -o /dev/null -w '%header{x-backend-instance}\\n' ${http}/split; done | sort | uniq -c`,
+    '  # appProtocol kubernetes.io/h2c: HTTP/2 to the backend ("protocol": "HTTP/2"), HTTP/1.1 or h2c from you',
+    `  curl -s ${http}/h2c/hello`,
+    `  curl -s --http2-prior-knowledge ${http}/h2c/hello`,
+    '  # appProtocol kubernetes.io/ws: WebSocket through the gateway (any WebSocket client, e.g.)',
+    `  npx wscat -c ${http.replace('http://', 'ws://')}/ws`,
+    `  curl -i -N -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' -H 'Sec-WebSocket-Key: c3RlYWRmYXN0LXF1aWNrIQ==' ${http}/ws   # 101 Switching Protocols`,
+  ];
+  if (grpc !== undefined) {
+    const target = grpc.replace('http://', '');
+    lines.push(
+      '  # GRPCRoute with retries on unavailable (GEP-3440); server reflection through the gateway',
+      `  ${grpcurl} -plaintext ${target} list`,
+      `  ${grpcurl} -plaintext -d '{"message":"hi","uuid":"'$RANDOM'","succeed_after":2}' ${target} steadfast.test.v1.Echo/Echo`,
+    );
+  }
+  lines.push(
+    '',
+    "  # The filter's counters in Envoy's stats",
+    `  curl -s ${envoyAdmin}/stats | grep steadfast`,
+    '',
+    'Edit examples/quickstart/*.yaml and the gateway follows without a restart. Ctrl-C stops everything.',
+  );
+  return lines;
+}
 
 export const quickstartCommand: Command = {
   name: 'quickstart',
-  summary: 'start a local gateway to try steadfast (what `npm start` runs)',
-  usage: 'steadfast quickstart',
+  summary: 'start the demo backends and a local gateway for examples/quickstart (what `npm start` runs)',
+  usage:
+    'steadfast quickstart [--config <dir>] [--address A] [--admin-port N] [--envoy-admin-port N] [--session-keys FILE]',
   async run(args, io) {
-    parseArgs(args, {});
-    const backend = await startEchoBackend({ address: '127.0.0.2', port: 8080, name: 'echo-1' });
-    const service = await startControlService({
-      grpcAddress: '127.0.0.1:50051',
-      adminAddress: '127.0.0.1',
-      adminPort: 9902,
-      lookup: () => DEMO_TOKEN,
-    });
-    let envoy;
+    const parsed = parseArgs(args, DEV_FLAGS);
+    if (!parsed.flags.has('config'))
+      parsed.flags.set('config', [join(projectRoot(), 'examples', 'quickstart')]);
+    if (!parsed.flags.has('debug')) parsed.flags.set('debug', ['true']);
+    const settings = devSettings(parsed, io, PREFIX);
+
+    const read = await readConfigFiles(settings.configPaths);
+    const table = compileSnapshot(read.files, read.diagnostics).table;
+    const backends: RunningBackend[] = [];
+    // One ledger: a retry may go to another instance, and "fail the first N attempts" counts across them.
+    const ledger = new AttemptLedger();
     try {
-      envoy = await startEnvoy({
-        config: readFileSync(join(projectRoot(), 'envoy', 'attach-example.yaml'), 'utf8'),
-      });
+      for (const b of demoBackends(table)) {
+        const start = b.kind === 'grpc' ? startGrpcBackend : startEchoBackend;
+        backends.push(await start({ address: b.address, port: b.port, name: b.name, ledger }));
+      }
     } catch (e) {
-      await Promise.all([service.stop(), backend.close()]);
+      await Promise.all(backends.map((b) => b.close()));
+      throw new Error(`cannot start the demo backends: ${(e as Error).message}`);
+    }
+    let started;
+    try {
+      started = await startDevGateway(settings, io, PREFIX);
+    } catch (e) {
+      await Promise.all(backends.map((b) => b.close()));
       throw e;
     }
-    const url = envoy.url('ingress');
+    const { gateway, listenerUrls } = started;
+    const port = (p: number) => `http://${settings.address}:${p}`;
+    const httpListener = table.listeners.find((l) => l.name === 'http') ?? table.listeners[0];
+    const grpcListener = table.listeners.find((l) => l.name === 'grpc');
+    let grpcurl = 'grpcurl';
+    try {
+      grpcurl = grpcurlBinary();
+    } catch {
+      // grpcurl on PATH, if any.
+    }
+    io.out(readyLine(PREFIX, gateway, listenerUrls));
     io.out(
       [
-        `steadfast quickstart: ready; gateway ${url}; Envoy admin ${envoy.adminUrl}; control service admin ${service.adminUrl}`,
+        `backends: ${backends.map((b) => `${b.name} ${b.address}:${b.port}`).join(', ')}`,
         '',
-        'Try:',
-        `  curl -i ${url}/hello                      # x-steadfast-policy shows the policy this request got`,
-        `  curl -i "${url}/flaky?uuid=$RANDOM&succeedAfter=2&responseCode=503"   # retried by Envoy: 200`,
-        `  curl -s ${envoy.adminUrl}/stats | grep steadfast   # the filter's counters`,
-        `  curl -s ${service.adminUrl}/metrics | grep steadfast_extproc`,
-        '',
-        'Ctrl-C stops everything.',
+        ...tryLines(
+          port(httpListener?.port ?? 10000),
+          grpcListener ? port(grpcListener.port) : undefined,
+          grpcurl,
+          gateway.envoy.adminUrl,
+        ),
       ].join('\n'),
     );
     await untilSignalled();
-    await envoy.stop();
-    await Promise.all([service.stop(), backend.close()]);
-    io.out('steadfast quickstart: stopped');
+    await gateway.stop();
+    await Promise.all(backends.map((b) => b.close()));
+    io.out(`${PREFIX}: stopped`);
     return 0;
   },
 };

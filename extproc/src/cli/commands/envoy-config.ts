@@ -1,0 +1,79 @@
+// `steadfast envoy-config --config <dir> --mode gateway|attach`: prints the Envoy
+// configuration steadfast generates. Gateway mode: the whole configuration, every resource
+// static. Attach mode: the snippet to add to an Envoy you already run.
+import { relative } from 'node:path';
+import { generateAttachSnippet } from '../../envoy/attach-snippet.js';
+import { envoyYaml } from '../../envoy/envoy-yaml.js';
+import { generateGatewayConfig } from '../../envoy/gateway-config.js';
+import { readConfigFiles } from '../../runtime/config-files.js';
+import { projectRoot } from '../../runtime/project-root.js';
+import { compileSnapshot } from '../../runtime/snapshot.js';
+import { flag, intFlag, parseArgs } from '../args.js';
+import { type Command, UsageError } from '../command.js';
+import { diagnosticsText } from '../status-text.js';
+
+const USAGE =
+  'steadfast envoy-config --config <dir> --mode gateway|attach [--address A] [--envoy-admin-port N] ' +
+  '[--wasm-path P] [--session-key BASE64]... [--ext-proc-address HOST:PORT]';
+
+export const envoyConfigCommand: Command = {
+  name: 'envoy-config',
+  summary: 'print the Envoy configuration for gateway mode, or the snippet for attach mode',
+  usage: USAGE,
+  async run(args, io) {
+    const parsed = parseArgs(args, {
+      config: { type: 'string', multiple: true },
+      mode: { type: 'string' },
+      address: { type: 'string' },
+      'envoy-admin-port': { type: 'string' },
+      'wasm-path': { type: 'string' },
+      'session-key': { type: 'string', multiple: true },
+      'ext-proc-address': { type: 'string' },
+    });
+    const configPaths = parsed.flags.get('config') ?? [];
+    if (configPaths.length === 0) throw new UsageError('--config <dir> is required');
+    const mode = flag(parsed, 'mode') ?? 'gateway';
+    if (mode !== 'gateway' && mode !== 'attach')
+      throw new UsageError(`--mode must be gateway or attach, not ${mode}`);
+    const read = await readConfigFiles(configPaths);
+    const ioErrors = read.diagnostics.filter((d) => d.code === 'io-error');
+    if (ioErrors.length > 0) {
+      io.err(diagnosticsText(ioErrors));
+      return 2;
+    }
+    const snap = compileSnapshot(read.files);
+    if (snap.errors.length > 0) {
+      io.err(
+        `steadfast envoy-config: ${snap.errors.length} problem(s) in the configuration; affected rules answer 500 ` +
+          '(`steadfast validate` shows them)',
+      );
+    }
+    // Relative to the project root, where `envoy -c` is documented to run from.
+    const wasmPath =
+      flag(parsed, 'wasm-path') ?? relative(process.cwd(), `${projectRoot()}/filter/build/steadfast.wasm`);
+    if (mode === 'attach') {
+      io.out(
+        generateAttachSnippet(snap.table, {
+          extProcAddress: flag(parsed, 'ext-proc-address') ?? '127.0.0.1:50051',
+          wasmPath,
+        }),
+      );
+      return 0;
+    }
+    const sessionKeys = parsed.flags.get('session-key') ?? [];
+    if (sessionKeys.length === 0) {
+      io.err(
+        'steadfast envoy-config: warning: no --session-key given; the configuration has no session key, ' +
+          'so session persistence cannot issue tokens. Add --session-key "$(openssl rand -base64 32)".',
+      );
+    }
+    const config = generateGatewayConfig(snap.table, {
+      address: flag(parsed, 'address') ?? '127.0.0.1',
+      admin: { address: '127.0.0.1', port: intFlag(parsed, 'envoy-admin-port', 9901) },
+      wasmPath,
+      sessionKeys,
+    });
+    io.out(envoyYaml(config));
+    return 0;
+  },
+};

@@ -1,0 +1,251 @@
+// Attach mode's Envoy snippet (`steadfast envoy-config --mode attach`): what an operator
+// adds to an Envoy they already run — three HTTP filters before their router, the upstream
+// half of the filter inside their router, the pinning header made internal-only, the retry
+// backoff for the routes the rules cover, and the cluster of the control service. YAML with
+// comments, one top-level key per place it goes; docs/attach.md walks through it.
+import { stringify } from 'yaml';
+import type { PolicyTable, TableMatch, TableRule } from '../table/policy-table.js';
+import {
+  METADATA_NAMESPACE,
+  PIN_HEADER,
+  TYPE_HEADER_SESSION_STATE,
+  TYPE_HTTP_PROTOCOL_OPTIONS,
+  TYPE_ROUTER,
+  TYPE_STATEFUL_SESSION,
+  TYPE_STRING_VALUE,
+  TYPE_UPSTREAM_CODEC,
+  TYPE_WASM,
+} from './envoy-names.js';
+import { RETRY_BACK_OFF } from './route-action.js';
+
+export const TYPE_EXT_PROC =
+  'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor';
+/** The cluster the snippet adds for the control service. */
+export const EXT_PROC_CLUSTER = 'steadfast_extproc';
+/** DESIGN.md fact 11: Envoy's default, and small enough that an outage costs little latency. */
+export const EXT_PROC_MESSAGE_TIMEOUT = '0.2s';
+
+export interface AttachSnippetOptions {
+  /** Where the control service listens for ext_proc, `HOST:PORT` (`steadfast serve --grpc-address`). */
+  readonly extProcAddress: string;
+  /** Path of steadfast.wasm as Envoy sees it. */
+  readonly wasmPath: string;
+  /** Base64 session keys, the first seals and all open; absent: none (sessions cannot be sealed). */
+  readonly sessionKeys?: readonly string[];
+  /** Adds x-steadfast-policy to responses: for trying it out, never production. */
+  readonly debug?: boolean;
+}
+
+type Json = Record<string, unknown>;
+
+/** `HOST:PORT` or `[v6]:PORT` → its parts; throws on anything else. */
+export function parseHostPort(address: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/.exec(address);
+  const port = Number(m?.[3]);
+  if (!m || port < 1 || port > 65535) {
+    throw new Error(`ext_proc address "${address}" is not HOST:PORT with a port in 1-65535`);
+  }
+  return { host: (m[1] ?? m[2]) as string, port };
+}
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/** The wasm filter's JSON configuration in attach mode: policy from ext_proc metadata. */
+export function attachFilterConfiguration(options: AttachSnippetOptions): string {
+  return JSON.stringify({
+    policySource: 'metadata',
+    sessionKeys: [...(options.sessionKeys ?? [])],
+    ...(options.debug ? { debug: true } : {}),
+  });
+}
+
+function wasmFilter(name: string, configuration: string, wasmPath: string): Json {
+  return {
+    name: 'envoy.filters.http.wasm',
+    typed_config: {
+      '@type': TYPE_WASM,
+      config: {
+        name,
+        root_id: 'steadfast',
+        configuration: { '@type': TYPE_STRING_VALUE, value: configuration },
+        vm_config: {
+          vm_id: 'steadfast',
+          runtime: 'envoy.wasm.runtime.v8',
+          code: { local: { filename: wasmPath } },
+        },
+      },
+    },
+  };
+}
+
+export function attachHttpFilters(options: AttachSnippetOptions): Json[] {
+  return [
+    {
+      name: 'envoy.filters.http.ext_proc',
+      typed_config: {
+        '@type': TYPE_EXT_PROC,
+        grpc_service: { envoy_grpc: { cluster_name: EXT_PROC_CLUSTER } },
+        failure_mode_allow: true,
+        message_timeout: EXT_PROC_MESSAGE_TIMEOUT,
+        processing_mode: {
+          request_header_mode: 'SEND',
+          response_header_mode: 'SKIP',
+          request_body_mode: 'NONE',
+          response_body_mode: 'NONE',
+          request_trailer_mode: 'SKIP',
+          response_trailer_mode: 'SKIP',
+        },
+        metadata_options: { receiving_namespaces: { untyped: [METADATA_NAMESPACE] } },
+      },
+    },
+    wasmFilter('steadfast', attachFilterConfiguration(options), options.wasmPath),
+    {
+      name: 'envoy.filters.http.stateful_session',
+      typed_config: {
+        '@type': TYPE_STATEFUL_SESSION,
+        session_state: {
+          name: 'envoy.http.stateful_session.header',
+          typed_config: { '@type': TYPE_HEADER_SESSION_STATE, name: PIN_HEADER },
+        },
+        strict: false,
+      },
+    },
+  ];
+}
+
+export function attachRouterFilter(options: AttachSnippetOptions): Json {
+  return {
+    name: 'envoy.filters.http.router',
+    typed_config: {
+      '@type': TYPE_ROUTER,
+      upstream_http_filters: [
+        wasmFilter('steadfast-upstream', JSON.stringify({ role: 'upstream' }), options.wasmPath),
+        { name: 'envoy.filters.http.upstream_codec', typed_config: { '@type': TYPE_UPSTREAM_CODEC } },
+      ],
+    },
+  };
+}
+
+export function extProcCluster(extProcAddress: string): Json {
+  const { host, port } = parseHostPort(extProcAddress);
+  const literal = IPV4.test(host) || host.includes(':');
+  return {
+    name: EXT_PROC_CLUSTER,
+    type: literal ? 'STATIC' : 'STRICT_DNS',
+    connect_timeout: '0.25s',
+    typed_extension_protocol_options: {
+      'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+        '@type': TYPE_HTTP_PROTOCOL_OPTIONS,
+        explicit_http_config: { http2_protocol_options: {} },
+      },
+    },
+    load_assignment: {
+      cluster_name: EXT_PROC_CLUSTER,
+      endpoints: [
+        {
+          lb_endpoints: [{ endpoint: { address: { socket_address: { address: host, port_value: port } } } }],
+        },
+      ],
+    },
+  };
+}
+
+function matchText(m: TableMatch): string {
+  const parts = [`${m.path.type} ${m.path.value}`];
+  if (m.method !== undefined) parts.push(`method ${m.method}`);
+  for (const h of m.headers) parts.push(`header ${h.name}`);
+  for (const q of m.queryParams) parts.push(`query ${q.name}`);
+  return parts.join(', ');
+}
+
+function retryText(rule: TableRule): string {
+  const r = rule.policy.retry;
+  if (!r) return '';
+  return (
+    `${r.attempts} retr${r.attempts === 1 ? 'y' : 'ies'}` +
+    (r.backoffMs > 0 ? `, backoff floor ${r.backoffMs} ms` : '')
+  );
+}
+
+/** The rules with a retry stanza: the Envoy routes that serve them need retry_back_off. */
+function retryRoutes(table: PolicyTable): Json[] {
+  const out: Json[] = [];
+  for (const route of table.routes) {
+    for (const rule of route.rules) {
+      if (!rule.policy.retry || rule.invalid) continue;
+      out.push({
+        rule: rule.id,
+        retry: retryText(rule),
+        hostnames: [...route.hostnames],
+        matches: rule.matches.map(matchText),
+      });
+    }
+  }
+  return out;
+}
+
+function section(comment: readonly string[], value: Json): string {
+  return `${comment.map((c) => (c === '' ? '#' : `# ${c}`)).join('\n')}\n${stringify(value, { lineWidth: 0 })}`;
+}
+
+/**
+ * The snippet: valid YAML whose top-level keys say where each part goes in the operator's
+ * configuration. Deterministic for a given table and options.
+ */
+export function generateAttachSnippet(table: PolicyTable, options: AttachSnippetOptions): string {
+  const keys = options.sessionKeys ?? [];
+  const routes = retryRoutes(table);
+  const parts = [
+    [
+      'steadfast attach snippet (`steadfast envoy-config --mode attach`): add each part below to',
+      'the Envoy configuration you already run. Your listeners, routes and clusters stay yours.',
+      `Control service: ${options.extProcAddress} (steadfast serve --grpc-address). Filter: ${options.wasmPath}.`,
+      '',
+      keys.length > 0
+        ? `The wasm filter's configuration holds ${keys.length} session key(s): treat this output as a secret.`
+        : 'No session keys given (--session-keys FILE): session persistence cannot seal tokens.',
+      '',
+    ]
+      .map((c) => (c === '' ? '#' : `# ${c}`))
+      .join('\n'),
+    section(
+      [
+        '1. In each http_connection_manager that should get Gateway API semantics, put these',
+        '   three filters, in this order, before your router (envoy.filters.http.router):',
+        "   ext_proc asks the control service for the request's policy (fails open: without it,",
+        '   requests go on without policy); steadfast.wasm applies it; stateful_session pins a',
+        `   session to its backend through ${PIN_HEADER}, falling back to load balancing (strict: false).`,
+      ],
+      { http_filters: attachHttpFilters(options) },
+    ),
+    section(
+      [
+        '2. Your router filter gains the upstream half of steadfast.wasm, which holds each retry',
+        "   until the rule's backoff floor has passed. upstream_codec must stay last.",
+      ],
+      { router: attachRouterFilter(options) },
+    ),
+    section(
+      [
+        "3. In that connection manager's route_config: clients must not choose the pinned host.",
+        '   Merge into an existing internal_only_headers list.',
+      ],
+      { route_config: { internal_only_headers: [PIN_HEADER] } },
+    ),
+    section(
+      [
+        '4. On every route that serves a rule with a retry stanza (listed below), add this',
+        "   retry_back_off (merge it into an existing retry_policy; keep your retry_on). Envoy's",
+        "   backoff is jittered from 0 ms; the filter enforces each rule's floor itself.",
+      ],
+      {
+        route_retry_policy: { retry_back_off: { ...RETRY_BACK_OFF } },
+        retry_routes: routes,
+      },
+    ),
+    section(['5. Under static_resources.clusters: the control service (gRPC, so HTTP/2).'], {
+      clusters: [extProcCluster(options.extProcAddress)],
+    }),
+  ];
+  return `${parts.join('\n')}`;
+}

@@ -1,0 +1,72 @@
+// Writes gateway-mode resources where a running Envoy watches for them, so a new
+// configuration takes effect without a restart and without failing requests in flight.
+// Each file is written under a temporary name and renamed into place: Envoy only reacts
+// to moves, so it never reads half a file. The order keeps every route's cluster present:
+// clusters (old and new together), then routes, then listeners; clusters no route uses any
+// more are removed only after a settling delay.
+import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CDS_FILE, LDS_FILE, type ResourceFiles, clustersFile } from '../envoy/file-resources.js';
+
+type Json = Record<string, unknown>;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export interface ResourceWriterOptions {
+  /** Time for Envoy to warm new clusters before routes point at them, and to move routes off old ones. */
+  readonly settleMs?: number;
+}
+
+export class EnvoyResourceFiles {
+  private clusters: ReadonlyMap<string, Json> = new Map();
+  private routeFiles = new Set<string>();
+  private writing: Promise<void> = Promise.resolve();
+  private serial = 0;
+
+  constructor(
+    readonly directory: string,
+    private readonly options: ResourceWriterOptions = {},
+  ) {}
+
+  /** Writes one configuration; calls are serialized, so the last one written wins. */
+  write(files: ResourceFiles, version: string): Promise<void> {
+    const next = this.writing.then(() => this.apply(files, version));
+    this.writing = next.catch(() => undefined);
+    return next;
+  }
+
+  private async put(name: string, text: string): Promise<void> {
+    const tmp = join(this.directory, `.${name}.${process.pid}.${++this.serial}.tmp`);
+    await writeFile(tmp, text);
+    await rename(tmp, join(this.directory, name));
+  }
+
+  private async apply(files: ResourceFiles, version: string): Promise<void> {
+    await mkdir(this.directory, { recursive: true });
+    const settle = this.options.settleMs ?? 300;
+    const first = this.routeFiles.size === 0 && this.clusters.size === 0;
+    const merged = new Map(this.clusters);
+    for (const [name, c] of files.clusters) merged.set(name, c);
+    const added = [...files.clusters.keys()].some((n) => !this.clusters.has(n));
+    await this.put(CDS_FILE, clustersFile(merged.values(), `${version}-merge`));
+    if (!first && added) await sleep(settle);
+    for (const [name, text] of files.routes) await this.put(name, text);
+    await this.put(LDS_FILE, files.listeners);
+    const staleRoutes = [...this.routeFiles].filter((f) => !files.routes.has(f));
+    this.routeFiles = new Set(files.routes.keys());
+    this.clusters = files.clusters;
+    if (merged.size !== files.clusters.size || staleRoutes.length > 0) {
+      if (!first) await sleep(settle);
+      await this.put(CDS_FILE, clustersFile(files.clusters.values(), version));
+      for (const f of staleRoutes) await rm(join(this.directory, f), { force: true });
+    }
+  }
+
+  /** Removes leftovers of an earlier run (temporary files, old route files). */
+  async clear(): Promise<void> {
+    await mkdir(this.directory, { recursive: true });
+    for (const f of await readdir(this.directory)) {
+      if (f.endsWith('.tmp') || f.startsWith('rds-')) await rm(join(this.directory, f), { force: true });
+    }
+  }
+}

@@ -1,0 +1,153 @@
+// A gateway on this machine: the control service, and Envoy fed from files that follow the
+// configuration directory. Used by `steadfast dev` and `steadfast quickstart`. A changed
+// file is compiled by the ConfigStore; a snapshot that compiles is turned into Envoy
+// resources and written where Envoy watches; one that does not keeps the last good one.
+import { EventEmitter } from 'node:events';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { envoyYaml } from '../envoy/envoy-yaml.js';
+import { fileBootstrap, resourceFiles } from '../envoy/file-resources.js';
+import type { GatewayConfigOptions } from '../envoy/gateway-config.js';
+import { ConfigStore } from './config-store.js';
+import { type ControlService, startControlService } from './control-service.js';
+import { EnvoyResourceFiles } from './envoy-resource-files.js';
+import { type EnvoyProcess, startEnvoy } from './envoy-process.js';
+import { projectRoot } from './project-root.js';
+import type { Snapshot } from './snapshot.js';
+
+export interface LocalGatewayOptions {
+  /** Gateway API YAML files or directories. */
+  readonly configPaths: readonly string[];
+  /** Address Envoy's listeners bind. */
+  readonly address: string;
+  /** The control service's admin API port (0 picks one). */
+  readonly adminPort: number;
+  /** Envoy's admin port (0 picks one). */
+  readonly envoyAdminPort: number;
+  /** Base64 session keys; the first seals, all open. */
+  readonly sessionKeys: readonly string[];
+  /** Bind ports by Gateway listener port (tests use 0-free ports). */
+  readonly listenerPorts?: Readonly<Record<number, number>>;
+  /** The control service's ext_proc address; default 127.0.0.1:0. */
+  readonly grpcAddress?: string;
+  /** The filter adds x-steadfast-policy to responses. */
+  readonly debug?: boolean;
+  readonly debounceMs?: number;
+  readonly log: (line: string) => void;
+}
+
+export interface LocalGatewayEvents {
+  /** A configuration generation reached Envoy's files. */
+  applied: [generation: number];
+}
+
+export interface LocalGateway extends EventEmitter<LocalGatewayEvents> {
+  readonly envoy: EnvoyProcess;
+  readonly control: ControlService;
+  readonly store: ConfigStore;
+  /** The last generation written for Envoy. */
+  readonly appliedGeneration: number;
+  stop(): Promise<void>;
+}
+
+export function filterWasmPath(): string {
+  const path = join(projectRoot(), 'filter', 'build', 'steadfast.wasm');
+  if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first`);
+  return path;
+}
+
+function problemsOf(snapshot: Snapshot): number {
+  return snapshot.errors.length;
+}
+
+export async function startLocalGateway(options: LocalGatewayOptions): Promise<LocalGateway> {
+  const envoyOptions: GatewayConfigOptions = {
+    address: options.address,
+    admin: { address: '127.0.0.1', port: options.envoyAdminPort },
+    wasmPath: filterWasmPath(),
+    sessionKeys: options.sessionKeys,
+    ...(options.listenerPorts ? { listenerPorts: options.listenerPorts } : {}),
+    ...(options.debug ? { debug: true } : {}),
+  };
+  const store = new ConfigStore({
+    paths: options.configPaths,
+    ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
+  });
+  await store.load();
+  const directory = mkdtempSync(join(tmpdir(), 'steadfast-gateway-'));
+  const files = new EnvoyResourceFiles(directory);
+  const events = new EventEmitter<LocalGatewayEvents>();
+  let applied = 0;
+
+  const apply = async (snapshot: Snapshot, generation: number): Promise<void> => {
+    try {
+      await files.write(
+        resourceFiles(snapshot.table, envoyOptions, directory, String(generation)),
+        String(generation),
+      );
+      applied = generation;
+      events.emit('applied', generation);
+    } catch (e) {
+      options.log(
+        `configuration generation ${generation} not applied; Envoy keeps the last good one: ${(e as Error).message}`,
+      );
+    }
+  };
+
+  await apply(store.snapshot, store.generation);
+  const cleanup = (): void => rmSync(directory, { recursive: true, force: true });
+  let envoy: EnvoyProcess;
+  try {
+    envoy = await startEnvoy({ config: envoyYaml(fileBootstrap(directory, envoyOptions)) });
+  } catch (e) {
+    cleanup();
+    throw e;
+  }
+  let control: ControlService;
+  try {
+    control = await startControlService({
+      grpcAddress: options.grpcAddress ?? '127.0.0.1:0',
+      adminAddress: '127.0.0.1',
+      adminPort: options.adminPort,
+      // Gateway mode needs no callout: ext_proc still answers, for an Envoy attached next to this one.
+      lookup: (req) => {
+        const r = store.snapshot.resolver.resolve(req);
+        return r && !r.invalid ? r.token : undefined;
+      },
+    });
+  } catch (e) {
+    await envoy.stop();
+    cleanup();
+    throw e;
+  }
+
+  store.on('swap', (snapshot, generation) => {
+    const problems = problemsOf(snapshot);
+    options.log(
+      `configuration generation ${generation}: ${snapshot.table.routes.length} route(s)` +
+        (problems > 0 ? `, ${problems} problem(s) (steadfast validate shows them)` : ''),
+    );
+    void apply(snapshot, generation);
+  });
+  store.on('reload-failed', (failure) => options.log(failure.message));
+  store.watch();
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      store.close();
+      await envoy.stop();
+      await control.stop();
+      cleanup();
+    })();
+    return stopping;
+  };
+  return Object.defineProperties(events, {
+    envoy: { value: envoy },
+    control: { value: control },
+    store: { value: store },
+    appliedGeneration: { get: () => applied },
+    stop: { value: stop },
+  }) as LocalGateway;
+}
