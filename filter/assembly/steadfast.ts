@@ -155,7 +155,7 @@ export class SteadfastHttp extends HttpContext {
       return FilterHeadersStatus.Continue;
     }
     this.policy = policy;
-    let pinned = false;
+    let pinned: bool = false;
     if (policy.hasSession) pinned = this.beginSession(policy);
     applyRouterHeaders(policy, pinned);
     if (policy.hasRetry && policy.attempts > 0 && policy.backoffMs > 0) this.openRetryGate(policy.backoffMs);
