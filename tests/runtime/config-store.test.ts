@@ -1,6 +1,6 @@
 // ConfigStore: loads a directory, swaps in a new snapshot when files change, and keeps the
 // last good snapshot when a reload fails.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -80,5 +80,20 @@ describe('ConfigStore', () => {
     writeFileSync(join(dir, 'more.yaml'), second);
     const next = await swapped;
     expect(resolves(next, '/two')).toBe(true);
+  });
+});
+
+describe('ConfigStore on a single file', () => {
+  it('reloads when the file is replaced by a rename, as editors save', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steadfast-store-'));
+    const file = join(dir, 'config.yaml');
+    writeFileSync(file, route('/one'));
+    store = new ConfigStore({ paths: [file], debounceMs: 20 });
+    await store.load();
+    store.watch();
+    const swapped = new Promise<Snapshot>((resolve) => store?.once('swap', (s) => resolve(s)));
+    writeFileSync(join(dir, '.config.yaml.tmp'), route('/two'));
+    renameSync(join(dir, '.config.yaml.tmp'), file);
+    expect(resolves(await swapped, '/two')).toBe(true);
   });
 });

@@ -2,7 +2,8 @@
 // files (fs.watch, debounced), compiles a new snapshot and swaps it in atomically only if
 // it compiled cleanly. A failed reload keeps the last good snapshot and records why.
 import { EventEmitter } from 'node:events';
-import { type FSWatcher, watch } from 'node:fs';
+import { type FSWatcher, statSync, watch } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { formatDiagnostic, type Diagnostic } from '../gatewayapi/diagnostic.js';
 import { readConfigFiles } from './config-files.js';
 import { type Snapshot, compileSnapshot } from './snapshot.js';
@@ -123,7 +124,13 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
     };
     for (const p of this.options.paths) {
       try {
-        const w = watch(p, { recursive: true }, onChange);
+        // A single file is watched through its directory: editors often save by renaming a new file over it.
+        const isDir = statSync(p).isDirectory();
+        const dir = isDir ? p : dirname(p);
+        const name = basename(p);
+        const w = watch(dir, { recursive: isDir }, (_event, file) => {
+          if (isDir || file === null || file === name) onChange();
+        });
         w.on('error', () => onChange());
         this.watchers.push(w);
       } catch {
