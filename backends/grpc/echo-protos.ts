@@ -29,10 +29,20 @@ export function protoRoot(): string {
   return found;
 }
 
+/** grpc.health.v1 is declared once, with the control service's protos in extproc/proto. */
+export function healthProtoRoot(): string {
+  const candidates = ['../../extproc/proto/', '../../../extproc/proto/'].map((relative) =>
+    fileURLToPath(new URL(relative, import.meta.url)),
+  );
+  const found = candidates.find((dir) => existsSync(`${dir}${healthProtoFile}`));
+  if (found === undefined) throw new Error(`cannot find ${healthProtoFile} in ${candidates.join(' or ')}`);
+  return found;
+}
+
 export function loadEchoPackage(): protoLoader.PackageDefinition {
   return protoLoader.loadSync([echoProtoFile, healthProtoFile], {
     ...loaderOptions,
-    includeDirs: [protoRoot()],
+    includeDirs: [protoRoot(), healthProtoRoot()],
   });
 }
 

@@ -238,8 +238,10 @@ describe('echo backend: delays and attempt timings', () => {
       [2, true, 'aborted', null],
       [3, false, 'response', 200],
     ]);
+    // Ended when the client gave up, not when the 300 ms delay would have run out. The
+    // client's 200 ms timer starts before it connects, so the backend sees less of it.
     const first = attempts[0] as AttemptRecord;
-    expect((first.endedAtMs ?? 0) - first.arrivedAtMs).toBeGreaterThanOrEqual(190);
+    expect((first.endedAtMs ?? 0) - first.arrivedAtMs).toBeGreaterThan(50);
     expect((first.endedAtMs ?? 0) - first.arrivedAtMs).toBeLessThan(290);
   });
 
