@@ -1,10 +1,13 @@
 import { Utf8 } from '../abi/memory';
+import { RouterValues } from '../retry/router-values';
 
 // Reads the policy token written by extproc/src/table/policy-token.ts (the one
 // encoder; format in docs/policy-token.md). Total: anything malformed is null.
 
 export const POLICY_TOKEN_MAX_BYTES = 4096;
 const VERSION = 'sf1';
+
+const NO_ROUTER_VALUES = new RouterValues(false, 0, false, 0, -1, -1);
 
 /** One rule's policy, decoded. Unset numbers are -1. */
 export class Policy {
@@ -28,6 +31,8 @@ export class Policy {
   absoluteTimeoutS: i32 = -1;
   idleTimeoutS: i32 = -1;
   private nameUtf8: Utf8 | null = null;
+  /** The router header values, built once at decode. */
+  router: RouterValues = NO_ROUTER_VALUES;
 
   /** The session header name, encoded once per cached policy rather than per request. */
   sessionNameUtf8(): Utf8 {
@@ -249,6 +254,14 @@ export function decodePolicy(token: string): Policy | null {
   }
   if (p.hasSession && !isToken(p.sessionName)) return null;
   if (p.hasSession && !isCookiePath(p.sessionPath)) return null;
+  p.router = new RouterValues(
+    p.hasRetry,
+    p.attempts,
+    p.codes.length > 0,
+    p.backoffMs,
+    p.requestMs,
+    p.backendRequestMs,
+  );
   return p;
 }
 
