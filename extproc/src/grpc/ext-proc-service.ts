@@ -72,6 +72,15 @@ export function extProcHandler(deps: ExtProcDeps) {
   return (call: grpc.ServerDuplexStream<ProcessingRequest, ProcessingResponse>): void => {
     deps.metrics.extProcStreams.inc();
     let open = true;
+    let answered = false;
+    let gaveUp = false;
+    // Envoy gave up before the answer (message_timeout, or the client left): the request
+    // went on without policy. Counted once, as it is how a slow service shows in our metrics.
+    const countGaveUp = (): void => {
+      if (answered || gaveUp) return;
+      gaveUp = true;
+      deps.metrics.extProcErrors.inc({ kind: 'cancelled_unanswered' });
+    };
     const close = (): void => {
       if (!open) return;
       open = false;
@@ -84,9 +93,16 @@ export function extProcHandler(deps: ExtProcDeps) {
           deps.metrics.extProcErrors.inc({ kind: 'unexpected_message' });
           return;
         }
+        if (call.cancelled) {
+          countGaveUp();
+          return;
+        }
         const response =
           phase === 'request_headers' ? answerRequestHeaders(req, deps) : continueResponse(phase);
-        if (open && call.writable) call.write(response);
+        if (open && call.writable) {
+          call.write(response);
+          if (phase === 'request_headers') answered = true;
+        }
       } catch (e) {
         // Nothing a peer sends may take the service down: count it, leave the stream to Envoy.
         deps.metrics.extProcErrors.inc({ kind: 'internal' });
@@ -103,6 +119,10 @@ export function extProcHandler(deps: ExtProcDeps) {
         deps.metrics.extProcErrors.inc({ kind: 'stream' });
         deps.onError?.(e);
       }
+      close();
+    });
+    call.on('cancelled', () => {
+      countGaveUp();
       close();
     });
     call.on('close', close);

@@ -93,11 +93,9 @@ export const serveCommand: Command = {
             ...(config ? { config } : {}),
             onError: (e) => log(e instanceof Error ? e.message : String(e)),
           });
+    if (workers > 1) log(`${workers} ext_proc worker processes share ${service.grpcAddress}`);
     if (keyIds) log(`session keys from ${keysFile}: ${keyIds.join(', ')} (the first seals)`);
-    io.out(
-      `steadfast serve: ready; ext_proc on ${service.grpcAddress}; admin on ${service.adminUrl}` +
-        (workers > 1 ? `; ${workers} workers` : ''),
-    );
+    io.out(`steadfast serve: ready; ext_proc on ${service.grpcAddress}; admin on ${service.adminUrl}`);
     await untilSignalled();
     io.out('steadfast serve: draining');
     config?.close();

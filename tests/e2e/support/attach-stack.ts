@@ -1,0 +1,122 @@
+// Attach mode end to end: echo backends on 127.0.0.2–4 (one shared attempt ledger, one
+// port), a Gateway API config directory, the real `steadfast serve` on it, and the pinned
+// Envoy running envoy/attach-example.yaml pointed at both.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AttemptLedger } from '../../../backends/attempt-ledger.js';
+import { startEchoBackend } from '../../../backends/echo/start-echo-backend.js';
+import type { RunningBackend } from '../../../backends/running-backend.js';
+import { startEnvoy, type EnvoyProcess } from '../../../extproc/src/runtime/envoy-process.js';
+import { REPO_ROOT } from '../../support/paths.js';
+import { type AttachRoute, type ConfigDir, baseObjectsYaml, configDir, routesYaml } from './attach-config.js';
+import { startControlService, type ControlServiceHandle } from './control-service.js';
+import { rewriteEnvoyConfig } from './envoy-config-rewrite.js';
+
+export const BACKEND_ADDRESSES = ['127.0.0.2', '127.0.0.3', '127.0.0.4'] as const;
+
+export interface AttachStack {
+  readonly backends: readonly RunningBackend[];
+  readonly config: ConfigDir;
+  control: ControlServiceHandle;
+  readonly envoy: EnvoyProcess;
+  /** `http://127.0.0.1:<port>` of Envoy's listener. */
+  readonly url: string;
+  /** Starts `steadfast serve` again on the same gRPC port (after it was stopped or killed). */
+  restartControl(): Promise<ControlServiceHandle>;
+  /** The routes file of the config dir, replaced atomically. */
+  writeRoutes(routes: readonly AttachRoute[] | string): void;
+  stop(): Promise<void>;
+}
+
+export interface AttachStackOptions {
+  readonly routes: readonly AttachRoute[] | string;
+  /** The gRPC port of `steadfast serve`; 0 picks one (then a restart may not get it back). */
+  readonly grpcPort?: number;
+  /** Extra `steadfast serve` flags, e.g. `--workers 2`. */
+  readonly serveArgs?: readonly string[];
+}
+
+export async function startAttachStack(options: AttachStackOptions): Promise<AttachStack> {
+  const ledger = new AttemptLedger();
+  const backends: RunningBackend[] = [];
+  const cleanup: Array<() => Promise<void> | void> = [];
+  try {
+    for (const address of BACKEND_ADDRESSES) {
+      const port = backends[0]?.port ?? 0;
+      const b = await startEchoBackend({ address, port, name: `attach-${address}`, ledger });
+      backends.push(b);
+      cleanup.push(() => b.close());
+    }
+    const port = (backends[0] as RunningBackend).port;
+    const routesText = (r: readonly AttachRoute[] | string) => (typeof r === 'string' ? r : routesYaml(r));
+    const config = configDir({
+      'base.yaml': baseObjectsYaml(backends, port),
+      'routes.yaml': routesText(options.routes),
+    });
+    cleanup.push(() => config.remove());
+    const serveArgs = [
+      'serve',
+      '--config',
+      config.path,
+      '--grpc-address',
+      `127.0.0.1:${options.grpcPort ?? 0}`,
+      '--admin-port',
+      '0',
+      ...(options.serveArgs ?? []),
+    ];
+    let control = await startControlService(serveArgs);
+    cleanup.push(() => void control.stop());
+    const grpcPort = control.grpcPort;
+    const envoyConfig = rewriteEnvoyConfig(
+      readFileSync(join(REPO_ROOT, 'envoy/attach-example.yaml'), 'utf8'),
+      {
+        clusters: {
+          app: backends.map((b) => ({ address: b.address, port: b.port })),
+          steadfast_extproc: [{ address: '127.0.0.1', port: grpcPort }],
+        },
+      },
+    );
+    const envoy = await startEnvoy({ config: envoyConfig });
+    const stack: AttachStack = {
+      backends,
+      config,
+      get control() {
+        return control;
+      },
+      set control(c) {
+        control = c;
+      },
+      envoy,
+      url: envoy.url('ingress'),
+      async restartControl() {
+        const args = [...serveArgs];
+        args[args.indexOf('--grpc-address') + 1] = `127.0.0.1:${grpcPort}`;
+        control = await startControlService(args);
+        return control;
+      },
+      writeRoutes: (r) => config.write('routes.yaml', routesText(r)),
+      async stop() {
+        await envoy.stop();
+        await control.stop();
+        await Promise.all(backends.map((b) => b.close()));
+        config.remove();
+      },
+    };
+    return stack;
+  } catch (e) {
+    for (const c of cleanup.reverse()) await c();
+    throw e;
+  }
+}
+
+/** Polls `check` every `everyMs` until it returns true or `withinMs` passes; returns the ms it took. */
+export async function within(withinMs: number, check: () => Promise<boolean>, everyMs = 25): Promise<number> {
+  const start = performance.now();
+  for (;;) {
+    if (await check()) return performance.now() - start;
+    if (performance.now() - start > withinMs) {
+      throw new Error(`condition not met within ${withinMs} ms`);
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
