@@ -2,8 +2,8 @@
 // files (fs.watch, debounced), compiles a new snapshot and swaps it in atomically only if
 // it compiled cleanly. A failed reload keeps the last good snapshot and records why.
 import { EventEmitter } from 'node:events';
-import { type FSWatcher, statSync, watch } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { type FSWatcher, readdirSync, statSync, watch } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { formatDiagnostic, type Diagnostic } from '../gatewayapi/diagnostic.js';
 import { readConfigFiles } from './config-files.js';
 import { type Snapshot, compileSnapshot } from './snapshot.js';
@@ -126,13 +126,16 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
       try {
         // A single file is watched through its directory: editors often save by renaming a new file over it.
         const isDir = statSync(p).isDirectory();
-        const dir = isDir ? p : dirname(p);
         const name = basename(p);
-        const w = watch(dir, { recursive: isDir }, (_event, file) => {
-          if (isDir || file === null || file === name) onChange();
-        });
-        w.on('error', () => onChange());
-        this.watchers.push(w);
+        // Each directory on its own: Node 20's recursive fs.watch on Linux stops reporting a
+        // file once it has been replaced by a rename (how tools write files atomically).
+        for (const dir of isDir ? directoriesUnder(p) : [dirname(p)]) {
+          const w = watch(dir, (_event, file) => {
+            if (isDir || file === null || file === name) onChange();
+          });
+          w.on('error', () => onChange());
+          this.watchers.push(w);
+        }
       } catch {
         // A path that cannot be watched still loads; the next successful reload will tell.
       }
@@ -145,4 +148,13 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
   }
+}
+
+/** `dir` and every directory below it, skipping hidden ones as the loader does. */
+function directoriesUnder(dir: string): string[] {
+  const out = [dir];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.isDirectory() && !e.name.startsWith('.')) out.push(...directoriesUnder(join(dir, e.name)));
+  }
+  return out;
 }
