@@ -3,6 +3,7 @@
 // static. Attach mode: the snippet to add to an Envoy you already run.
 import { relative } from 'node:path';
 import { generateAttachSnippet } from '../../envoy/attach-snippet.js';
+import { COMPOSE_HEADER, composeGatewayOptions } from '../../envoy/compose-preset.js';
 import { envoyYaml } from '../../envoy/envoy-yaml.js';
 import { generateGatewayConfig } from '../../envoy/gateway-config.js';
 import { readConfigFiles } from '../../runtime/config-files.js';
@@ -14,7 +15,7 @@ import { diagnosticsText } from '../status-text.js';
 
 const USAGE =
   'steadfast envoy-config --config <dir> --mode gateway|attach [--address A] [--envoy-admin-port N] ' +
-  '[--wasm-path P] [--session-key BASE64]... [--ext-proc-address HOST:PORT]';
+  '[--wasm-path P] [--session-key BASE64]... [--ext-proc-address HOST:PORT] [--compose]';
 
 export const envoyConfigCommand: Command = {
   name: 'envoy-config',
@@ -29,6 +30,8 @@ export const envoyConfigCommand: Command = {
       'wasm-path': { type: 'string' },
       'session-key': { type: 'string', multiple: true },
       'ext-proc-address': { type: 'string' },
+      // The preset compose.yaml runs: listeners and admin on 0.0.0.0, the demo key, debug.
+      compose: { type: 'boolean' },
     });
     const configPaths = parsed.flags.get('config') ?? [];
     if (configPaths.length === 0) throw new UsageError('--config <dir> is required');
@@ -61,6 +64,12 @@ export const envoyConfigCommand: Command = {
       return 0;
     }
     const sessionKeys = parsed.flags.get('session-key') ?? [];
+    if (flag(parsed, 'compose') === 'true') {
+      io.out(
+        envoyYaml(generateGatewayConfig(snap.table, composeGatewayOptions(sessionKeys)), COMPOSE_HEADER),
+      );
+      return 0;
+    }
     if (sessionKeys.length === 0) {
       io.err(
         'steadfast envoy-config: warning: no --session-key given; the configuration has no session key, ' +

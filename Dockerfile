@@ -1,0 +1,28 @@
+# The steadfast image for docker compose: the control service, the demo backends and the
+# compiled filter (steadfast.wasm), built from this repository on Node 20.
+FROM node:20-bookworm-slim AS build
+WORKDIR /steadfast
+COPY package.json package-lock.json ./
+# --ignore-scripts: the postinstall fetches Envoy and grpcurl for local runs; compose uses
+# the official Envoy image instead.
+RUN npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.build.json asconfig.json tools.json ./
+COPY extproc ./extproc
+COPY backends ./backends
+COPY filter ./filter
+RUN npm run build && npm prune --omit=dev
+
+FROM node:20-bookworm-slim
+WORKDIR /steadfast
+ENV NODE_ENV=production
+COPY --from=build /steadfast/package.json /steadfast/tools.json ./
+COPY --from=build /steadfast/node_modules ./node_modules
+COPY --from=build /steadfast/dist ./dist
+COPY --from=build /steadfast/backends/proto ./backends/proto
+COPY --from=build /steadfast/filter/build/steadfast.wasm ./filter/build/steadfast.wasm
+COPY bin ./bin
+COPY scripts/compose-backend.mjs ./scripts/compose-backend.mjs
+COPY examples ./examples
+USER node
+EXPOSE 9902 50051
+CMD ["node", "bin/steadfast.js", "serve", "--grpc-address", "0.0.0.0:50051", "--admin-address", "0.0.0.0", "--admin-port", "9902"]
