@@ -113,6 +113,8 @@ export interface TableRule {
   readonly requestHeaders?: HeaderModifier;
   readonly responseHeaders?: HeaderModifier;
   readonly policy: Policy;
+  /** Where the session persistence came from: `rule`, or the policy, e.g. `sessionpersistencepolicy/<ns>/<name>`. */
+  readonly sessionFrom?: string;
   /** encodePolicyToken(policy): what reaches the filter. */
   readonly token: string;
   /** Fail closed: the rule stays in the table and requests to it answer 500. */

@@ -126,6 +126,7 @@ function translateRule(
     ...(requestHeaders ? { requestHeaders } : {}),
     ...(responseHeaders ? { responseHeaders } : {}),
     policy,
+    ...(session ? { sessionFrom: session.from } : {}),
     token,
     ...(invalid ? { invalid } : {}),
   };

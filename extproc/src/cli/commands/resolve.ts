@@ -34,6 +34,9 @@ function text(r: ResolveResult): string {
     );
   }
   for (const l of explainPolicy(r.rule.policy)) lines.push(`policy:   ${l}`);
+  if (r.rule.sessionFrom !== undefined && r.rule.sessionFrom !== 'rule') {
+    lines.push(`policy:   (session persistence from ${r.rule.sessionFrom})`);
+  }
   lines.push(`token:    ${r.token}`);
   return lines.join('\n');
 }
