@@ -90,7 +90,7 @@ export interface TableBackend {
   /** The Service port's appProtocol, as written. */
   readonly appProtocol?: string;
   readonly endpoints: readonly TableEndpoint[];
-  /** With wss: the hostname the BackendTLSPolicy validates. */
+  /** Set when a BackendTLSPolicy targets the Service: connect with TLS and verify this hostname. */
   readonly tlsHostname?: string;
   readonly retryConstraint?: TableRetryConstraint;
   /** Set when the reference does not resolve: requests sent its share answer 500. */

@@ -170,7 +170,8 @@ export function resolveBackend(route: Route, ref: BackendRef, ctx: BackendContex
     ...withProto,
     protocol: proto.protocol,
     endpoints: resolveEndpoints(svc, sp, slices),
-    ...(proto.protocol === 'wss' && tlsHostname !== undefined ? { tlsHostname } : {}),
+    // A BackendTLSPolicy means the gateway speaks TLS to the backend, whatever the protocol.
+    ...(tlsHostname !== undefined ? { tlsHostname } : {}),
     ...(retryConstraint ? { retryConstraint } : {}),
   };
 }
