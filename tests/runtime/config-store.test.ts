@@ -1,6 +1,6 @@
 // ConfigStore: loads a directory, swaps in a new snapshot when files change, and keeps the
 // last good snapshot when a reload fails.
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -95,5 +95,22 @@ describe('ConfigStore on a single file', () => {
     writeFileSync(join(dir, '.config.yaml.tmp'), route('/two'));
     renameSync(join(dir, '.config.yaml.tmp'), file);
     expect(resolves(await swapped, '/two')).toBe(true);
+  });
+});
+
+describe('ConfigStore on a growing directory tree', () => {
+  it('watches a directory created after watch() began', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steadfast-store-'));
+    writeFileSync(join(dir, 'config.yaml'), route('/one'));
+    store = new ConfigStore({ paths: [dir], debounceMs: 20 });
+    await store.load();
+    store.watch();
+    const first = new Promise<Snapshot>((resolve) => store?.once('swap', (s) => resolve(s)));
+    mkdirSync(join(dir, 'team'));
+    await first;
+    const second = new Promise<Snapshot>((resolve) => store?.once('swap', (s) => resolve(s)));
+    const extra = route('/two').split('---')[1]?.replace('name: r }', 'name: r2 }') ?? '';
+    writeFileSync(join(dir, 'team', 'r2.yaml'), extra);
+    expect(resolves(await second, '/two')).toBe(true);
   });
 });

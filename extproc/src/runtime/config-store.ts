@@ -34,7 +34,9 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
   private current: Snapshot | undefined;
   private gen = 0;
   private failure: ReloadFailure | undefined;
-  private watchers: FSWatcher[] = [];
+  /** Watched directories; directories created later are added when a change arrives. */
+  private readonly watchers = new Map<string, FSWatcher>();
+  private watching = false;
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<boolean> | undefined;
   private again = false;
@@ -113,38 +115,59 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
 
   /** Watches the configured paths and reloads after file changes settle. */
   watch(): void {
-    if (this.watchers.length > 0) return;
-    const debounce = this.options.debounceMs ?? 200;
-    const onChange = () => {
-      if (this.timer) clearTimeout(this.timer);
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        void this.load();
-      }, debounce);
-    };
+    if (this.watching) return;
+    this.watching = true;
+    this.syncWatchers();
+  }
+
+  private onChange(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      // Directories may have come or gone since the last change.
+      this.syncWatchers();
+      void this.load();
+    }, this.options.debounceMs ?? 200);
+  }
+
+  private syncWatchers(): void {
+    if (!this.watching) return;
+    const wanted = new Map<string, string | undefined>();
     for (const p of this.options.paths) {
       try {
         // A single file is watched through its directory: editors often save by renaming a new file over it.
-        const isDir = statSync(p).isDirectory();
-        const name = basename(p);
+        if (statSync(p).isDirectory()) for (const dir of directoriesUnder(p)) wanted.set(dir, undefined);
+        else wanted.set(dirname(p), basename(p));
+      } catch {
+        // A path that cannot be read still loads (as an io-error); the next change will tell.
+      }
+    }
+    for (const [dir, w] of this.watchers) {
+      if (!wanted.has(dir)) {
+        w.close();
+        this.watchers.delete(dir);
+      }
+    }
+    for (const [dir, only] of wanted) {
+      if (this.watchers.has(dir)) continue;
+      try {
         // Each directory on its own: Node 20's recursive fs.watch on Linux stops reporting a
         // file once it has been replaced by a rename (how tools write files atomically).
-        for (const dir of isDir ? directoriesUnder(p) : [dirname(p)]) {
-          const w = watch(dir, (_event, file) => {
-            if (isDir || file === null || file === name) onChange();
-          });
-          w.on('error', () => onChange());
-          this.watchers.push(w);
-        }
+        const w = watch(dir, (_event, file) => {
+          if (only === undefined || file === null || file === only) this.onChange();
+        });
+        w.on('error', () => this.onChange());
+        this.watchers.set(dir, w);
       } catch {
-        // A path that cannot be watched still loads; the next successful reload will tell.
+        // Gone between the scan and the watch: the next change rescans.
       }
     }
   }
 
   close(): void {
-    for (const w of this.watchers) w.close();
-    this.watchers = [];
+    this.watching = false;
+    for (const w of this.watchers.values()) w.close();
+    this.watchers.clear();
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
   }
