@@ -1,0 +1,143 @@
+// The benchmark's result as data: per variant the medians over rounds with their spread,
+// ratios to plain Envoy (V1) taken round by round, and the issue's goals, met or not.
+import type { FilterCase } from './filter-cost.js';
+import type { Measurement } from './measure-variant.js';
+import { medianDifference, medianRatio, spread, type Spread } from './round-stats.js';
+import type { Variant } from './variants.js';
+
+export interface VariantReport {
+  readonly name: string;
+  readonly description: string;
+  /** Medians over rounds; null when unknown or unbounded (a rate the setup could not keep). */
+  readonly rps: number | null;
+  readonly p50_us: number | null;
+  readonly p90_us: number | null;
+  readonly p99_us: number | null;
+  /** Envoy's and the control service's CPU together, per request, under full load. */
+  readonly cpu_us_per_req: number | null;
+  readonly envoy_cpu_us_per_req: number | null;
+  readonly control_cpu_us_per_req: number | null;
+  /** The same at the fixed rate of the latency run. */
+  readonly cpu_us_per_req_at_rate: number | null;
+  readonly spread: Readonly<Record<string, Spread>>;
+  /** Ratios to V1, medians of per-round ratios. */
+  readonly vs_v1: {
+    readonly rps: number | null;
+    readonly cpu_us_per_req: number | null;
+    readonly p50_us: number | null;
+    readonly p99_us: number | null;
+    /** Median per-round p50 difference in microseconds. */
+    readonly p50_delta_us: number | null;
+  };
+  readonly errors: number;
+  readonly latency_runs_behind: number;
+  readonly others_cpu_percent: number | null;
+}
+
+export interface Goal {
+  readonly goal: string;
+  readonly measured: string;
+  readonly met: boolean | null;
+}
+
+export interface BenchReport {
+  readonly date: string;
+  readonly machine: Readonly<Record<string, string | number | boolean>>;
+  readonly envoy: string;
+  readonly rounds: number;
+  readonly method: Readonly<Record<string, string | number>>;
+  readonly variants: Readonly<Record<string, VariantReport>>;
+  readonly goals: readonly Goal[];
+  readonly filter: readonly FilterCase[];
+  readonly backends: Readonly<Record<string, unknown>>;
+  readonly measurements: readonly Measurement[];
+}
+
+const totalCpu = (m: Measurement, atRate: boolean): number | undefined => {
+  const e = atRate ? m.envoyCpuUsPerReqAtRate : m.envoyCpuUsPerReq;
+  const c = atRate ? m.controlCpuUsPerReqAtRate : m.controlCpuUsPerReq;
+  return e === undefined ? undefined : e + (c ?? 0);
+};
+
+export function variantReports(
+  variants: readonly Variant[],
+  measurements: readonly Measurement[],
+  rounds: number,
+): Record<string, VariantReport> {
+  const byRound = (id: string, f: (m: Measurement) => number | undefined): Array<number | undefined> =>
+    Array.from({ length: rounds }, (_, r) => {
+      const m = measurements.find((x) => x.variant === id && x.round === r);
+      return m ? f(m) : undefined;
+    });
+  const series = {
+    rps: (m: Measurement) => m.rps,
+    p50_us: (m: Measurement) => m.latency.p50Us,
+    p90_us: (m: Measurement) => m.latency.p90Us,
+    p99_us: (m: Measurement) => m.latency.p99Us,
+    cpu_us_per_req: (m: Measurement) => totalCpu(m, false),
+    envoy_cpu_us_per_req: (m: Measurement) => m.envoyCpuUsPerReq,
+    control_cpu_us_per_req: (m: Measurement) => m.controlCpuUsPerReq,
+    cpu_us_per_req_at_rate: (m: Measurement) => totalCpu(m, true),
+    service_p50_us: (m: Measurement) => m.latency.serviceP50Us,
+    client_send_lag_p99_us: (m: Measurement) => m.latency.sendLagP99Us,
+  };
+  const out: Record<string, VariantReport> = {};
+  for (const v of variants) {
+    const spreads: Record<string, Spread> = {};
+    for (const [k, f] of Object.entries(series)) spreads[k] = spread(byRound(v.id, f));
+    const mine = measurements.filter((m) => m.variant === v.id);
+    const ratio = (f: (m: Measurement) => number | undefined) =>
+      medianRatio(byRound(v.id, f), byRound('V1', f));
+    const med = (k: string): number | null => spreads[k]?.median ?? null;
+    out[v.id] = {
+      name: v.name,
+      description: v.description,
+      rps: med('rps'),
+      p50_us: med('p50_us'),
+      p90_us: med('p90_us'),
+      p99_us: med('p99_us'),
+      cpu_us_per_req: med('cpu_us_per_req'),
+      envoy_cpu_us_per_req: med('envoy_cpu_us_per_req'),
+      control_cpu_us_per_req: med('control_cpu_us_per_req'),
+      cpu_us_per_req_at_rate: med('cpu_us_per_req_at_rate'),
+      spread: spreads,
+      vs_v1: {
+        rps: ratio(series.rps),
+        cpu_us_per_req: ratio(series.cpu_us_per_req),
+        p50_us: ratio(series.p50_us),
+        p99_us: ratio(series.p99_us),
+        p50_delta_us: medianDifference(byRound(v.id, series.p50_us), byRound('V1', series.p50_us)),
+      },
+      errors: mine.reduce((a, m) => a + m.wrkErrors + m.latency.errors, 0),
+      latency_runs_behind: mine.filter((m) => m.latency.completed < m.latency.due * 0.99).length,
+      others_cpu_percent: spread(mine.map((m) => m.othersCpuPercent)).median,
+    };
+  }
+  return out;
+}
+
+const pct = (x: number | null): string => (x === null ? 'n/a' : `${((x - 1) * 100).toFixed(1)}%`);
+
+/** The issue's goals against this run's numbers. */
+export function goals(v: Readonly<Record<string, VariantReport>>): Goal[] {
+  const g3 = v['V3']?.vs_v1;
+  const g6 = v['V6']?.vs_v1;
+  const g5 = v['V5']?.vs_v1;
+  const out: Goal[] = [];
+  out.push({
+    goal: 'gateway mode (V3) CPU per request within 15% of plain Envoy (V1)',
+    measured: `V3/V1 CPU per request ${g3?.cpu_us_per_req?.toFixed(2) ?? 'n/a'} (${pct(g3?.cpu_us_per_req ?? null)})`,
+    met: g3?.cpu_us_per_req == null ? null : g3.cpu_us_per_req <= 1.15,
+  });
+  out.push({
+    goal: 'gateway mode (V3) median latency at half load within 20 µs of plain Envoy (V1)',
+    measured: `p50 difference ${g3?.p50_delta_us?.toFixed(0) ?? 'n/a'} µs`,
+    met: g3?.p50_delta_us == null ? null : g3.p50_delta_us <= 20,
+  });
+  out.push({
+    goal: 'attach mode (V6) throughput at least 50% of plain Envoy (V1)',
+    measured: `V6/V1 throughput ${g6?.rps?.toFixed(2) ?? 'n/a'} (V5, empty ext_proc: ${g5?.rps?.toFixed(2) ?? 'n/a'})`,
+    met: g6?.rps == null ? null : g6.rps >= 0.5,
+  });
+  return out;
+}

@@ -1,0 +1,247 @@
+// `npm run bench`: plain Envoy against Envoy with steadfast in each mode, on this machine,
+// in interleaved rounds — throughput (wrk), latency at a fixed rate (an open-loop client),
+// CPU per request — plus the filter's own cost in the emulator. Writes bench/results/ and
+// the Performance section of README.md. Numbers, never assertions: no test runs this.
+//
+//   npm run bench                       the full run (about 12 minutes on 2 CPUs)
+//   npm run bench -- --quick            one short round, nothing written
+//   npm run bench -- --rounds 3 --duration 5 --only V1,V3
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, release } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startEchoBackend } from '../backends/echo/start-echo-backend.js';
+import { envoyBinary, envoyVersion } from '../extproc/src/runtime/envoy-binary.js';
+import { projectRoot } from '../extproc/src/runtime/project-root.js';
+import { goals, variantReports, type BenchReport } from './bench-report.js';
+import { planCpuPinning } from './cpu-pinning.js';
+import { measureFilterCost } from './filter-cost.js';
+import { measureVariant, type Measurement, type MeasureSettings } from './measure-variant.js';
+import { startMinimalBackend } from './minimal-backend.js';
+import { resultsChart } from './results-chart.js';
+import { resultsTable } from './results-table.js';
+import type { VariantEnvironment } from './running-variant.js';
+import { benchVariants, type Variant } from './variants.js';
+import { runWrk, wrkVersion } from './wrk.js';
+
+const { values: opts } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '5' },
+    duration: { type: 'string', default: '8' },
+    'latency-duration': { type: 'string', default: '5' },
+    connections: { type: 'string', default: '32' },
+    only: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    'no-write': { type: 'boolean', default: false },
+  },
+});
+
+function bounded(name: string, text: string | undefined, min: number, max: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new Error(`--${name} must be an integer in ${min}-${max}`);
+  return n;
+}
+
+const quick = opts.quick === true;
+const rounds = quick ? 1 : bounded('rounds', opts.rounds, 1, 20);
+const durationS = quick ? 3 : bounded('duration', opts.duration, 1, 60);
+const latencyS = quick ? 2 : bounded('latency-duration', opts['latency-duration'], 1, 60);
+const connections = bounded('connections', opts.connections, 1, 1000);
+const write = !quick && opts['no-write'] !== true;
+
+function cpuModel(): string {
+  try {
+    const m = /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'));
+    return m?.[1]?.trim() ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+function nproc(): number {
+  const r = spawnSync('nproc', [], { encoding: 'utf8' });
+  const n = Number(r.stdout?.trim());
+  return Number.isInteger(n) && n > 0 ? n : availableParallelism();
+}
+
+const log = (line: string): void => console.log(line);
+const fmt = (x: number, d = 0): string =>
+  x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+
+async function main(): Promise<void> {
+  const root = projectRoot();
+  const wrk = wrkVersion();
+  const envoy = envoyVersion(envoyBinary());
+  const wasmPath = join(root, 'filter', 'build', 'steadfast.wasm');
+  if (!existsSync(wasmPath) || !existsSync(join(root, 'dist', 'extproc', 'src', 'cli', 'main.js')))
+    throw new Error(
+      'the filter or the control service is not built: run `npm run build` (npm run bench does)',
+    );
+  const cpus = nproc(); // before this process is pinned to one CPU, which nproc would then report
+  const pinning = planCpuPinning();
+  const machine = {
+    nproc: cpus,
+    cpu_model: cpuModel(),
+    kernel: release(),
+    node: process.version,
+    wrk,
+    pinned: pinning.pinned,
+    pinning: pinning.why,
+    loadavg_1m_at_start: Number(loadavg()[0]?.toFixed(2)),
+  };
+  log(`steadfast benchmark: Envoy ${envoy}, wrk ${wrk}, node ${process.version}`);
+  log(
+    `machine: ${machine.nproc} × ${machine.cpu_model}; ${pinning.why}; load average ${machine.loadavg_1m_at_start}`,
+  );
+
+  log('\nthe filter in the proxy-wasm emulator, one request at a time:');
+  const filter = await measureFilterCost(wasmPath);
+  for (const f of filter) {
+    log(
+      `  ${f.name.padEnd(32)} ${fmt(f.hostCallsPerRequest, 1).padStart(5)} host calls  ` +
+        `${fmt(f.wasmNsPerRequest).padStart(7)} ns in the filter  ${fmt(f.nsPerRequest).padStart(7)} ns with the emulator`,
+    );
+  }
+
+  const addresses = ['127.0.0.2', '127.0.0.3'];
+  const backend = await startMinimalBackend(addresses);
+  const echo = await startEchoBackend({ address: '127.0.0.4' });
+  try {
+    // Which backend costs less per request: measured, not assumed. The benchmark uses the minimal one.
+    const backends: Record<string, unknown> = {};
+    for (const [name, url] of [
+      ['minimal', `http://${addresses[0]}:${backend.port}/bench`],
+      ['echo', `http://127.0.0.4:${echo.port}/bench`],
+    ] as const) {
+      await runWrk({ url, connections, durationS: 1, pin: pinning.driver });
+      const before = process.cpuUsage();
+      const r = await runWrk({ url, connections, durationS: 3, pin: pinning.driver });
+      const used = process.cpuUsage(before);
+      backends[name] = { rps: Math.round(r.rps), cpu_us_per_req: (used.user + used.system) / r.requests };
+      log(
+        `backend ${name}: ${fmt(r.rps)} requests/s direct, ${fmt((used.user + used.system) / r.requests, 1)} µs CPU per request`,
+      );
+    }
+    await echo.close();
+    backends['used'] = 'minimal';
+
+    const env: VariantEnvironment = {
+      root,
+      wasmPath,
+      backendAddresses: addresses,
+      backendPort: backend.port,
+      pinning,
+    };
+    const all = benchVariants({ root, sessionKey: randomBytes(32).toString('base64') });
+    const only = opts.only?.split(',').map((s) => s.trim());
+    const variants = all.filter((v) => v.id === 'V1' || !only || only.includes(v.id));
+    const v1 = variants.find((v) => v.id === 'V1') as Variant;
+
+    // The latency runs' rate: half of what plain Envoy carries, measured now on this machine.
+    const calibration = await measureVariant(v1, -1, env, {
+      connections,
+      warmupS: 1,
+      durationS: Math.min(durationS, 5),
+      rate: 100,
+      latencyWarmupMs: 100,
+      latencyDurationMs: 200,
+      latencyConnections: 4,
+    });
+    const rate = Math.max(100, Math.round(calibration.rps / 2 / 100) * 100);
+    log(
+      `\nplain Envoy carries ${fmt(calibration.rps)} requests/s; latency runs at ${fmt(rate)} requests/s\n`,
+    );
+
+    const settings: MeasureSettings = {
+      connections,
+      warmupS: 1,
+      durationS,
+      rate,
+      latencyWarmupMs: 1000,
+      latencyDurationMs: latencyS * 1000,
+      latencyConnections: 16,
+    };
+    const measurements: Measurement[] = [];
+    const started = Date.now();
+    for (let round = 0; round < rounds; round++) {
+      // Each round starts at a different variant, so none is always first or last.
+      const order = variants.map((_, i) => variants[(i + round) % variants.length] as Variant);
+      for (const v of order) {
+        const m = await measureVariant(v, round, env, settings);
+        measurements.push(m);
+        const cpu =
+          m.envoyCpuUsPerReq === undefined
+            ? ''
+            : `  CPU ${fmt(m.envoyCpuUsPerReq, 1)}${m.controlCpuUsPerReq === undefined ? '' : ` + ${fmt(m.controlCpuUsPerReq, 1)}`} µs/req`;
+        log(
+          `round ${round + 1}/${rounds} ${v.id} ${v.name.padEnd(24)} ${fmt(m.rps).padStart(7)} req/s` +
+            `  p50 ${fmt(m.latency.p50Us).padStart(6)}  p90 ${fmt(m.latency.p90Us).padStart(6)}  p99 ${fmt(m.latency.p99Us).padStart(6)} µs` +
+            `${cpu}${m.wrkErrors + m.latency.errors > 0 ? `  errors ${m.wrkErrors + m.latency.errors}` : ''}` +
+            `${m.latency.firstError ? ` (${m.latency.firstError})` : ''}` +
+            `${m.othersCpuPercent === undefined ? '' : `  others ${fmt(m.othersCpuPercent)}% CPU`}`,
+        );
+      }
+    }
+    log(`\n${rounds} rounds in ${fmt((Date.now() - started) / 60_000, 1)} minutes`);
+
+    const variantsReport = variantReports(variants, measurements, rounds);
+    const report: BenchReport = {
+      date: new Date().toISOString(),
+      machine: { ...machine, loadavg_1m_at_end: Number(loadavg()[0]?.toFixed(2)) },
+      envoy,
+      rounds,
+      method: {
+        throughput: `wrk -t1 -c${connections} -d${durationS}s after a 1 s warm-up`,
+        latency: `open-loop client, ${settings.latencyConnections} keep-alive connections, latency from each request's due time, ${latencyS} s after a 1 s warm-up`,
+        latency_rate_rps: rate,
+        cpu: '/proc/<pid>/stat utime+stime of Envoy and the control service over the wrk run, per request',
+        envoy_args: '--concurrency 1',
+        backend: 'bench/minimal-backend.ts on 127.0.0.2 and 127.0.0.3',
+      },
+      variants: variantsReport,
+      goals: goals(variantsReport),
+      filter,
+      backends,
+      measurements,
+    };
+    const table = resultsTable(report);
+    log(`\n${table}`);
+    if (write) writeResults(root, report, table);
+  } finally {
+    await backend.close();
+    await echo.close();
+  }
+}
+
+function writeResults(root: string, report: BenchReport, table: string): void {
+  const dir = join(root, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  // JSON has no Infinity: a latency the setup could not keep is null.
+  const json = `${JSON.stringify(report, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2)}\n`;
+  writeFileSync(join(dir, 'latest.json'), json);
+  writeFileSync(join(dir, `${report.date.slice(0, 10)}.json`), json);
+  writeFileSync(join(dir, 'latest.md'), table);
+  writeFileSync(join(dir, 'latest.svg'), resultsChart(report));
+  const readme = join(root, 'README.md');
+  const text = readFileSync(readme, 'utf8');
+  const start = '<!-- bench:results:start -->';
+  const end = '<!-- bench:results:end -->';
+  const a = text.indexOf(start);
+  const b = text.indexOf(end);
+  if (a !== -1 && b > a) {
+    const section = `${start}\n\n${table}\n![benchmark: throughput, CPU per request, latency](bench/results/latest.svg)\n\n${end}`;
+    writeFileSync(readme, text.slice(0, a) + section + text.slice(b + end.length));
+  }
+  log(`wrote bench/results/latest.{json,md,svg} and bench/results/${report.date.slice(0, 10)}.json`);
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(`steadfast benchmark: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  },
+);

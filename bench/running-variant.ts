@@ -1,0 +1,158 @@
+// Brings one variant up for one measurement — its control service, its Envoy (pinned to
+// the system-under-test CPU), its session cookie — and takes it down again.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { startEnvoy, type EnvoyProcess } from '../extproc/src/runtime/envoy-process.js';
+import type { CpuPinning } from './cpu-pinning.js';
+import { bindEnvoyConfig } from './envoy-config-binding.js';
+import type { Variant } from './variants.js';
+
+export const BENCH_PATH = '/bench';
+
+export interface RunningVariant {
+  readonly host: string;
+  readonly port: number;
+  /** Headers every client request carries (the session cookie, when there is one). */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly envoyPid: number | undefined;
+  readonly controlPid: number | undefined;
+  /** The filter's counters (`steadfast_*`) from Envoy's stats. */
+  filterCounters(): Promise<Map<string, number>>;
+  stop(): Promise<void>;
+}
+
+export interface VariantEnvironment {
+  readonly root: string;
+  readonly wasmPath: string;
+  readonly backendAddresses: readonly string[];
+  readonly backendPort: number;
+  readonly pinning: CpuPinning;
+}
+
+interface ServeProcess {
+  readonly child: ChildProcess;
+  readonly grpcPort: number;
+  stop(): Promise<void>;
+}
+
+const READY = /ready; ext_proc on (\S+):(\d+)/;
+
+async function startServe(env: VariantEnvironment, args: readonly string[]): Promise<ServeProcess> {
+  const [cmd, ...rest] = [
+    ...env.pinning.sut,
+    process.execPath,
+    join(env.root, 'bin', 'steadfast.js'),
+    'serve',
+    ...args,
+    '--grpc-address',
+    '127.0.0.1:0',
+    '--admin-port',
+    '0',
+  ];
+  const child = spawn(cmd as string, rest, { stdio: ['ignore', 'pipe', 'pipe'], cwd: env.root });
+  let output = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`steadfast serve was not ready in 20 s:\n${output}`)),
+      20_000,
+    );
+    const onData = (d: Buffer): void => {
+      output += d.toString();
+      const m = READY.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[2]));
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`steadfast serve exited with ${code}:\n${output}`));
+    });
+  });
+  return {
+    child,
+    grpcPort: port,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(killer);
+      }
+    },
+  };
+}
+
+/** The `name=value` of the session cookie the first answer sets. */
+async function sessionCookie(url: string, name: string): Promise<string> {
+  const res = await fetch(url);
+  await res.arrayBuffer();
+  const set = res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
+  if (!set) throw new Error(`${url} set no ${name} cookie (status ${res.status})`);
+  return set.split(';')[0] as string;
+}
+
+export async function startVariant(v: Variant, env: VariantEnvironment): Promise<RunningVariant> {
+  if (v.envoyConfig === undefined) {
+    return {
+      host: env.backendAddresses[0] as string,
+      port: env.backendPort,
+      headers: {},
+      envoyPid: undefined,
+      controlPid: undefined,
+      filterCounters: () => Promise.resolve(new Map()),
+      stop: () => Promise.resolve(),
+    };
+  }
+  const serve = v.serveArgs ? await startServe(env, v.serveArgs) : undefined;
+  let envoy: EnvoyProcess;
+  try {
+    envoy = await startEnvoy({
+      config: bindEnvoyConfig(v.envoyConfig, {
+        backendAddresses: env.backendAddresses,
+        backendPort: env.backendPort,
+        wasmPath: env.wasmPath,
+        ...(serve ? { extProcPort: serve.grpcPort } : {}),
+        ...(v.filterConfig !== undefined ? { filterConfig: v.filterConfig } : {}),
+      }),
+      logLevel: 'error',
+      args: ['--concurrency', '1'],
+    });
+  } catch (e) {
+    await serve?.stop();
+    throw e;
+  }
+  const stop = async (): Promise<void> => {
+    await envoy.stop();
+    await serve?.stop();
+  };
+  try {
+    if (envoy.child.pid !== undefined) env.pinning.pinSut(envoy.child.pid);
+    const url = new URL(envoy.url());
+    const headers: Record<string, string> = {};
+    if (v.sessionCookie)
+      headers['cookie'] = await sessionCookie(`${url.origin}${BENCH_PATH}`, v.sessionCookie);
+    return {
+      host: url.hostname,
+      port: Number(url.port),
+      headers,
+      envoyPid: envoy.child.pid,
+      controlPid: serve?.child.pid,
+      filterCounters: async () => {
+        const out = new Map<string, number>();
+        for (const [k, n] of await envoy.stats()) {
+          const m = /^wasmcustom\.(steadfast_\w+)$/.exec(k);
+          if (m?.[1]) out.set(m[1], n);
+        }
+        return out;
+      },
+      stop,
+    };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
