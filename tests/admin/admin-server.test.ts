@@ -1,7 +1,13 @@
 // The admin API through fastify's inject(): no port is opened.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ADMIN_ERROR_CODES } from '../../extproc/src/admin/admin-errors.js';
 import { buildAdminServer } from '../../extproc/src/admin/admin-server.js';
 import { ServiceMetrics } from '../../extproc/src/runtime/metrics.js';
+import type { ConfigView } from '../../extproc/src/runtime/served-config.js';
+import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { REPO_ROOT } from '../support/paths.js';
 
 describe('admin API', () => {
   it('answers /healthz', async () => {
@@ -40,6 +46,143 @@ describe('admin API', () => {
 
   it('answers 404 for unknown paths', async () => {
     const app = buildAdminServer({ metrics: new ServiceMetrics(), notReadyReason: () => null });
-    expect((await app.inject({ url: '/nope' })).statusCode).toBe(404);
+    const res = await app.inject({ url: '/nope' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toMatchObject({ code: 'not-found' });
+  });
+});
+
+describe('admin API: the configuration being served', () => {
+  const routes = `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: steadfast }
+spec: { controllerName: steadfast.dev/gateway-controller }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: edge, namespace: default }
+spec:
+  gatewayClassName: steadfast
+  listeners: [{ name: http, protocol: HTTP, port: 10000 }]
+---
+apiVersion: v1
+kind: Service
+metadata: { name: app, namespace: default }
+spec: { ports: [{ name: http, port: 80 }] }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: shop, namespace: default }
+spec:
+  parentRefs: [{ name: edge }]
+  hostnames: [shop.example]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /cart } }]
+      retry: { attempts: 2, codes: [503] }
+      backendRefs: [{ name: app, port: 80 }]
+    - matches: [{ path: { type: PathPrefix, value: /api }, headers: [{ name: x-tier, value: gold }] }]
+      timeouts: { request: 2s }
+      backendRefs: [{ name: app, port: 80 }]
+`;
+  const snapshot = compileSnapshot([{ path: 'routes.yaml', text: routes }]);
+  const view = (over: Partial<ConfigView> = {}): ConfigView => ({
+    snapshot,
+    generation: 3,
+    lastFailure: undefined,
+    loadedAt: new Date('2026-01-01T00:00:00Z'),
+    ...over,
+  });
+  const app = (config?: ConfigView) =>
+    buildAdminServer({
+      metrics: new ServiceMetrics(),
+      notReadyReason: () => null,
+      ...(config ? { config } : {}),
+    });
+
+  it('lists every object with its conditions at /v1/status', async () => {
+    const res = await app(view()).inject({ url: '/v1/status' });
+    expect(res.statusCode).toBe(200);
+    const body = res.json() as {
+      generation: number;
+      lastReloadError: unknown;
+      objects: { kind: string; metadata: { name: string }; status: { parents?: unknown[] } }[];
+    };
+    expect(body.generation).toBe(3);
+    expect(body.lastReloadError).toBeNull();
+    expect(body.objects.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(
+      expect.arrayContaining(['Gateway/edge', 'HTTPRoute/shop', 'Service/app']),
+    );
+    const shop = body.objects.find((o) => o.kind === 'HTTPRoute');
+    expect(JSON.stringify(shop?.status)).toContain('"type":"Accepted","status":"True"');
+  });
+
+  it('reports the last failed reload in /v1/status', async () => {
+    const failure = {
+      at: new Date('2026-01-01T00:01:00Z'),
+      message: 'reload kept the previous configuration: routes.yaml:4: bad',
+      errors: [{ code: 'yaml-syntax' as const, file: 'routes.yaml', line: 4, field: '', message: 'bad' }],
+    };
+    const body = (await app(view({ lastFailure: failure })).inject({ url: '/v1/status' })).json() as {
+      lastReloadError: { at: string; message: string };
+    };
+    expect(body.lastReloadError).toMatchObject({ at: '2026-01-01T00:01:00.000Z', message: failure.message });
+  });
+
+  it('serves the compiled PolicyTable at /v1/policy', async () => {
+    const body = (await app(view()).inject({ url: '/v1/policy' })).json() as {
+      generation: number;
+      table: { routes: { id: string; rules: { token: string }[] }[] };
+    };
+    expect(body.generation).toBe(3);
+    expect(body.table).toEqual(JSON.parse(JSON.stringify(snapshot.table)));
+  });
+
+  it('resolves at /v1/resolve with method, host, path and repeated header=name:value', async () => {
+    const a = app(view());
+    const cart = (await a.inject({ url: '/v1/resolve?host=shop.example:80&path=/cart/1' })).json();
+    expect(cart).toMatchObject({ matched: true, rule: 'httproute/default/shop/rule/0' });
+    expect(cart.token).toBe(snapshot.table.routes[0]?.rules[0]?.token);
+    const gold = await a.inject({
+      url: '/v1/resolve?method=post&host=shop.example&path=/api/x&header=X-Tier:%20gold&header=x-other:1',
+    });
+    expect(gold.json()).toMatchObject({ matched: true, rule: 'httproute/default/shop/rule/1' });
+    const plain = await a.inject({ url: '/v1/resolve?host=shop.example&path=/api/x' });
+    expect(plain.statusCode).toBe(200);
+    expect(plain.json()).toEqual({ matched: false });
+  });
+
+  it('answers bad resolve queries with 400 and a coded JSON error', async () => {
+    const a = app(view());
+    for (const url of [
+      '/v1/resolve?path=/x',
+      '/v1/resolve?host=a&path=x',
+      '/v1/resolve?host=a&host=b&path=/',
+      '/v1/resolve?host=a&path=/&header=novalue',
+    ]) {
+      const res = await a.inject({ url });
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json()).toMatchObject({ code: 'bad-request' });
+      expect(typeof res.json().message).toBe('string');
+    }
+  });
+
+  it('says why there is nothing to show before a load and without a configuration', async () => {
+    const loading = await app(view({ snapshot: undefined, generation: 0 })).inject({ url: '/v1/policy' });
+    expect(loading.statusCode).toBe(503);
+    expect(loading.json()).toMatchObject({ code: 'not-loaded' });
+    const token = await app().inject({ url: '/v1/status' });
+    expect(token.statusCode).toBe(404);
+    expect(token.json()).toMatchObject({ code: 'no-configuration' });
+  });
+
+  it('answers unknown endpoints with a coded JSON 404', async () => {
+    const res = await app(view()).inject({ url: '/v2/nothing?x=1' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ code: 'not-found', message: 'no such endpoint: GET /v2/nothing' });
+  });
+
+  it('documents every error code in docs/attach.md', () => {
+    const doc = readFileSync(join(REPO_ROOT, 'docs/attach.md'), 'utf8');
+    for (const code of ADMIN_ERROR_CODES) expect(doc, code).toContain(`\`${code}\``);
   });
 });

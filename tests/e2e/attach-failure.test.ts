@@ -59,6 +59,9 @@ describe('attach mode: the control service goes away', () => {
     expect(without).toBeGreaterThan(0);
     expect(samples.length - without).toBeGreaterThan(0);
     expect(ms).toBeLessThan(2000);
+    console.log(
+      `attach-failure: ${samples.length} requests, ${without} without policy, policy back ${ms.toFixed(0)} ms after the restart was ready`,
+    );
     expect(await stat('failure_mode_allowed')).toBeGreaterThan(failOpenBefore);
     expect((await fetch(`${restarted.adminUrl}/readyz`)).status).toBe(200);
   }, 30_000);

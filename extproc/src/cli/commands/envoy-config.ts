@@ -8,6 +8,7 @@ import { envoyYaml } from '../../envoy/envoy-yaml.js';
 import { generateGatewayConfig } from '../../envoy/gateway-config.js';
 import { readConfigFiles } from '../../runtime/config-files.js';
 import { projectRoot } from '../../runtime/project-root.js';
+import { readSessionKeyFile } from '../../runtime/session-key-file.js';
 import { compileSnapshot } from '../../runtime/snapshot.js';
 import { flag, intFlag, parseArgs } from '../args.js';
 import { type Command, UsageError } from '../command.js';
@@ -15,7 +16,7 @@ import { diagnosticsText } from '../status-text.js';
 
 const USAGE =
   'steadfast envoy-config --config <dir> --mode gateway|attach [--address A] [--envoy-admin-port N] ' +
-  '[--wasm-path P] [--session-key BASE64]... [--ext-proc-address HOST:PORT] [--compose]';
+  '[--wasm-path P] [--session-key BASE64]... [--session-keys FILE] [--ext-proc-address HOST:PORT] [--compose]';
 
 export const envoyConfigCommand: Command = {
   name: 'envoy-config',
@@ -29,6 +30,7 @@ export const envoyConfigCommand: Command = {
       'envoy-admin-port': { type: 'string' },
       'wasm-path': { type: 'string' },
       'session-key': { type: 'string', multiple: true },
+      'session-keys': { type: 'string' },
       'ext-proc-address': { type: 'string' },
       // The preset compose.yaml runs: listeners and admin on 0.0.0.0, the demo key, debug.
       compose: { type: 'boolean' },
@@ -54,16 +56,22 @@ export const envoyConfigCommand: Command = {
     // Relative to the project root, where `envoy -c` is documented to run from.
     const wasmPath =
       flag(parsed, 'wasm-path') ?? relative(process.cwd(), `${projectRoot()}/filter/build/steadfast.wasm`);
+    // Keys from --session-key and from a key file (read now: Envoy's wasm configuration is inline).
+    const keyFile = flag(parsed, 'session-keys');
+    const sessionKeys = [
+      ...(parsed.flags.get('session-key') ?? []),
+      ...(keyFile !== undefined ? (await readSessionKeyFile(keyFile)).keys : []),
+    ];
     if (mode === 'attach') {
       io.out(
         generateAttachSnippet(snap.table, {
           extProcAddress: flag(parsed, 'ext-proc-address') ?? '127.0.0.1:50051',
           wasmPath,
+          ...(sessionKeys.length > 0 ? { sessionKeys } : {}),
         }),
       );
       return 0;
     }
-    const sessionKeys = parsed.flags.get('session-key') ?? [];
     if (flag(parsed, 'compose') === 'true') {
       io.out(
         envoyYaml(generateGatewayConfig(snap.table, composeGatewayOptions(sessionKeys)), COMPOSE_HEADER),

@@ -1,14 +1,12 @@
 // `steadfast serve`: the control service in attach mode — ext_proc over gRPC for an
 // existing Envoy, plus the admin API. Loads and watches a configuration directory and
 // resolves every request against it; prints one ready line, drains on SIGINT/SIGTERM.
-import { readFile } from 'node:fs/promises';
 import type { PolicyLookup } from '../../grpc/ext-proc-service.js';
 import { startControlService, untilSignalled } from '../../runtime/control-service.js';
 import { startExtProcWorkers } from '../../runtime/ext-proc-workers.js';
 import { ServiceMetrics } from '../../runtime/metrics.js';
 import { ServedConfig } from '../../runtime/served-config.js';
-import { parseSessionKeyFile } from '../../session/keys.js';
-import { sessionKeyId } from '../../session/token.js';
+import { readSessionKeyFile } from '../../runtime/session-key-file.js';
 import { flag, intFlag, parseArgs } from '../args.js';
 import { type Command, UsageError } from '../command.js';
 
@@ -16,17 +14,6 @@ const USAGE =
   'steadfast serve --config <dir> [--grpc-address HOST:PORT] [--admin-address HOST] [--admin-port N] ' +
   '[--workers N] [--session-keys FILE]\n' +
   '       steadfast serve --policy-token TOKEN [...]   (wiring check: the same policy for every request)';
-
-/** Key ids only: a key itself never reaches a log line. */
-async function sessionKeyIds(file: string): Promise<string[]> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (e) {
-    throw new UsageError(`--session-keys: cannot read ${file}: ${(e as Error).message}`);
-  }
-  return parseSessionKeyFile(text, file).map((k) => sessionKeyId(k).toString('hex'));
-}
 
 export const serveCommand: Command = {
   name: 'serve',
@@ -61,7 +48,7 @@ export const serveCommand: Command = {
     const keysFile = flag(parsed, 'session-keys');
     // serve seals nothing: the keys live in the filter's configuration (docs/attach.md).
     // It checks the file so a bad ring is caught here, and names the keys by id.
-    const keyIds = keysFile !== undefined ? await sessionKeyIds(keysFile) : undefined;
+    const keyIds = keysFile !== undefined ? (await readSessionKeyFile(keysFile)).ids : undefined;
 
     const log = (line: string) => io.err(`steadfast serve: ${line}`);
     const metrics = new ServiceMetrics();

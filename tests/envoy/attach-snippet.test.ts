@@ -1,0 +1,244 @@
+// The attach-mode snippet: what it holds, that envoy/attach-example.yaml is exactly an
+// "existing" Envoy plus the snippet, that an Envoy with the snippet added passes
+// `envoy --mode validate`, and how `steadfast envoy-config --mode attach` delivers keys.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { generateAttachSnippet, parseHostPort } from '../../extproc/src/envoy/attach-snippet.js';
+import { run } from '../../extproc/src/cli/main.js';
+import { validateEnvoyConfig } from '../../extproc/src/runtime/envoy-binary.js';
+import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { generateSessionKey } from '../../extproc/src/session/keys.js';
+import { baseObjectsYaml, routesYaml } from '../e2e/support/attach-config.js';
+import { REPO_ROOT, filterWasm } from '../support/paths.js';
+
+type Node = Record<string, unknown>;
+
+const CONFIG = {
+  'base.yaml': baseObjectsYaml([{ address: '127.0.0.2' }], 8080),
+  'routes.yaml': routesYaml([
+    {
+      name: 'shop',
+      hostnames: ['shop.example'],
+      rules: [{ path: '/retry', retry: { attempts: 2, codes: [503], backoff: '100ms' } }, { path: '/plain' }],
+    },
+  ]),
+};
+const table = compileSnapshot(Object.entries(CONFIG).map(([path, text]) => ({ path, text }))).table;
+const KEYS = [generateSessionKey(), generateSessionKey()];
+const tmp = mkdtempSync(join(tmpdir(), 'steadfast-snippet-'));
+
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function snippet(options: Partial<Parameters<typeof generateAttachSnippet>[1]> = {}): Node {
+  return parse(
+    generateAttachSnippet(table, {
+      extProcAddress: '127.0.0.1:50051',
+      wasmPath: 'filter/build/steadfast.wasm',
+      ...options,
+    }),
+  ) as Node;
+}
+
+const typed = (n: unknown): Node => (n as Node)['typed_config'] as Node;
+
+describe('generateAttachSnippet', () => {
+  const s = snippet({ sessionKeys: KEYS });
+  const filters = s['http_filters'] as Node[];
+
+  it('adds ext_proc, steadfast.wasm and stateful_session, in that order', () => {
+    expect(filters.map((f) => f['name'])).toEqual([
+      'envoy.filters.http.ext_proc',
+      'envoy.filters.http.wasm',
+      'envoy.filters.http.stateful_session',
+    ]);
+  });
+
+  it('configures ext_proc to send request headers only, fail open and keep steadfast metadata', () => {
+    expect(typed(filters[0])).toMatchObject({
+      grpc_service: { envoy_grpc: { cluster_name: 'steadfast_extproc' } },
+      failure_mode_allow: true,
+      message_timeout: '0.2s',
+      processing_mode: {
+        request_header_mode: 'SEND',
+        response_header_mode: 'SKIP',
+        request_body_mode: 'NONE',
+        response_body_mode: 'NONE',
+      },
+      metadata_options: { receiving_namespaces: { untyped: ['steadfast'] } },
+    });
+  });
+
+  it('gives the filter its policy source and the session keys', () => {
+    const config = (typed(filters[1])['config'] as Node)['configuration'] as Node;
+    expect(JSON.parse(config['value'] as string)).toEqual({ policySource: 'metadata', sessionKeys: KEYS });
+    const noKeys = (
+      (typed((snippet()['http_filters'] as Node[])[1])['config'] as Node)['configuration'] as Node
+    )['value'] as string;
+    expect(JSON.parse(noKeys)).toEqual({ policySource: 'metadata', sessionKeys: [] });
+  });
+
+  it('pins sessions through x-steadfast-pin, which clients may not send', () => {
+    expect(typed(filters[2])).toMatchObject({
+      session_state: {
+        name: 'envoy.http.stateful_session.header',
+        typed_config: { name: 'x-steadfast-pin' },
+      },
+      strict: false,
+    });
+    expect(s['route_config']).toEqual({ internal_only_headers: ['x-steadfast-pin'] });
+  });
+
+  it('lists the rules whose routes need the retry backoff', () => {
+    expect(s['route_retry_policy']).toEqual({
+      retry_back_off: { base_interval: '0.001s', max_interval: '0.001s' },
+    });
+    expect(s['retry_routes']).toEqual([
+      {
+        rule: 'httproute/default/shop/rule/0',
+        retry: '2 retries, backoff floor 100 ms',
+        hostnames: ['shop.example'],
+        matches: ['PathPrefix /retry'],
+      },
+    ]);
+  });
+
+  it('adds an HTTP/2 cluster for the control service, by IP or by DNS name', () => {
+    const [cluster] = s['clusters'] as Node[];
+    expect(cluster).toMatchObject({ name: 'steadfast_extproc', type: 'STATIC' });
+    expect(JSON.stringify(cluster)).toContain('"http2_protocol_options":{}');
+    const dns = (snippet({ extProcAddress: 'steadfast.internal:50051' })['clusters'] as Node[])[0];
+    expect(dns).toMatchObject({ type: 'STRICT_DNS' });
+    expect(parseHostPort('[::1]:50051')).toEqual({ host: '::1', port: 50051 });
+    expect(() => parseHostPort('nope')).toThrow(/HOST:PORT/);
+  });
+});
+
+describe('envoy/attach-example.yaml', () => {
+  const example = parse(readFileSync(join(REPO_ROOT, 'envoy/attach-example.yaml'), 'utf8')) as Node;
+  const statics = example['static_resources'] as Node;
+  const chain = (((statics['listeners'] as Node[])[0] as Node)['filter_chains'] as Node[])[0] as Node;
+  const manager = typed((chain['filters'] as Node[])[0]);
+  const s = snippet({ debug: true });
+
+  it('is an existing Envoy with exactly the snippet added', () => {
+    const httpFilters = manager['http_filters'] as Node[];
+    expect(httpFilters.slice(0, 3)).toEqual(s['http_filters']);
+    expect(httpFilters[3]).toEqual(s['router']);
+    const routeConfig = manager['route_config'] as Node;
+    expect(routeConfig['internal_only_headers']).toEqual(['x-steadfast-pin']);
+    const routes = ((routeConfig['virtual_hosts'] as Node[])[0] as Node)['routes'] as Node[];
+    for (const r of routes) {
+      expect((r['route'] as Node)['retry_policy']).toEqual(s['route_retry_policy']);
+    }
+    expect(statics['clusters']).toContainEqual((s['clusters'] as Node[])[0]);
+  });
+
+  it('marks every added part "# steadfast"', () => {
+    const text = readFileSync(join(REPO_ROOT, 'envoy/attach-example.yaml'), 'utf8');
+    expect(text.match(/# steadfast:/g)?.length).toBeGreaterThanOrEqual(7);
+  });
+});
+
+describe('an Envoy with the generated snippet added', () => {
+  it('passes envoy --mode validate', () => {
+    const s = snippet({ sessionKeys: KEYS, wasmPath: filterWasm() });
+    const config = {
+      static_resources: {
+        listeners: [
+          {
+            name: 'ingress',
+            address: { socket_address: { address: '127.0.0.1', port_value: 10000 } },
+            filter_chains: [
+              {
+                filters: [
+                  {
+                    name: 'envoy.filters.network.http_connection_manager',
+                    typed_config: {
+                      '@type':
+                        'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+                      stat_prefix: 'ingress',
+                      route_config: {
+                        ...(s['route_config'] as Node),
+                        virtual_hosts: [
+                          {
+                            name: 'app',
+                            domains: ['*'],
+                            routes: [
+                              {
+                                match: { prefix: '/' },
+                                route: { cluster: 'app', retry_policy: s['route_retry_policy'] },
+                              },
+                            ],
+                          },
+                        ],
+                      },
+                      http_filters: [...(s['http_filters'] as Node[]), s['router']],
+                    },
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+        clusters: [
+          {
+            name: 'app',
+            type: 'STATIC',
+            load_assignment: {
+              cluster_name: 'app',
+              endpoints: [
+                {
+                  lb_endpoints: [
+                    { endpoint: { address: { socket_address: { address: '127.0.0.2', port_value: 8080 } } } },
+                  ],
+                },
+              ],
+            },
+          },
+          ...(s['clusters'] as Node[]),
+        ],
+      },
+    };
+    const path = join(tmp, 'with-snippet.yaml');
+    writeFileSync(path, stringify(config));
+    const r = validateEnvoyConfig(path);
+    expect(r.output).toContain('OK');
+    expect(r.ok).toBe(true);
+  });
+});
+
+describe('steadfast envoy-config --mode attach', () => {
+  const dir = join(tmp, 'config');
+  const capture = async (args: string[]) => {
+    let out = '';
+    let err = '';
+    const code = await run(args, { out: (t) => (out += t), err: (t) => (err += t) });
+    return { code, out, err };
+  };
+
+  it('reads the session keys from a key file into the filter configuration', async () => {
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(dir, { recursive: true });
+    for (const [name, text] of Object.entries(CONFIG)) writeFileSync(join(dir, name), text);
+    const keyFile = join(tmp, 'keys');
+    writeFileSync(keyFile, `# newest first\n${KEYS[0]}\n\n${KEYS[1]}\n`);
+    const r = await capture(['envoy-config', '--config', dir, '--mode', 'attach', '--session-keys', keyFile]);
+    expect(r.code).toBe(0);
+    const filters = (parse(r.out) as Node)['http_filters'] as Node[];
+    const value = ((typed(filters[1])['config'] as Node)['configuration'] as Node)['value'] as string;
+    expect(JSON.parse(value)).toEqual({ policySource: 'metadata', sessionKeys: KEYS });
+    expect(r.out).toContain('holds 2 session key(s): treat this output as a secret');
+  });
+
+  it('refuses a bad key file, naming file and line', async () => {
+    const keyFile = join(tmp, 'bad-keys');
+    writeFileSync(keyFile, `${KEYS[0]}\nnot-a-key\n`);
+    const r = await capture(['envoy-config', '--config', dir, '--mode', 'attach', '--session-keys', keyFile]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${keyFile}:2`);
+    expect(r.out).toBe('');
+  });
+});
