@@ -36,6 +36,10 @@ spec:
       backendRefs: [{ name: echo-plain, port: 80 }]
     - matches: [{ path: { value: /ws } }]
       backendRefs: [{ name: echo-ws, port: 80 }]
+    - matches: [{ path: { value: /half } }]
+      backendRefs:
+        - { name: echo-plain, port: 80, weight: 1 }
+        - { name: pigeon, port: 80, weight: 1 }
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: GRPCRoute
@@ -80,6 +84,7 @@ describe('gateway mode: backend protocols (GEP-1911)', () => {
       serviceYaml('echo-plain', [echo]),
       serviceYaml('echo-ws', [echo], 'kubernetes.io/ws'),
       serviceYaml('grpc-echo', [grpc]),
+      serviceYaml('pigeon', [echo], 'example.com/carrier-pigeon'),
     );
     config.write('routes.yaml', ROUTES);
     gateway = await startTestGateway(config);
@@ -110,6 +115,17 @@ describe('gateway mode: backend protocols (GEP-1911)', () => {
     const res = await curl(`${url}/plain/x`, ['--http2-prior-knowledge', '-H', 'Host: web.test']);
     expect(res.status).toBe(200);
     expect((JSON.parse(res.body) as EchoReport).protocol).toBe('HTTP/1.1');
+  });
+
+  it('answers 500 for the share of requests an unsupported backend would have had', async () => {
+    const statuses = new Map<number, number>();
+    for (let i = 0; i < 40; i++) {
+      const res = await curl(`${url}/half/${i}`, ['-H', 'Host: web.test']);
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+    }
+    expect([...statuses.keys()].sort()).toEqual([200, 500]);
+    expect(statuses.get(500)).toBeGreaterThanOrEqual(10);
+    expect(statuses.get(200)).toBeGreaterThanOrEqual(10);
   });
 
   it('routes a GRPCRoute to the gRPC backend (grpcurl)', async () => {

@@ -5,10 +5,13 @@ import { existsSync, readFileSync, readdirSync, unlinkSync, writeFileSync } from
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { objectText } from '../../extproc/src/cli/status-text.js';
+import { formatDiagnostic } from '../../extproc/src/gatewayapi/diagnostic.js';
 import { envoyYaml } from '../../extproc/src/envoy/envoy-yaml.js';
 import { generateGatewayConfig } from '../../extproc/src/envoy/gateway-config.js';
 import { validateEnvoyConfig } from '../../extproc/src/runtime/envoy-binary.js';
 import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { isHealthy } from '../../extproc/src/translate/status.js';
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), 'testdata');
 const update = process.env['UPDATE_GOLDEN'] === '1';
@@ -25,7 +28,17 @@ function render(name: string, text: string): string {
     wasmPath: 'filter/build/steadfast.wasm',
     sessionKeys: [GOLDEN_SESSION_KEY],
   });
-  return envoyYaml(config);
+  // The input's problems head the output, so a change in what is accepted shows in the diff.
+  const problems = [
+    ...snap.diagnostics.map(formatDiagnostic),
+    ...snap.statuses.filter((o) => !isHealthy(o)).flatMap((o) => objectText(o).split('\n')),
+  ];
+  return envoyYaml(
+    config,
+    problems.length === 0
+      ? 'input: no problems'
+      : ['input problems (as steadfast validate shows them):', ...problems].join('\n'),
+  );
 }
 
 describe('gateway config golden: testdata/*.in.yaml → *.out.yaml', () => {

@@ -65,6 +65,8 @@ function routeConfiguration(
     name,
     // Only steadfast's filter may name the pinned host; a client's value is dropped.
     internal_only_headers: [PIN_HEADER],
+    // An unresolved backendRef's share names no cluster and answers 500 (rule-clusters.ts).
+    validate_clusters: false,
     virtual_hosts: hostRoutes(routes).map((h) => ({
       name: h.hostname,
       domains: [h.hostname],

@@ -57,6 +57,7 @@ export function envoyRoute(rule: TableRule, match: TableMatch, clusters: RuleClu
     ...base,
     route: {
       ...target,
+      ...(clusters.unresolved ? { cluster_not_found_response_code: 'INTERNAL_SERVER_ERROR' } : {}),
       retry_policy: { retry_back_off: { ...RETRY_BACK_OFF } },
       // A WebSocket lives longer than any request timeout; the filter still sets one when the rule asks.
       ...(clusters.websocket ? { timeout: '0s', upgrade_configs: [{ upgrade_type: 'websocket' }] } : {}),

@@ -9,8 +9,11 @@
 // (selectable through `stateful_session`'s override host, which looks hosts up by
 // address across the whole cluster) and receives no new traffic.
 //
-// Backends that need another upstream protocol, and unresolved ones, cannot share a
-// cluster: they get clusters of their own and the route splits by weight between them.
+// Backends that need another upstream protocol cannot share a cluster: they get clusters
+// of their own and the route splits by weight between them. Unresolved backendRefs get a
+// share of that split that names no cluster: "the proportion of requests that would
+// otherwise have been routed to an invalid backend MUST receive a 500 status code", which
+// the route answers through `cluster_not_found_response_code`.
 import type { TableBackend, TableEndpoint, TableRouteKind, TableRule } from '../table/policy-table.js';
 import { TYPE_ROUND_ROBIN, backendLocality, ruleClusterName } from './envoy-names.js';
 import {
@@ -38,6 +41,8 @@ export interface RuleClusters {
   readonly clusters: readonly Json[];
   /** Where the route sends requests: one cluster, or a weighted split between groups. */
   readonly targets: readonly RuleTarget[];
+  /** Some targets name no cluster (unresolved backendRefs): their share answers 500. */
+  readonly unresolved: boolean;
   /** The rule has a ws or wss backend: its route allows the WebSocket upgrade. */
   readonly websocket: boolean;
 }
@@ -52,8 +57,7 @@ function socketAddress(e: TableEndpoint): Json {
 }
 
 function cluster(name: string, group: Group, options: ClusterOptions): Json {
-  // An unresolved backendRef's share of requests fails: its cluster has no endpoints.
-  const backends = group.key === 'invalid' ? [] : group.backends;
+  const backends = group.backends;
   const endpoints = backends.map((b) => ({
     locality: backendLocality(b),
     ...(b.weight > 0 ? { load_balancing_weight: b.weight } : {}),
@@ -109,12 +113,13 @@ export function ruleClusters(kind: TableRouteKind, rule: TableRule, options: Clu
   const targets: RuleTarget[] = [];
   for (const g of groups) {
     const name = ruleClusterName(rule, single ? undefined : g.key);
-    clusters.push(cluster(name, g, options));
+    if (g.key !== 'invalid') clusters.push(cluster(name, g, options));
     targets.push({ name, weight: g.backends.reduce((sum, b) => sum + b.weight, 0) });
   }
   return {
     clusters,
     targets,
+    unresolved: groups.some((g) => g.key === 'invalid'),
     websocket: groups.some((g) => g.key === 'ws' || g.key === 'wss'),
   };
 }
