@@ -162,7 +162,7 @@ async function main(): Promise<void> {
       rate,
       latencyWarmupMs: 1000,
       latencyDurationMs: latencyS * 1000,
-      latencyConnections: 16,
+      latencyConnections: 64,
     };
     const measurements: Measurement[] = [];
     const started = Date.now();
