@@ -81,6 +81,7 @@ describe('gateway mode: live reload', () => {
   let v1: RunningBackend;
   let v2: RunningBackend;
   let gateway: LocalGateway;
+  const logs: string[] = [];
 
   beforeAll(async () => {
     v1 = await startEchoBackend({ address: '127.0.0.2', name: 'v1' });
@@ -88,7 +89,7 @@ describe('gateway mode: live reload', () => {
     config.write('gateway.yaml', gatewayYaml());
     config.write('services.yaml', serviceYaml('v1', [v1]), serviceYaml('v2', [v2]));
     config.write('routes.yaml', V1_ONLY);
-    gateway = await startTestGateway(config);
+    gateway = await startTestGateway(config, 50, (line) => logs.push(line));
   });
 
   afterAll(async () => {
@@ -132,5 +133,33 @@ describe('gateway mode: live reload', () => {
     const res = await fetch(`${gatewayUrl(gateway)}/app`);
     expect(res.status).toBe(200);
     expect(res.headers.get('x-backend-instance')).toBe('v2');
+  });
+
+  it('keeps serving the previous routes when Envoy refuses an update, and says so', async () => {
+    // RE2 caps repetition at 1000; JavaScript and the Gateway API schema accept this.
+    const refused = routes(`    - matches: [{ path: { type: RegularExpression, value: '/app/a{2000}' } }]
+      backendRefs: [{ name: v1, port: 80 }]
+    - matches: [{ path: { value: /app } }]
+      backendRefs: [{ name: v1, port: 80 }]
+`);
+    const next = gateway.store.generation + 1;
+    config.write('routes.yaml', refused);
+    await appliedAtLeast(gateway, next, 1000);
+    const deadline = Date.now() + 5000;
+    while (!logs.some((l) => l.includes('Envoy rejected')) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(logs.find((l) => l.includes('Envoy rejected'))).toMatch(
+      /generation \d+ and keeps serving the previous one/,
+    );
+    // The refused routes never reach Envoy; the cluster update that came first did (xDS has no
+    // transactions), so the old route answers from its rule's updated cluster — but it answers.
+    const res = await fetch(`${gatewayUrl(gateway)}/app`);
+    expect(res.status).toBe(200);
+    const stats = await gateway.envoy.stats();
+    const rejected = [...stats].filter(
+      ([k, v]) => k.includes('.rds.') && k.endsWith('.update_rejected') && v > 0,
+    );
+    expect(rejected.length, JSON.stringify(rejected)).toBeGreaterThan(0);
   });
 });

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { objectText } from '../../extproc/src/cli/status-text.js';
 import { formatDiagnostic } from '../../extproc/src/gatewayapi/diagnostic.js';
 import { envoyYaml } from '../../extproc/src/envoy/envoy-yaml.js';
-import { generateGatewayConfig } from '../../extproc/src/envoy/gateway-config.js';
+import { generateGatewayConfig, generateGatewayResources } from '../../extproc/src/envoy/gateway-config.js';
 import { validateEnvoyConfig } from '../../extproc/src/runtime/envoy-binary.js';
 import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
 import { isHealthy } from '../../extproc/src/translate/status.js';
@@ -24,14 +24,13 @@ export const GOLDEN_SESSION_KEY = Buffer.alloc(32, 7).toString('base64');
 
 function render(name: string, text: string): string {
   const snap = compileSnapshot([{ path: name, text }]);
-  const config = generateGatewayConfig(snap.table, {
-    wasmPath: 'filter/build/steadfast.wasm',
-    sessionKeys: [GOLDEN_SESSION_KEY],
-  });
+  const options = { wasmPath: 'filter/build/steadfast.wasm', sessionKeys: [GOLDEN_SESSION_KEY] };
+  const config = generateGatewayConfig(snap.table, options);
   // The input's problems head the output, so a change in what is accepted shows in the diff.
   const problems = [
     ...snap.diagnostics.map(formatDiagnostic),
     ...snap.statuses.filter((o) => !isHealthy(o)).flatMap((o) => objectText(o).split('\n')),
+    ...generateGatewayResources(snap.table, options).warnings.map((w) => `generator warning: ${w}`),
   ];
   return envoyYaml(
     config,

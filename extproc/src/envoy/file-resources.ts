@@ -51,6 +51,8 @@ export interface ResourceFiles {
   /** RDS file name → its text. */
   readonly routes: ReadonlyMap<string, string>;
   readonly listeners: string;
+  /** What could not be given to Envoy as written. */
+  readonly warnings: readonly string[];
 }
 
 export function resourceFiles(
@@ -71,6 +73,7 @@ export function resourceFiles(
     clusters: new Map(resources.clusters.map((c) => [c['name'] as string, c])),
     routes,
     listeners: discoveryFile(TYPE_LISTENER, resources.listeners, version),
+    warnings: resources.warnings,
   };
 }
 

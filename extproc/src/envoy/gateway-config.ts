@@ -5,6 +5,7 @@
 import type { PolicyTable, TableListener, TableRoute } from '../table/policy-table.js';
 import { PIN_HEADER, TYPE_HCM } from './envoy-names.js';
 import { type FilterOptions, gatewayHttpFilters } from './http-filters.js';
+import { matchRe2Problem } from './re2-syntax.js';
 import { envoyRoute } from './route-action.js';
 import { type RuleClusters, ruleClusters } from './rule-clusters.js';
 import { hostRoutes } from './virtual-hosts.js';
@@ -31,6 +32,8 @@ export interface GatewayResources {
   readonly listeners: readonly Json[];
   readonly routeConfigurations: readonly Json[];
   readonly clusters: readonly Json[];
+  /** What could not be given to Envoy as written (and was left out). */
+  readonly warnings: readonly string[];
 }
 
 export const DEFAULT_SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
@@ -60,6 +63,7 @@ function routeConfiguration(
   name: string,
   routes: { route: TableRoute; order: number }[],
   clusters: Map<string, RuleClusters>,
+  warnings: Set<string>,
 ): Json {
   return {
     name,
@@ -70,7 +74,13 @@ function routeConfiguration(
     virtual_hosts: hostRoutes(routes).map((h) => ({
       name: h.hostname,
       domains: [h.hostname],
-      routes: h.entries.map((e) => envoyRoute(e.rule, e.match, clusters.get(e.rule.id))),
+      routes: h.entries
+        .filter((e) => {
+          const problem = matchRe2Problem(e.match);
+          if (problem !== undefined) warnings.add(`${problem}; the match is left out of Envoy's routes`);
+          return problem === undefined;
+        })
+        .map((e) => envoyRoute(e.rule, e.match, clusters.get(e.rule.id))),
     })),
   };
 }
@@ -96,13 +106,14 @@ export function generateGatewayResources(
   }
   const listeners: Json[] = [];
   const routeConfigurations: Json[] = [];
+  const warnings = new Set<string>();
   for (const group of portGroups(table)) {
     const name = listenerName(group);
     const ids = new Set(group.listeners.map((l) => l.id));
     const routes = table.routes
       .map((route, order) => ({ route, order }))
       .filter(({ route }) => route.listeners.some((id) => ids.has(id)));
-    const rc = routeConfiguration(name, routes, byRule);
+    const rc = routeConfiguration(name, routes, byRule, warnings);
     routeConfigurations.push(rc);
     const hcm: Json = {
       '@type': TYPE_HCM,
@@ -129,7 +140,7 @@ export function generateGatewayResources(
       ],
     });
   }
-  return { listeners, routeConfigurations, clusters };
+  return { listeners, routeConfigurations, clusters, warnings: [...warnings] };
 }
 
 export function adminConfig(options: GatewayConfigOptions): Json {

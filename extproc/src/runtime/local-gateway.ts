@@ -57,6 +57,18 @@ export function filterWasmPath(): string {
   return path;
 }
 
+/** Envoy's count of LDS, RDS and CDS updates it refused. */
+async function rejectedUpdates(envoy: EnvoyProcess): Promise<number> {
+  try {
+    const stats = await envoy.stats();
+    let total = 0;
+    for (const [name, value] of stats) if (name.endsWith('.update_rejected')) total += value;
+    return total;
+  } catch {
+    return 0;
+  }
+}
+
 function problemsOf(snapshot: Snapshot): number {
   return snapshot.errors.length;
 }
@@ -82,10 +94,9 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
 
   const apply = async (snapshot: Snapshot, generation: number): Promise<void> => {
     try {
-      await files.write(
-        resourceFiles(snapshot.table, envoyOptions, directory, String(generation)),
-        String(generation),
-      );
+      const next = resourceFiles(snapshot.table, envoyOptions, directory, String(generation));
+      for (const w of next.warnings) options.log(`warning: ${w}`);
+      await files.write(next, String(generation));
       applied = generation;
       events.emit('applied', generation);
     } catch (e) {
@@ -122,13 +133,27 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     throw e;
   }
 
+  // Envoy refuses an update it cannot load and keeps serving the previous one; say so.
+  let rejected = await rejectedUpdates(envoy);
+  const reportRejections = async (generation: number): Promise<void> => {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = await rejectedUpdates(envoy);
+    if (now > rejected) {
+      options.log(
+        `Envoy rejected configuration generation ${generation} and keeps serving the previous one ` +
+          `(its log says why; ${envoy.adminUrl}/stats?filter=update_rejected)`,
+      );
+    }
+    rejected = now;
+  };
+
   store.on('swap', (snapshot, generation) => {
     const problems = problemsOf(snapshot);
     options.log(
       `configuration generation ${generation}: ${snapshot.table.routes.length} route(s)` +
         (problems > 0 ? `, ${problems} problem(s) (steadfast validate shows them)` : ''),
     );
-    void apply(snapshot, generation);
+    void apply(snapshot, generation).then(() => reportRejections(generation));
   });
   store.on('reload-failed', (failure) => options.log(failure.message));
   store.watch();

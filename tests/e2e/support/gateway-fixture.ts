@@ -62,7 +62,11 @@ export class ConfigDir {
   }
 }
 
-export async function startTestGateway(config: ConfigDir, debounceMs = 50): Promise<LocalGateway> {
+export async function startTestGateway(
+  config: ConfigDir,
+  debounceMs = 50,
+  log: (line: string) => void = () => undefined,
+): Promise<LocalGateway> {
   return startLocalGateway({
     configPaths: [config.path],
     address: '127.0.0.1',
@@ -72,7 +76,7 @@ export async function startTestGateway(config: ConfigDir, debounceMs = 50): Prom
     listenerPorts: { [GATEWAY_PORT]: 0 },
     debug: true,
     debounceMs,
-    log: () => undefined,
+    log,
   });
 }
 

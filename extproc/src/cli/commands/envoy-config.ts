@@ -5,7 +5,7 @@ import { relative } from 'node:path';
 import { generateAttachSnippet } from '../../envoy/attach-snippet.js';
 import { COMPOSE_HEADER, composeGatewayOptions } from '../../envoy/compose-preset.js';
 import { envoyYaml } from '../../envoy/envoy-yaml.js';
-import { generateGatewayConfig } from '../../envoy/gateway-config.js';
+import { generateGatewayConfig, generateGatewayResources } from '../../envoy/gateway-config.js';
 import { readConfigFiles } from '../../runtime/config-files.js';
 import { projectRoot } from '../../runtime/project-root.js';
 import { readSessionKeyFile } from '../../runtime/session-key-file.js';
@@ -71,6 +71,9 @@ export const envoyConfigCommand: Command = {
         }),
       );
       return 0;
+    }
+    for (const w of generateGatewayResources(snap.table, { wasmPath, sessionKeys }).warnings) {
+      io.err(`steadfast envoy-config: warning: ${w}`);
     }
     if (flag(parsed, 'compose') === 'true') {
       io.out(
