@@ -5,6 +5,7 @@ import { EventEmitter } from 'node:events';
 import { type FSWatcher, readdirSync, statSync, watch } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { formatDiagnostic, type Diagnostic } from '../gatewayapi/diagnostic.js';
+import type { ConfigFile } from '../gatewayapi/parse.js';
 import { readConfigFiles } from './config-files.js';
 import { type Snapshot, compileSnapshot } from './snapshot.js';
 
@@ -25,6 +26,11 @@ export interface ConfigStoreOptions {
   readonly paths: readonly string[];
   /** Quiet period after the last file event before reloading. */
   readonly debounceMs?: number;
+  /** Compiles a snapshot; `steadfast serve` does it on a worker thread. Default: compileSnapshot. */
+  readonly compile?: (
+    files: readonly ConfigFile[],
+    extra: readonly Diagnostic[],
+  ) => Snapshot | Promise<Snapshot>;
 }
 
 /** YAML syntax and I/O errors make a reload fail: a half-saved file must not drop its routes. */
@@ -86,7 +92,7 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
     let next: Snapshot;
     try {
       const read = await readConfigFiles(this.options.paths);
-      next = compileSnapshot(read.files, read.diagnostics);
+      next = await (this.options.compile ?? compileSnapshot)(read.files, read.diagnostics);
     } catch (e) {
       return this.fail([], `reload failed: ${(e as Error).message}`);
     }

@@ -7,6 +7,7 @@ import type { RequestAttributes } from '../grpc/request-attributes.js';
 import type { Resolver } from '../resolve/compile.js';
 import { ConfigStore, type ReloadFailure } from './config-store.js';
 import type { ServiceMetrics } from './metrics.js';
+import { SnapshotCompiler } from './snapshot-compiler.js';
 import type { Snapshot } from './snapshot.js';
 
 const FATAL_CODES = new Set(['yaml-syntax', 'io-error']);
@@ -39,6 +40,8 @@ export interface ServedConfigOptions {
 
 export class ServedConfig implements ConfigView {
   private readonly store: ConfigStore;
+  /** Off the ext_proc thread: a large reload must not stall answers past message_timeout. */
+  private readonly compiler = new SnapshotCompiler();
   private at: Date | undefined;
   private resolver: Resolver | undefined;
 
@@ -46,6 +49,7 @@ export class ServedConfig implements ConfigView {
     this.store = new ConfigStore({
       paths: options.paths,
       ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
+      compile: this.compiler.compile,
     });
     this.store.on('swap', (snapshot, generation) => {
       this.resolver = snapshot.resolver;
@@ -121,5 +125,6 @@ export class ServedConfig implements ConfigView {
 
   close(): void {
     this.store.close();
+    this.compiler.close();
   }
 }

@@ -11,6 +11,8 @@ export interface LoadOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** Per-request time limit. */
   readonly timeoutMs?: number;
+  /** Stops sending once an answer satisfies this (the answers already under way still count). */
+  readonly stopWhen?: (sample: LoadSample) => boolean;
 }
 
 export interface LoadSample {
@@ -80,14 +82,21 @@ export function startBoundedLoad(options: LoadOptions): RunningLoad {
   const started = performance.now();
   const pending: Promise<LoadSample>[] = [];
   const intervalMs = 1000 / options.ratePerSecond;
+  let stopped = false;
+  const send = (): void => {
+    pending.push(
+      one(url, agent, options, started).then((s) => {
+        if (options.stopWhen?.(s)) stopped = true;
+        return s;
+      }),
+    );
+  };
   const done = new Promise<LoadResult>((resolve) => {
     const tick = (): void => {
-      const elapsed = performance.now() - started;
+      const elapsed = stopped ? options.durationMs : performance.now() - started;
       // Catch up on ticks a busy event loop delayed, but never past the bounds.
       const due = Math.min(options.maxRequests, Math.floor(elapsed / intervalMs) + 1);
-      while (pending.length < due && elapsed < options.durationMs) {
-        pending.push(one(url, agent, options, started));
-      }
+      while (pending.length < due && elapsed < options.durationMs) send();
       if (elapsed < options.durationMs && pending.length < options.maxRequests) {
         setTimeout(tick, Math.max(1, intervalMs / 2));
         return;
