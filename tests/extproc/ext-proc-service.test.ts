@@ -49,6 +49,7 @@ beforeAll(async () => {
     lookup: (req) => {
       seen.push(req);
       if (req.path.startsWith('/boom')) throw new Error('resolver bug');
+      if (req.path.startsWith('/closed')) return { result: 'invalid' };
       return req.authority === 'shop.example' ? 'sf1;id=httproute/default/shop/rule/0;k=h' : undefined;
     },
   });
@@ -118,6 +119,32 @@ describe('ext_proc request headers', () => {
     const text = await metrics.registry.metrics();
     expect(text).toMatch(/steadfast_extproc_requests_total\{result="error"\} 1/);
     expect(text).toMatch(/steadfast_extproc_errors_total\{kind="resolve"\} 1/);
+  });
+
+  it('gives a request matching a rule that fails closed no policy, counted as invalid', async () => {
+    const [answer] = await exchange([
+      envoyHeaders([
+        [':authority', 'shop.example'],
+        [':path', '/closed'],
+      ]),
+    ]);
+    expect(answer?.['dynamic_metadata']).toBeUndefined();
+    expect(await metrics.registry.metrics()).toMatch(
+      /steadfast_extproc_requests_total\{result="invalid"\} 1/,
+    );
+  });
+
+  it('counts a stream Envoy gives up on before it was answered', async () => {
+    const call = (
+      client as unknown as { Process: () => grpc.ClientDuplexStream<Message, Message> }
+    ).Process();
+    call.on('error', () => undefined);
+    await new Promise((r) => setTimeout(r, 50));
+    call.cancel();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await metrics.registry.metrics()).toMatch(
+      /steadfast_extproc_errors_total\{kind="cancelled_unanswered"\} 1/,
+    );
   });
 
   it('answers phases it was not asked for with "continue"', async () => {

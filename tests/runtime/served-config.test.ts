@@ -1,0 +1,98 @@
+// ServedConfig: what `steadfast serve --config` answers from — readiness, reload metrics,
+// and the lookup ext_proc calls (matched, unmatched, and rules that fail closed).
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { requestAttributes } from '../../extproc/src/grpc/request-attributes.js';
+import { ServiceMetrics } from '../../extproc/src/runtime/metrics.js';
+import { ServedConfig } from '../../extproc/src/runtime/served-config.js';
+import { baseObjectsYaml, routesYaml } from '../e2e/support/attach-config.js';
+
+const dirs: string[] = [];
+const served: ServedConfig[] = [];
+
+afterEach(() => {
+  for (const s of served.splice(0)) s.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function setup(files: Record<string, string>) {
+  const dir = mkdtempSync(join(tmpdir(), 'steadfast-served-'));
+  dirs.push(dir);
+  const write = (name: string, text: string) => {
+    writeFileSync(join(dir, `.${name}`), text);
+    renameSync(join(dir, `.${name}`), join(dir, name));
+  };
+  for (const [n, t] of Object.entries(files)) write(n, t);
+  const metrics = new ServiceMetrics();
+  const config = new ServedConfig({ paths: [dir], metrics, debounceMs: 20 });
+  served.push(config);
+  return { dir, write, metrics, config };
+}
+
+const request = (authority: string, path: string) =>
+  requestAttributes({
+    headers: {
+      headers: [
+        { key: ':method', value: 'GET' },
+        { key: ':authority', value: authority },
+        { key: ':path', value: path },
+      ],
+    },
+  });
+
+const BASE = baseObjectsYaml([{ address: '127.0.0.2' }], 8080);
+const ROUTES = routesYaml([
+  { name: 'shop', hostnames: ['shop.example'], rules: [{ path: '/cart', retry: { attempts: 2 } }] },
+]);
+
+describe('ServedConfig', () => {
+  it('is not ready before the first load, then ready and resolving', async () => {
+    const { config, metrics } = setup({ 'base.yaml': BASE, 'routes.yaml': ROUTES });
+    expect(config.notReadyReason()).toBe('no configuration loaded yet');
+    expect(config.lookup(request('shop.example', '/cart'))).toEqual({ result: 'unmatched' });
+    await config.start();
+    expect(config.notReadyReason()).toBeNull();
+    expect(config.lookup(request('shop.example', '/cart/1'))).toMatchObject({
+      result: 'matched',
+      token: expect.stringMatching(/^sf1;id=httproute\/default\/shop\/rule\/0;k=h;ra=2/),
+    });
+    expect(config.lookup(request('other.example', '/cart'))).toEqual({ result: 'unmatched' });
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/^steadfast_config_reloads_total 1$/m);
+    expect(text).toMatch(/^steadfast_config_generation 1$/m);
+    expect(text).toMatch(/^steadfast_config_matches 1$/m);
+  });
+
+  it('stays not ready while the first load has broken files, and becomes ready once they are fixed', async () => {
+    const { config, write, metrics } = setup({ 'base.yaml': BASE, 'routes.yaml': 'kind: [oops\n' });
+    await config.start();
+    expect(config.notReadyReason()).toMatch(/^the configuration did not load: routes\.yaml:\d+: /);
+    expect(await metrics.registry.metrics()).toMatch(/^steadfast_config_reload_errors_total 1$/m);
+    write('routes.yaml', ROUTES);
+    await config.reload();
+    expect(config.notReadyReason()).toBeNull();
+    expect(config.generation).toBe(2);
+  });
+
+  it('gives a rule that fails closed no policy, counted as invalid', async () => {
+    const broken = routesYaml([
+      { name: 'shop', hostnames: ['shop.example'], rules: [{ path: '/cart', retry: { attempts: 2 } }] },
+    ]).replace('backendRefs: [{ name: app, port: 80 }]', 'backendRefs: [{ name: missing, port: 80 }]');
+    const { config } = setup({ 'base.yaml': BASE, 'routes.yaml': broken });
+    await config.start();
+    expect(config.lookup(request('shop.example', '/cart'))).toEqual({ result: 'invalid' });
+  });
+
+  it('hands every swap to listeners (the --workers primary forwards it)', async () => {
+    const { config, write } = setup({ 'base.yaml': BASE, 'routes.yaml': ROUTES });
+    const seen: number[] = [];
+    config.onSwap((_s, generation) => seen.push(generation));
+    await config.start();
+    write('routes.yaml', ROUTES.replace('attempts: 2', 'attempts: 4'));
+    await config.reload();
+    expect(seen).toEqual([1, 2]);
+    expect(config.snapshot?.table.routes[0]?.rules[0]?.token).toContain(';ra=4');
+  });
+});
