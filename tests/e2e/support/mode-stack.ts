@@ -1,0 +1,85 @@
+// One scenario table, both ways to run steadfast (DESIGN.md, "Two ways to run"): the same
+// Gateway API objects served by gateway mode (the local gateway `steadfast dev` runs:
+// generated Envoy configuration, policy in route metadata) or by attach mode (the real
+// `steadfast serve` plus envoy/attach-example.yaml, policy over ext_proc). Both put the
+// three echo backends on 127.0.0.2–4 behind one Service, with one attempt ledger.
+import { AttemptLedger } from '../../../backends/attempt-ledger.js';
+import { startEchoBackend } from '../../../backends/echo/start-echo-backend.js';
+import type { RunningBackend } from '../../../backends/running-backend.js';
+import type { EnvoyProcess } from '../../../extproc/src/runtime/envoy-process.js';
+import { startLocalGateway } from '../../../extproc/src/runtime/local-gateway.js';
+import { type AttachRoute, baseObjectsYaml, configDir, routesYaml } from './attach-config.js';
+import { BACKEND_ADDRESSES, startAttachStack } from './attach-stack.js';
+import { TEST_SESSION_KEY } from './gateway-fixture.js';
+
+export type ModeName = 'gateway' | 'attach';
+export const MODES: readonly ModeName[] = ['gateway', 'attach'];
+
+export interface ModeStack {
+  readonly mode: ModeName;
+  /** `http://host:port` of the listener the routes attach to. */
+  readonly url: string;
+  readonly envoy: EnvoyProcess;
+  readonly backends: readonly RunningBackend[];
+  stop(): Promise<void>;
+}
+
+/** The Gateway listener port the shared objects declare (bound elsewhere by the test). */
+const LISTENER_PORT = 10000;
+
+async function startGatewayMode(routes: readonly AttachRoute[]): Promise<ModeStack> {
+  const ledger = new AttemptLedger();
+  const backends: RunningBackend[] = [];
+  for (const address of BACKEND_ADDRESSES) {
+    backends.push(
+      await startEchoBackend({ address, port: backends[0]?.port ?? 0, name: `gw-${address}`, ledger }),
+    );
+  }
+  const dir = configDir({
+    'base.yaml': baseObjectsYaml(backends, backends[0]!.port),
+    'routes.yaml': routesYaml(routes),
+  });
+  try {
+    const gateway = await startLocalGateway({
+      configPaths: [dir.path],
+      address: '127.0.0.1',
+      adminPort: 0,
+      envoyAdminPort: 0,
+      sessionKeys: [TEST_SESSION_KEY],
+      listenerPorts: { [LISTENER_PORT]: 0 },
+      debug: true,
+      debounceMs: 50,
+      log: () => undefined,
+    });
+    return {
+      mode: 'gateway',
+      url: gateway.envoy.url(),
+      envoy: gateway.envoy,
+      backends,
+      stop: async () => {
+        await gateway.stop();
+        await Promise.all(backends.map((b) => b.close()));
+        dir.remove();
+      },
+    };
+  } catch (e) {
+    await Promise.all(backends.map((b) => b.close()));
+    dir.remove();
+    throw e;
+  }
+}
+
+async function startAttachMode(routes: readonly AttachRoute[]): Promise<ModeStack> {
+  const stack = await startAttachStack({ routes });
+  return {
+    mode: 'attach',
+    url: stack.url,
+    envoy: stack.envoy,
+    backends: stack.backends,
+    stop: () => stack.stop(),
+  };
+}
+
+export function startMode(mode: ModeName, routes: readonly AttachRoute[]): Promise<ModeStack> {
+  return mode === 'gateway' ? startGatewayMode(routes) : startAttachMode(routes);
+}
