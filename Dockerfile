@@ -25,4 +25,4 @@ COPY scripts/compose-backend.mjs ./scripts/compose-backend.mjs
 COPY examples ./examples
 USER node
 EXPOSE 9902 50051
-CMD ["node", "bin/steadfast.js", "serve", "--grpc-address", "0.0.0.0:50051", "--admin-address", "0.0.0.0", "--admin-port", "9902"]
+CMD ["node", "bin/steadfast.js", "serve", "--config", "examples/quickstart", "--grpc-address", "0.0.0.0:50051", "--admin-address", "0.0.0.0", "--admin-port", "9902"]

@@ -104,7 +104,7 @@ describe('gateway mode: live reload', () => {
     await new Promise((r) => setTimeout(r, 300));
     const steps = [V2_ONLY, RENUMBERED, V1_ONLY, V2_ONLY];
     for (const step of steps) {
-      const next = gateway.store.generation + 1;
+      const next = gateway.config.generation + 1;
       config.write('routes.yaml', step);
       await appliedAtLeast(gateway, next, 700);
     }
@@ -124,12 +124,12 @@ describe('gateway mode: live reload', () => {
   });
 
   it('keeps the last good configuration when a reload fails', async () => {
-    const generation = gateway.store.generation;
+    const generation = gateway.config.generation;
     config.write('routes.yaml', `${V1_ONLY}\n  rules: [unclosed\n`);
     const deadline = Date.now() + 5000;
-    while (!gateway.store.lastFailure && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-    expect(gateway.store.lastFailure?.message).toMatch(/kept the previous configuration/);
-    expect(gateway.store.generation).toBe(generation);
+    while (!gateway.config.lastFailure && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    expect(gateway.config.lastFailure?.message).toMatch(/kept the previous configuration/);
+    expect(gateway.config.generation).toBe(generation);
     const res = await fetch(`${gatewayUrl(gateway)}/app`);
     expect(res.status).toBe(200);
     expect(res.headers.get('x-backend-instance')).toBe('v2');
@@ -142,7 +142,7 @@ describe('gateway mode: live reload', () => {
     - matches: [{ path: { value: /app } }]
       backendRefs: [{ name: v1, port: 80 }]
 `);
-    const next = gateway.store.generation + 1;
+    const next = gateway.config.generation + 1;
     config.write('routes.yaml', refused);
     await appliedAtLeast(gateway, next, 1000);
     const deadline = Date.now() + 5000;

@@ -66,7 +66,7 @@ describe('gateway mode: sessions across weight changes', () => {
     const cookie = /^(app-session=[^;]+)/.exec(first.setCookie ?? '')?.[1];
     expect(cookie).toBeDefined();
 
-    const next = gateway.store.generation + 1;
+    const next = gateway.config.generation + 1;
     config.write('routes.yaml', split(0, 1));
     await appliedAtLeast(gateway, next);
 

@@ -152,7 +152,14 @@ describe('docker compose setup', () => {
     }
     // The control service's admin port, as the healthcheck and the published port say.
     const steadfast = compose.services['steadfast'] as ComposeService & { healthcheck?: { test: string[] } };
-    expect(steadfast.command?.join(' ')).toContain('--admin-port 9902');
+    const serve = steadfast.command?.join(' ') ?? '';
+    expect(serve).toContain('--admin-port 9902');
+    // It serves the status of the same files envoy/compose.yaml was generated from (copied by `COPY examples`).
+    for (const f of COMPOSE_CONFIG_FILES) {
+      expect(serve).toContain(`--config ${f}`);
+      expect(f.startsWith('examples/')).toBe(true);
+    }
+    expect(dockerfile).toMatch(/^COPY examples \.\/examples$/m);
     expect(steadfast.ports).toContain('127.0.0.1:9902:9902');
     expect(steadfast.healthcheck?.test.join(' ')).toContain('127.0.0.1:9902/healthz');
   });

@@ -1,7 +1,8 @@
 // A gateway on this machine: the control service, and Envoy fed from files that follow the
 // configuration directory. Used by `steadfast dev` and `steadfast quickstart`. A changed
-// file is compiled by the ConfigStore; a snapshot that compiles is turned into Envoy
-// resources and written where Envoy watches; one that does not keeps the last good one.
+// file is compiled by the served configuration (the same ServedConfig `steadfast serve`
+// answers from); a snapshot that compiles is turned into Envoy resources and written
+// where Envoy watches; one that does not keeps the last good one.
 import { EventEmitter } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,11 +10,12 @@ import { join } from 'node:path';
 import { envoyYaml } from '../envoy/envoy-yaml.js';
 import { fileBootstrap, resourceFiles } from '../envoy/file-resources.js';
 import type { GatewayConfigOptions } from '../envoy/gateway-config.js';
-import { ConfigStore } from './config-store.js';
 import { type ControlService, startControlService } from './control-service.js';
 import { EnvoyResourceFiles } from './envoy-resource-files.js';
 import { type EnvoyProcess, startEnvoy } from './envoy-process.js';
+import { ServiceMetrics } from './metrics.js';
 import { projectRoot } from './project-root.js';
+import { ServedConfig } from './served-config.js';
 import type { Snapshot } from './snapshot.js';
 
 export interface LocalGatewayOptions {
@@ -45,7 +47,8 @@ export interface LocalGatewayEvents {
 export interface LocalGateway extends EventEmitter<LocalGatewayEvents> {
   readonly envoy: EnvoyProcess;
   readonly control: ControlService;
-  readonly store: ConfigStore;
+  /** The configuration being served: generation, last failure, snapshot. */
+  readonly config: ServedConfig;
   /** The last generation written for Envoy. */
   readonly appliedGeneration: number;
   stop(): Promise<void>;
@@ -69,10 +72,6 @@ async function rejectedUpdates(envoy: EnvoyProcess): Promise<number> {
   }
 }
 
-function problemsOf(snapshot: Snapshot): number {
-  return snapshot.errors.length;
-}
-
 export async function startLocalGateway(options: LocalGatewayOptions): Promise<LocalGateway> {
   const envoyOptions: GatewayConfigOptions = {
     address: options.address,
@@ -82,11 +81,22 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     ...(options.listenerPorts ? { listenerPorts: options.listenerPorts } : {}),
     ...(options.debug ? { debug: true } : {}),
   };
-  const store = new ConfigStore({
+  const metrics = new ServiceMetrics();
+  const config = new ServedConfig({
     paths: options.configPaths,
+    metrics,
+    log: options.log,
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
   });
-  await store.load();
+  await config.start().catch((e: unknown) => {
+    config.close();
+    throw e;
+  });
+  const first = config.snapshot;
+  if (!first) {
+    config.close();
+    throw new Error('the configuration did not load');
+  }
   const directory = mkdtempSync(join(tmpdir(), 'steadfast-gateway-'));
   const files = new EnvoyResourceFiles(directory);
   const events = new EventEmitter<LocalGatewayEvents>();
@@ -106,8 +116,17 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     }
   };
 
-  await apply(store.snapshot, store.generation);
-  const cleanup = (): void => rmSync(directory, { recursive: true, force: true });
+  // Set once Envoy runs: checks whether Envoy accepted what was written.
+  const after: { report?: (generation: number) => Promise<void> } = {};
+  // Swaps that land while Envoy starts are written too: the writer serializes them.
+  config.onSwap((snapshot, generation) => {
+    void apply(snapshot, generation).then(() => after.report?.(generation));
+  });
+  await apply(first, config.generation);
+  const cleanup = (): void => {
+    config.close();
+    rmSync(directory, { recursive: true, force: true });
+  };
   let envoy: EnvoyProcess;
   try {
     envoy = await startEnvoy({ config: envoyYaml(fileBootstrap(directory, envoyOptions)) });
@@ -122,10 +141,10 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
       adminAddress: '127.0.0.1',
       adminPort: options.adminPort,
       // Gateway mode needs no callout: ext_proc still answers, for an Envoy attached next to this one.
-      lookup: (req) => {
-        const r = store.snapshot.resolver.resolve(req);
-        return r && !r.invalid ? r.token : undefined;
-      },
+      lookup: config.lookup,
+      notReadyReason: () => config.notReadyReason(),
+      metrics,
+      config,
     });
   } catch (e) {
     await envoy.stop();
@@ -135,7 +154,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
 
   // Envoy refuses an update it cannot load and keeps serving the previous one; say so.
   let rejected = await rejectedUpdates(envoy);
-  const reportRejections = async (generation: number): Promise<void> => {
+  after.report = async (generation: number): Promise<void> => {
     await new Promise((r) => setTimeout(r, 500));
     const now = await rejectedUpdates(envoy);
     if (now > rejected) {
@@ -147,21 +166,9 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     rejected = now;
   };
 
-  store.on('swap', (snapshot, generation) => {
-    const problems = problemsOf(snapshot);
-    options.log(
-      `configuration generation ${generation}: ${snapshot.table.routes.length} route(s)` +
-        (problems > 0 ? `, ${problems} problem(s) (steadfast validate shows them)` : ''),
-    );
-    void apply(snapshot, generation).then(() => reportRejections(generation));
-  });
-  store.on('reload-failed', (failure) => options.log(failure.message));
-  store.watch();
-
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
-      store.close();
       await envoy.stop();
       await control.stop();
       cleanup();
@@ -171,7 +178,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
   return Object.defineProperties(events, {
     envoy: { value: envoy },
     control: { value: control },
-    store: { value: store },
+    config: { value: config },
     appliedGeneration: { get: () => applied },
     stop: { value: stop },
   }) as LocalGateway;
