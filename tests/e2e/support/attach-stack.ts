@@ -34,6 +34,8 @@ export interface AttachStackOptions {
   readonly grpcPort?: number;
   /** Extra `steadfast serve` flags, e.g. `--workers 2`. */
   readonly serveArgs?: readonly string[];
+  /** The downstream filter's configuration, e.g. with session keys. */
+  readonly filterConfig?: string;
 }
 
 export async function startAttachStack(options: AttachStackOptions): Promise<AttachStack> {
@@ -74,6 +76,7 @@ export async function startAttachStack(options: AttachStackOptions): Promise<Att
           app: backends.map((b) => ({ address: b.address, port: b.port })),
           steadfast_extproc: [{ address: '127.0.0.1', port: grpcPort }],
         },
+        ...(options.filterConfig === undefined ? {} : { filterConfig: options.filterConfig }),
       },
     );
     const envoy = await startEnvoy({ config: envoyConfig });

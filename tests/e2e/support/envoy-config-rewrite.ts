@@ -12,7 +12,7 @@ export interface Endpoint {
 export interface RewriteOptions {
   /** Cluster name → the endpoints it should have. Clusters not named keep theirs. */
   readonly clusters?: Readonly<Record<string, readonly Endpoint[]>>;
-  /** Replaces the wasm filter's JSON configuration (a string). */
+  /** Replaces the downstream steadfast filter's JSON configuration (a string). */
   readonly filterConfig?: string;
 }
 
@@ -61,9 +61,11 @@ export function rewriteEnvoyConfig(yamlText: string, options: RewriteOptions = {
     if (typeof local?.['filename'] === 'string' && local['filename'].endsWith('.wasm')) {
       local['filename'] = filterWasm();
     }
+    // Only the downstream filter: the upstream one (`role: upstream`) keeps its configuration.
     if (options.filterConfig !== undefined && n['name'] === 'envoy.filters.http.wasm') {
-      const config = ((n['typed_config'] as Node)['config'] as Node)['configuration'] as Node;
-      config['value'] = options.filterConfig;
+      const wasm = (n['typed_config'] as Node)['config'] as Node;
+      const config = wasm['configuration'] as Node;
+      if (!String(config['value']).includes('"upstream"')) config['value'] = options.filterConfig;
     }
   });
   return stringify(doc);

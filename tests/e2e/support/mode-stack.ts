@@ -27,7 +27,7 @@ export interface ModeStack {
 /** The Gateway listener port the shared objects declare (bound elsewhere by the test). */
 const LISTENER_PORT = 10000;
 
-async function startGatewayMode(routes: readonly AttachRoute[]): Promise<ModeStack> {
+async function startGatewayMode(routes: readonly AttachRoute[] | string): Promise<ModeStack> {
   const ledger = new AttemptLedger();
   const backends: RunningBackend[] = [];
   for (const address of BACKEND_ADDRESSES) {
@@ -37,7 +37,7 @@ async function startGatewayMode(routes: readonly AttachRoute[]): Promise<ModeSta
   }
   const dir = configDir({
     'base.yaml': baseObjectsYaml(backends, backends[0]!.port),
-    'routes.yaml': routesYaml(routes),
+    'routes.yaml': typeof routes === 'string' ? routes : routesYaml(routes),
   });
   try {
     const gateway = await startLocalGateway({
@@ -69,8 +69,14 @@ async function startGatewayMode(routes: readonly AttachRoute[]): Promise<ModeSta
   }
 }
 
-async function startAttachMode(routes: readonly AttachRoute[]): Promise<ModeStack> {
-  const stack = await startAttachStack({ routes });
+async function startAttachMode(routes: readonly AttachRoute[] | string): Promise<ModeStack> {
+  // The attach snippet carries the operator's session keys in the filter configuration.
+  const filterConfig = JSON.stringify({
+    policySource: 'metadata',
+    sessionKeys: [TEST_SESSION_KEY],
+    debug: true,
+  });
+  const stack = await startAttachStack({ routes, filterConfig });
   return {
     mode: 'attach',
     url: stack.url,
@@ -80,6 +86,7 @@ async function startAttachMode(routes: readonly AttachRoute[]): Promise<ModeStac
   };
 }
 
-export function startMode(mode: ModeName, routes: readonly AttachRoute[]): Promise<ModeStack> {
+/** Starts `mode` serving `routes` (rules, or HTTPRoute YAML attached to Gateway `edge`). */
+export function startMode(mode: ModeName, routes: readonly AttachRoute[] | string): Promise<ModeStack> {
   return mode === 'gateway' ? startGatewayMode(routes) : startAttachMode(routes);
 }
