@@ -73,4 +73,14 @@ describe('gateway mode: sessions across weight changes', () => {
     for (let i = 0; i < 10; i++) expect((await get(url)).instance).toBe('green');
     for (let i = 0; i < 10; i++) expect((await get(url, cookie)).instance).toBe('blue');
   });
+
+  it('ignores a pin header sent by the client: only the filter may steer (internal_only_headers)', async () => {
+    const url = `${gatewayUrl(gateway)}/app`;
+    const pin = Buffer.from(`${blue.address}:${blue.port}`).toString('base64');
+    for (let i = 0; i < 10; i++) {
+      const res = await fetch(url, { headers: { 'x-steadfast-pin': pin } });
+      await res.arrayBuffer();
+      expect(res.headers.get('x-backend-instance')).toBe('green');
+    }
+  });
 });
