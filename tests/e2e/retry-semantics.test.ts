@@ -7,14 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGrpcBackend } from '../../backends/grpc/start-grpc-backend.js';
-import type { RunningBackend } from '../../backends/running-backend.js';
-import { type LocalGateway, startLocalGateway } from '../../extproc/src/runtime/local-gateway.js';
 import { REPO_ROOT } from '../support/paths.js';
 import type { AttachRoute } from './support/attach-config.js';
-import { configDir } from './support/attach-config.js';
 import { curl } from './support/curl.js';
-import { TEST_SESSION_KEY } from './support/gateway-fixture.js';
+import { type GrpcGateway, startGrpcGateway } from './support/grpc-gateway.js';
 import { grpcurlEcho } from './support/grpcurl.js';
 import { MODES, type ModeStack, startMode } from './support/mode-stack.js';
 
@@ -276,75 +272,23 @@ describe.each(MODES)('%s mode', (mode) => {
 });
 
 describe('GRPCRoute retry reasons (GEP-3440), via grpcurl, in gateway mode', () => {
-  let grpcBackend: RunningBackend;
-  let gatewayStack: LocalGateway;
-  const config = configDir({});
+  let grpc: GrpcGateway;
 
   beforeAll(async () => {
-    grpcBackend = await startGrpcBackend({ address: '127.0.0.3', name: 'grpc-backend' });
-    config.write(
-      'grpc.yaml',
-      `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: edge, namespace: default }
-spec:
-  gatewayClassName: steadfast
-  listeners:
-    - { name: grpc, protocol: HTTP, port: 10001 }
----
-apiVersion: v1
-kind: Service
-metadata: { name: grpc-echo, namespace: default }
-spec: { ports: [{ name: grpc, port: 50051, targetPort: ${grpcBackend.port} }] }
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: { name: grpc-echo-1, namespace: default, labels: { kubernetes.io/service-name: grpc-echo } }
-addressType: IPv4
-ports: [{ name: grpc, port: ${grpcBackend.port} }]
-endpoints: [{ addresses: ['${grpcBackend.address}'] }]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GRPCRoute
-metadata: { name: echo, namespace: default }
-spec:
-  parentRefs: [{ name: edge }]
-  rules:
-    - matches: [{ method: { service: steadfast.test.v1.Echo, method: Echo } }]
-      retry: { reasons: [UNAVAILABLE], attempts: 2 }
-      backendRefs: [{ name: grpc-echo, port: 50051 }]
-    - backendRefs: [{ name: grpc-echo, port: 50051 }]
-`,
-    );
-    gatewayStack = await startLocalGateway({
-      configPaths: [config.path],
-      address: '127.0.0.1',
-      adminPort: 0,
-      envoyAdminPort: 0,
-      sessionKeys: [TEST_SESSION_KEY],
-      listenerPorts: { 10001: 0 },
-      debounceMs: 50,
-      log: () => undefined,
-    });
+    grpc = await startGrpcGateway('retry: { reasons: [UNAVAILABLE], attempts: 2 }');
   });
 
   afterAll(async () => {
-    await gatewayStack?.stop();
-    await grpcBackend?.close();
-    config.remove();
+    await grpc?.stop();
   });
 
   const UNAVAILABLE = 14;
   const INTERNAL = 13;
   const METHOD = 'steadfast.test.v1.Echo/Echo';
-  const gateway = (): string => gatewayStack.envoy.url().replace('http://', '');
+  const gateway = (): string => grpc.address;
 
   async function triesOf(uuid: string): Promise<number> {
-    const r = await grpcurlEcho(
-      `${grpcBackend.address}:${grpcBackend.port}`,
-      'steadfast.test.v1.Echo/Attempts',
-      { uuid },
-    );
+    const r = await grpcurlEcho(grpc.backendAddress, 'steadfast.test.v1.Echo/Attempts', { uuid });
     return (JSON.parse(r.stdout) as { count?: number }).count ?? 0;
   }
 

@@ -4,6 +4,8 @@
 // 127.0.0.2–4 sit behind one Service, so a session that is not kept shows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { curl, type CurlResponse } from './support/curl.js';
+import { type GrpcGateway, startGrpcGateway } from './support/grpc-gateway.js';
+import { grpcurlEcho } from './support/grpcurl.js';
 import { MODES, type ModeStack, startMode } from './support/mode-stack.js';
 
 const rule = (
@@ -142,5 +144,39 @@ describe.each(MODES)('%s mode', (mode) => {
       expect(r.status).toBe(200);
       expect(issued(r)).toBeDefined();
     }
+  });
+});
+
+describe('Header type over gRPC (gateway mode), with grpcurl', () => {
+  let grpc: GrpcGateway;
+
+  beforeAll(async () => {
+    grpc = await startGrpcGateway('sessionPersistence: { sessionName: x-grpc-session, type: Header }');
+  });
+
+  afterAll(async () => {
+    await grpc?.stop();
+  });
+
+  /** The "Response headers received" part of grpcurl -v output. */
+  const responseHeaders = (stdout: string): string =>
+    /Response headers received:\n([\s\S]*?)\n\n/.exec(stdout)?.[1] ?? '';
+
+  it('the response metadata carries the session, and sending it back keeps the session', async () => {
+    const first = await grpcurlEcho(grpc.address, 'steadfast.test.v1.Echo/Echo', { message: 'hi' }, ['-v']);
+    expect(first.code).toBe('OK');
+    const token = /x-grpc-session: ([\w-]{86})/.exec(responseHeaders(first.stdout))?.[1];
+    expect(token).toBeDefined();
+    const again = await grpcurlEcho(grpc.address, 'steadfast.test.v1.Echo/Echo', { message: 'hi' }, [
+      '-v',
+      '-H',
+      `x-grpc-session: ${token}`,
+    ]);
+    expect(again.code).toBe('OK');
+    // A kept session is not re-issued.
+    expect(responseHeaders(again.stdout)).toContain('content-type');
+    expect(responseHeaders(again.stdout)).not.toContain('x-grpc-session:');
+    const stats = await grpc.gateway.envoy.stats();
+    expect(stats.get('wasmcustom.steadfast_session_resumed_total')).toBeGreaterThanOrEqual(1);
   });
 });
