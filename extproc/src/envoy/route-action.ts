@@ -61,6 +61,11 @@ export function envoyRoute(rule: TableRule, match: TableMatch, clusters: RuleClu
       retry_policy: { retry_back_off: { ...RETRY_BACK_OFF } },
       // A WebSocket lives longer than any request timeout; the filter still sets one when the rule asks.
       ...(clusters.websocket ? { timeout: '0s', upgrade_configs: [{ upgrade_type: 'websocket' }] } : {}),
+      // GRPCRoute has no timeouts: streams are not cut at Envoy's 15 s default, and the client's
+      // grpc-timeout header bounds the call instead.
+      ...(rule.policy.kind === 'grpc'
+        ? { timeout: '0s', max_stream_duration: { grpc_timeout_header_max: '0s' } }
+        : {}),
     },
     ...modifiers(rule),
   };
