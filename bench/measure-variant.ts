@@ -67,14 +67,15 @@ export async function measureVariant(
       durationMs: s.latencyDurationMs,
       connections: s.latencyConnections,
       onMeasureStart: () => {
-        atRate = new CpuMeter(pids);
+        atRate = new CpuMeter([...pids, env.backendPid]);
         system = new SystemCpuMeter();
         ownStart = process.cpuUsage();
       },
       onMeasureEnd: () => {
         atRateUs = atRate?.read() ?? [];
         const own = process.cpuUsage(ownStart);
-        const accounted = own.user + own.system + (atRateUs[0] ?? 0) + (atRateUs[1] ?? 0);
+        const accounted =
+          own.user + own.system + (atRateUs[0] ?? 0) + (atRateUs[1] ?? 0) + (atRateUs[2] ?? 0);
         othersCpuPercent = system?.othersPercent(accounted);
       },
     });

@@ -1,8 +1,10 @@
-// A fixed-rate (open-loop) HTTP/1.1 client for latency. Requests are due at fixed
-// intervals whatever the server does; each latency is measured from when its request was
-// due, not from when it went out, so a stalled server is charged for every request it
-// held back (no coordinated omission). It polls the clock between event-loop turns, so
-// it keeps one CPU busy while it runs: run it where nothing else needs that CPU.
+// A fixed-rate (open-loop) HTTP/1.1 client for latency. Requests fall due at fixed
+// intervals whatever the server does, so a server that stalls is charged for every
+// request it held back (no coordinated omission): a request that finds all connections
+// busy waits in a queue, and its latency counts from when it was due. A request that
+// found a free connection counts from when it was written, so the client's own timer
+// (Node wakes about once a millisecond and sends what fell due meanwhile) is not charged
+// to the server. The client sleeps between sends, so it leaves its CPU to the backends.
 import { connect, type Socket } from 'node:net';
 
 export interface OpenLoopOptions {
@@ -31,15 +33,21 @@ export interface OpenLoopResult {
   readonly errors: number;
   /** The first non-2xx status line seen, or why a connection broke: for finding out what went wrong. */
   readonly firstError?: string;
-  /** Latency from when a request was due, in microseconds. */
+  /**
+   * Latency in microseconds: from when the request was due if it had to wait for a
+   * connection (the server was behind), else from when it was written.
+   */
   readonly p50Us: number;
   readonly p90Us: number;
   readonly p99Us: number;
   readonly maxUs: number;
-  /** Latency from when a request was actually written (what a closed-loop tool reports). */
+  /** Latency from when each request was written (what a closed-loop tool reports). */
   readonly serviceP50Us: number;
   readonly serviceP99Us: number;
-  /** How late the client itself wrote requests, p99 in microseconds: its own noise floor. */
+  /** Latency from when each request was due, the client's own lateness included. */
+  readonly fromDueP50Us: number;
+  readonly fromDueP99Us: number;
+  /** How late requests were written, p99 in microseconds: the client's timer and any queueing. */
   readonly sendLagP99Us: number;
 }
 
@@ -47,6 +55,8 @@ interface Pending {
   readonly dueNs: number;
   sentNs: number;
   readonly measured: boolean;
+  /** It found no free connection and waited for one. */
+  queued: boolean;
 }
 
 class Connection {
@@ -106,6 +116,7 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
 
   const latency = new Float64Array(total);
   const service = new Float64Array(total);
+  const fromDue = new Float64Array(total);
   const lag = new Float64Array(total);
   let recorded = 0;
   let errors = 0;
@@ -129,8 +140,9 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
     const t = nowNs();
     if (p.measured) {
       if (!ok) errors++;
-      latency[recorded] = (t - p.dueNs) / 1000;
+      latency[recorded] = (t - (p.queued ? p.dueNs : p.sentNs)) / 1000;
       service[recorded] = (t - p.sentNs) / 1000;
+      fromDue[recorded] = (t - p.dueNs) / 1000;
       lag[recorded] = (p.sentNs - p.dueNs) / 1000;
       recorded++;
     }
@@ -171,11 +183,19 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
       const t = nowNs();
       while (issued < total && start + issued * intervalNs <= t) {
         if (issued === warmupCount) o.onMeasureStart?.();
-        const p: Pending = { dueNs: start + issued * intervalNs, sentNs: 0, measured: issued >= warmupCount };
+        const p: Pending = {
+          dueNs: start + issued * intervalNs,
+          sentNs: 0,
+          measured: issued >= warmupCount,
+          queued: false,
+        };
         issued++;
         const c = idle.pop();
         if (c) send(c, p);
-        else queue.push(p);
+        else {
+          p.queued = true;
+          queue.push(p);
+        }
       }
       // Done when every request is answered, or 2 s after the last one was due.
       const lastDue = start + (total - 1) * intervalNs;
@@ -184,9 +204,11 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
         resolve();
         return;
       }
-      setImmediate(turn);
+      // Sleep until the next request falls due (Node's timers wake after at least 1 ms).
+      const nextDue = issued < total ? start + issued * intervalNs : t + 10e6;
+      setTimeout(turn, Math.max(0, Math.floor((nextDue - t) / 1e6)));
     };
-    setImmediate(turn);
+    setTimeout(turn, 0);
   });
   for (const c of connections) c.socket.destroy();
 
@@ -194,6 +216,7 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
   const sortedLatency = latency.slice(0, recorded).sort();
   const sortedService = service.slice(0, recorded).sort();
   const sortedLag = lag.slice(0, recorded).sort();
+  const sortedFromDue = fromDue.slice(0, recorded).sort();
   // A request never answered counts as an error and as slower than every answered one.
   return {
     rate: o.rate,
@@ -207,6 +230,8 @@ export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
     maxUs: percentile(sortedLatency, 100, measuredDue),
     serviceP50Us: percentile(sortedService, 50),
     serviceP99Us: percentile(sortedService, 99),
+    fromDueP50Us: percentile(sortedFromDue, 50, measuredDue),
+    fromDueP99Us: percentile(sortedFromDue, 99, measuredDue),
     sendLagP99Us: percentile(sortedLag, 99),
   };
 }

@@ -28,8 +28,9 @@ export function resultsTable(r: BenchReport): string {
   const lines = [
     `Measured ${r.date} on ${r.machine['cpu_model']} (${r.machine['nproc']} CPUs), Envoy ${r.envoy}, ` +
       `${r.rounds} interleaved rounds; medians, with the min–max over rounds in brackets. ` +
-      `Latency at a fixed ${n(Number(rate))} requests/s (half of plain Envoy's throughput), measured from when ` +
-      `each request was due. CPU: Envoy's (+ the control service's) per request under full load.`,
+      `Latency at a fixed ${n(Number(rate))} requests/s (${r.method['latency_rate_percent']}% of plain Envoy's best throughput) from an open-loop ` +
+      `client: a request that waited for a connection counts from when it was due. CPU: Envoy's ` +
+      `(+ the control service's) per request under full load.`,
     '',
     '| | setup | requests/s | vs V1 | p50 µs | p90 µs | p99 µs | p50 vs V1 | CPU µs/req | vs V1 |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',

@@ -26,6 +26,8 @@ export interface VariantEnvironment {
   readonly wasmPath: string;
   readonly backendAddresses: readonly string[];
   readonly backendPort: number;
+  /** The backend process, whose CPU counts as the benchmark's own. */
+  readonly backendPid: number | undefined;
   readonly pinning: CpuPinning;
 }
 
@@ -36,6 +38,13 @@ interface ServeProcess {
 }
 
 const READY = /ready; ext_proc on (\S+):(\d+)/;
+
+/** Whatever is up right now, so an interrupted run leaves no Envoy or control service behind. */
+const running = new Set<() => Promise<void>>();
+
+export async function stopEverything(): Promise<void> {
+  await Promise.allSettled([...running].map((stop) => stop()));
+}
 
 async function startServe(env: VariantEnvironment, args: readonly string[]): Promise<ServeProcess> {
   const [cmd, ...rest] = [
@@ -108,6 +117,7 @@ export async function startVariant(v: Variant, env: VariantEnvironment): Promise
     };
   }
   const serve = v.serveArgs ? await startServe(env, v.serveArgs) : undefined;
+  if (serve) running.add(serve.stop);
   let envoy: EnvoyProcess;
   try {
     envoy = await startEnvoy({
@@ -123,12 +133,16 @@ export async function startVariant(v: Variant, env: VariantEnvironment): Promise
     });
   } catch (e) {
     await serve?.stop();
+    if (serve) running.delete(serve.stop);
     throw e;
   }
   const stop = async (): Promise<void> => {
+    running.delete(stop);
     await envoy.stop();
     await serve?.stop();
+    if (serve) running.delete(serve.stop);
   };
+  running.add(stop);
   try {
     if (envoy.child.pid !== undefined) env.pinning.pinSut(envoy.child.pid);
     const url = new URL(envoy.url());
