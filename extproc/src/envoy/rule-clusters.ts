@@ -56,8 +56,12 @@ function socketAddress(e: TableEndpoint): Json {
   return { socket_address: { address: e.address, port_value: e.port } };
 }
 
-function cluster(name: string, group: Group, options: ClusterOptions): Json {
-  const backends = group.backends;
+function cluster(
+  name: string,
+  protocol: ClusterProtocol,
+  backends: readonly TableBackend[],
+  options: ClusterOptions,
+): Json {
   const endpoints = backends.map((b) => ({
     locality: backendLocality(b),
     ...(b.weight > 0 ? { load_balancing_weight: b.weight } : {}),
@@ -88,11 +92,10 @@ function cluster(name: string, group: Group, options: ClusterOptions): Json {
       ],
     },
     load_assignment: { cluster_name: name, endpoints },
+    typed_extension_protocol_options: protocolOptions(protocol),
   };
-  if (group.key === 'invalid') return out;
-  out['typed_extension_protocol_options'] = protocolOptions(group.key);
-  if (group.key === 'wss') {
-    const hostname = group.backends.find((b) => b.tlsHostname !== undefined)?.tlsHostname;
+  if (protocol === 'wss') {
+    const hostname = backends.find((b) => b.tlsHostname !== undefined)?.tlsHostname;
     if (hostname !== undefined) {
       out['transport_socket'] = tlsTransportSocket({ hostname, caFile: options.systemCaFile });
     }
@@ -113,7 +116,7 @@ export function ruleClusters(kind: TableRouteKind, rule: TableRule, options: Clu
   const targets: RuleTarget[] = [];
   for (const g of groups) {
     const name = ruleClusterName(rule, single ? undefined : g.key);
-    if (g.key !== 'invalid') clusters.push(cluster(name, g, options));
+    if (g.key !== 'invalid') clusters.push(cluster(name, g.key, g.backends, options));
     targets.push({ name, weight: g.backends.reduce((sum, b) => sum + b.weight, 0) });
   }
   return {
