@@ -7,7 +7,7 @@ import { grpcurlBinary } from '../../extproc/src/runtime/envoy-binary.js';
 import { run } from '../../extproc/src/cli/main.js';
 import type { AttachRoute } from './support/attach-config.js';
 import { type AttachStack, startAttachStack, within } from './support/attach-stack.js';
-import { getOnce } from './support/bounded-load.js';
+import { getOnce, startBoundedLoad } from './support/bounded-load.js';
 import { curl } from './support/curl.js';
 
 const SHOP: AttachRoute = {
@@ -120,6 +120,29 @@ describe('attach mode: policy from the config directory', () => {
       expect.arrayContaining(['envoy.service.ext_proc.v3.ExternalProcessor', 'grpc.health.v1.Health']),
     );
   });
+});
+
+describe('attach mode: a sustained load', () => {
+  it('keeps the ext_proc connection: streams close gracefully, none is reset', async () => {
+    // Past nghttp2's rapid-reset allowance (1000 resets, then 33 a second), which would make
+    // the control service's HTTP/2 server drop the connection if Envoy reset each stream.
+    const load = startBoundedLoad({
+      url: `${stack.url}/retry/sustained`,
+      headers: { host: 'shop.example' },
+      ratePerSecond: 250,
+      durationMs: 6000,
+      maxRequests: 1500,
+    });
+    const { failed, samples } = await load.done;
+    expect(failed).toEqual([]);
+    expect(samples.length).toBeGreaterThan(1200);
+    const stats = await stack.envoy.stats();
+    const c = (name: string) => stats.get(`cluster.steadfast_extproc.${name}`) ?? 0;
+    expect(c('upstream_rq_tx_reset')).toBe(0);
+    expect(c('upstream_cx_close_notify')).toBe(0);
+    expect(c('upstream_cx_protocol_error')).toBe(0);
+    expect(stats.get('http.ingress.ext_proc.streams_failed') ?? 0).toBe(0);
+  }, 30_000);
 });
 
 describe('attach mode: hot reload of the config directory', () => {

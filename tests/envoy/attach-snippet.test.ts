@@ -105,6 +105,17 @@ describe('generateAttachSnippet', () => {
     ]);
   });
 
+  it('turns on graceful ext_proc stream close in the runtime', () => {
+    expect(s['layered_runtime']).toEqual({
+      layers: [
+        {
+          name: 'steadfast',
+          static_layer: { 'envoy.reloadable_features.ext_proc_graceful_grpc_close': true },
+        },
+      ],
+    });
+  });
+
   it('adds an HTTP/2 cluster for the control service, by IP or by DNS name', () => {
     const [cluster] = s['clusters'] as Node[];
     expect(cluster).toMatchObject({ name: 'steadfast_extproc', type: 'STATIC' });
@@ -134,6 +145,7 @@ describe('envoy/attach-example.yaml', () => {
       expect((r['route'] as Node)['retry_policy']).toEqual(s['route_retry_policy']);
     }
     expect(statics['clusters']).toContainEqual((s['clusters'] as Node[])[0]);
+    expect(example['layered_runtime']).toEqual(s['layered_runtime']);
   });
 
   it('marks every added part "# steadfast"', () => {
@@ -146,6 +158,7 @@ describe('an Envoy with the generated snippet added', () => {
   it('passes envoy --mode validate', () => {
     const s = snippet({ sessionKeys: KEYS, wasmPath: filterWasm() });
     const config = {
+      layered_runtime: s['layered_runtime'],
       static_resources: {
         listeners: [
           {

@@ -22,6 +22,14 @@ export const TYPE_EXT_PROC =
   'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor';
 /** The cluster the snippet adds for the control service. */
 export const EXT_PROC_CLUSTER = 'steadfast_extproc';
+/**
+ * Envoy's ext_proc resets its side stream when a request ends unless this runtime feature
+ * is on; Node's HTTP/2 server (nghttp2's rapid-reset guard: 1000 resets, then 33 a second)
+ * then closes the ext_proc connection every ~1000 requests under load, and the requests in
+ * flight on it go without policy. With it, Envoy half-closes and waits for our trailers.
+ */
+export const EXT_PROC_GRACEFUL_CLOSE = 'envoy.reloadable_features.ext_proc_graceful_grpc_close';
+
 /** DESIGN.md fact 11: Envoy's default, and small enough that an outage costs little latency. */
 export const EXT_PROC_MESSAGE_TIMEOUT = '0.2s';
 
@@ -150,6 +158,10 @@ export function extProcCluster(extProcAddress: string): Json {
   };
 }
 
+export function attachRuntime(): Json {
+  return { layers: [{ name: 'steadfast', static_layer: { [EXT_PROC_GRACEFUL_CLOSE]: true } }] };
+}
+
 function matchText(m: TableMatch): string {
   const parts = [`${m.path.type} ${m.path.value}`];
   if (m.method !== undefined) parts.push(`method ${m.method}`);
@@ -246,6 +258,14 @@ export function generateAttachSnippet(table: PolicyTable, options: AttachSnippet
     section(['5. Under static_resources.clusters: the control service (gRPC, so HTTP/2).'], {
       clusters: [extProcCluster(options.extProcAddress)],
     }),
+    section(
+      [
+        '6. In the bootstrap: close each ext_proc stream gracefully instead of resetting it, so the',
+        "   control service's HTTP/2 server never takes the stream of resets for an attack and",
+        '   drops the connection under load. Add the layer, or the key to a static layer you have.',
+      ],
+      { layered_runtime: attachRuntime() },
+    ),
   ];
   return `${parts.join('\n')}`;
 }

@@ -35,6 +35,8 @@ export interface ExtProcDeps {
   readonly lookup: PolicyLookup;
   readonly metrics: ServiceMetrics;
   readonly onError?: (error: unknown) => void;
+  /** Close each stream once request headers are answered (default true). */
+  readonly closeAfterHeaders?: boolean;
 }
 
 export function policyResponse(token: string | undefined): ProcessingResponse {
@@ -73,6 +75,12 @@ export function extProcHandler(deps: ExtProcDeps) {
     deps.metrics.extProcStreams.inc();
     let open = true;
     let answered = false;
+    let ended = false;
+    const finish = (): void => {
+      if (ended) return;
+      ended = true;
+      call.end();
+    };
     let gaveUp = false;
     // Envoy gave up before the answer (message_timeout, or the client left): the request
     // went on without policy. Counted once, as it is how a slow service shows in our metrics.
@@ -101,7 +109,13 @@ export function extProcHandler(deps: ExtProcDeps) {
           phase === 'request_headers' ? answerRequestHeaders(req, deps) : continueResponse(phase);
         if (open && call.writable) {
           call.write(response);
-          if (phase === 'request_headers') answered = true;
+          if (phase === 'request_headers') {
+            answered = true;
+            // Nothing more to say about this request: closing cleanly lets Envoy "proceed
+            // without consulting the server" (external_processor.proto) instead of holding
+            // the stream open for the life of the request and resetting it at the end.
+            if (deps.closeAfterHeaders !== false) finish();
+          }
         }
       } catch (e) {
         // Nothing a peer sends may take the service down: count it, leave the stream to Envoy.
@@ -111,7 +125,7 @@ export function extProcHandler(deps: ExtProcDeps) {
     });
     call.on('end', () => {
       close();
-      call.end();
+      finish();
     });
     call.on('error', (e) => {
       // Envoy cancels the stream when the request ends early; that is not our error.
