@@ -19,6 +19,7 @@ COPY --from=build /steadfast/package.json /steadfast/tools.json ./
 COPY --from=build /steadfast/node_modules ./node_modules
 COPY --from=build /steadfast/dist ./dist
 COPY --from=build /steadfast/backends/proto ./backends/proto
+COPY --from=build /steadfast/extproc/proto ./extproc/proto
 COPY --from=build /steadfast/filter/build/steadfast.wasm ./filter/build/steadfast.wasm
 COPY bin ./bin
 COPY scripts/compose-backend.mjs ./scripts/compose-backend.mjs
