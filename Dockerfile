@@ -24,6 +24,9 @@ COPY --from=build /steadfast/filter/build/steadfast.wasm ./filter/build/steadfas
 COPY bin ./bin
 COPY scripts/compose-backend.mjs ./scripts/compose-backend.mjs
 COPY examples ./examples
+# compose mounts a named volume here for handing steadfast.wasm to Envoy; Docker gives a new
+# volume this directory's owner, so the node user can write into it.
+RUN mkdir -p /shared/filter && chown node:node /shared/filter
 USER node
 EXPOSE 9902 50051
 CMD ["node", "bin/steadfast.js", "serve", "--config", "examples/quickstart", "--grpc-address", "0.0.0.0:50051", "--admin-address", "0.0.0.0", "--admin-port", "9902"]

@@ -94,6 +94,9 @@ describe('docker compose setup', () => {
       const steadfast = compose.services['steadfast'] as ComposeService;
       const fill = (steadfast.volumes ?? []).map(volume).find((m) => m.source === wasmMount?.source);
       expect(steadfast.command?.join(' ')).toContain(`${fill?.target}/${p.slice(p.lastIndexOf('/') + 1)}`);
+      // The image user (not root) writes there: the image must create the directory for it.
+      const dockerfile = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8');
+      expect(dockerfile).toContain(`chown node:node ${fill?.target}`);
     }
   });
 
