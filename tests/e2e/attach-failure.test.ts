@@ -82,7 +82,7 @@ describe('attach mode: the control service goes away', () => {
       expect(samples.every((s) => s.policy === undefined)).toBe(true);
       // Each waited for message_timeout (0.2 s), not much longer.
       expect(Math.min(...samples.map((s) => s.latencyMs))).toBeGreaterThanOrEqual(190);
-      expect(Math.max(...samples.map((s) => s.latencyMs))).toBeLessThan(1500);
+      expect(Math.max(...samples.map((s) => s.latencyMs))).toBeLessThan(3000);
     } finally {
       stack.control.process.kill('SIGCONT');
     }

@@ -36,6 +36,8 @@ export interface AttachStackOptions {
   readonly serveArgs?: readonly string[];
   /** The downstream filter's configuration, e.g. with session keys. */
   readonly filterConfig?: string;
+  /** How long `steadfast serve` may take to load the configuration and be ready. */
+  readonly readyTimeoutMs?: number;
 }
 
 export async function startAttachStack(options: AttachStackOptions): Promise<AttachStack> {
@@ -66,7 +68,8 @@ export async function startAttachStack(options: AttachStackOptions): Promise<Att
       '0',
       ...(options.serveArgs ?? []),
     ];
-    let control = await startControlService(serveArgs);
+    const ready = { readyTimeoutMs: options.readyTimeoutMs ?? 15_000 };
+    let control = await startControlService(serveArgs, ready);
     cleanup.push(() => void control.stop());
     const grpcPort = control.grpcPort;
     const envoyConfig = rewriteEnvoyConfig(
@@ -94,7 +97,7 @@ export async function startAttachStack(options: AttachStackOptions): Promise<Att
       async restartControl() {
         const args = [...serveArgs];
         args[args.indexOf('--grpc-address') + 1] = `127.0.0.1:${grpcPort}`;
-        control = await startControlService(args);
+        control = await startControlService(args, ready);
         return control;
       },
       writeRoutes: (r) => config.write('routes.yaml', routesText(r)),

@@ -14,7 +14,10 @@ export interface ControlServiceHandle {
 
 const READY = /ready; ext_proc on (\S+):(\d+); admin on (\S+)/;
 
-export async function startControlService(args: readonly string[]): Promise<ControlServiceHandle> {
+export async function startControlService(
+  args: readonly string[],
+  options: { readonly readyTimeoutMs?: number } = {},
+): Promise<ControlServiceHandle> {
   const child = spawn(process.execPath, [steadfastBin(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let exitCode: number | null = null;
@@ -25,7 +28,10 @@ export async function startControlService(args: readonly string[]): Promise<Cont
     }),
   );
   const ready = await new Promise<RegExpExecArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`control service not ready:\n${output}`)), 15_000);
+    const timer = setTimeout(
+      () => reject(new Error(`control service not ready:\n${output}`)),
+      options.readyTimeoutMs ?? 15_000,
+    );
     const onData = (d: Buffer): void => {
       output += d.toString();
       const m = READY.exec(output);
