@@ -1,6 +1,6 @@
 // The worker-thread side of SnapshotCompiler: loads configurations off the thread that
-// answers ext_proc. Receives files, answers the snapshot's plain data (no resolver: a
-// compiled resolver holds closures, which do not cross threads).
+// answers ext_proc. Receives files, answers the snapshot's plain data as CompiledData (no
+// resolver: a compiled resolver holds closures, which do not cross threads).
 import { parentPort } from 'node:worker_threads';
 import { compileSnapshot } from './snapshot.js';
 import type { CompileRequest, CompileResponse } from './snapshot-compiler.js';
@@ -9,7 +9,13 @@ parentPort?.on('message', (req: CompileRequest) => {
   let res: CompileResponse;
   try {
     const { table, statuses, diagnostics, errors } = compileSnapshot(req.files, req.extra);
-    res = { id: req.id, ok: true, data: { table, statuses, diagnostics, errors } };
+    const data = {
+      tableJson: JSON.stringify(table),
+      statusesJson: JSON.stringify(statuses),
+      diagnostics,
+      errors,
+    };
+    res = { id: req.id, ok: true, data };
   } catch (e) {
     res = { id: req.id, ok: false, message: (e as Error).message };
   }
