@@ -180,8 +180,20 @@ describe('an established session', () => {
     const g = await gateway();
     const token = tokenOf(cookieOf(g.request(policy())));
     const s = g.request(policy(), [['cookie', `shop-session=${token}`]]);
-    expect(s.requestHeader('x-envoy-retry-on')).toBe('connect-failure,refused-stream,reset-before-request');
+    // GET is idempotent: a reset after sending (a dead backend's pooled connection) moves it too.
+    expect(s.requestHeader('x-envoy-retry-on')).toBe(
+      'connect-failure,refused-stream,reset-before-request,reset',
+    );
     expect(s.requestHeader('x-envoy-max-retries')).toBe('1');
+    const post = g.host.newStream({ [METADATA_POLICY]: encodePolicyToken(policy()) });
+    post.sendRequestHeaders([
+      [':method', 'POST'],
+      [':path', '/'],
+      ['cookie', `shop-session=${token}`],
+    ]);
+    expect(post.requestHeader('x-envoy-retry-on')).toBe(
+      'connect-failure,refused-stream,reset-before-request',
+    );
     const fresh = g.request(policy());
     expect(fresh.requestHeader('x-envoy-max-retries')).toBe('0');
   });

@@ -15,7 +15,6 @@ import {
   H_UPSTREAM_RQ_TIMEOUT_MS,
 } from '../headers';
 import { Policy } from '../policy/token';
-import { RETRY_ON_CONNECTION } from './router-values';
 
 /** Every router control header a client could use to steer retries or timeouts. */
 const CLIENT_CONTROL_HEADERS: Utf8[] = [
@@ -50,21 +49,20 @@ export function stripClientControlHeaders(): void {
 
 /**
  * Writes the router headers for `policy`. Call after stripClientControlHeaders.
- * `pinned`: the request is pinned to a session's backend; if that backend cannot be
+ * `pinned`: the request is pinned to a session's backend. If that backend cannot be
  * reached, one retry elsewhere is allowed even without a retry stanza (Envoy's retries
- * ignore the pin), so a session falls back to load balancing (GEP-1619).
+ * ignore the pin), so a session falls back to load balancing (GEP-1619). It retries
+ * what a retry stanza would: connection failures, and for idempotent methods a reset
+ * after sending — a killed backend's pooled connection fails that way.
  */
 export function applyRouterHeaders(policy: Policy, pinned: bool): void {
   const req = HeaderMapType.RequestHeaders;
   const values = policy.router;
-  if (!policy.hasRetry && pinned) {
-    setHeader(req, H_RETRY_ON, RETRY_ON_CONNECTION);
-    setHeader(req, H_MAX_RETRIES, '1');
-  } else if (policy.hasRetry) {
+  if (policy.hasRetry || pinned) {
     const method = getHeader(req, H_METHOD);
     const idempotent = method != null && isIdempotent(method);
     setHeader(req, H_RETRY_ON, idempotent ? values.retryOnIdempotent : values.retryOnOther);
-    setHeader(req, H_MAX_RETRIES, values.maxRetries);
+    setHeader(req, H_MAX_RETRIES, policy.hasRetry ? values.maxRetries : '1');
     if (policy.codes.length > 0) setHeader(req, H_RETRIABLE_STATUS_CODES, policy.codes);
     if (policy.grpcReasons.length > 0) setHeader(req, H_RETRY_GRPC_ON, policy.grpcReasons);
   } else {

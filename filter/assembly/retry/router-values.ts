@@ -2,7 +2,7 @@
 // decoded policy is cached per VM), so a request only copies strings to the host.
 
 // Connection-level failures are always retried when a retry stanza exists.
-export const RETRY_ON_CONNECTION = 'connect-failure,refused-stream,reset-before-request';
+const RETRY_ON_CONNECTION = 'connect-failure,refused-stream,reset-before-request';
 // Idempotent methods also retry a reset after the request was sent and a per-try
 // timeout: Envoy retries a per-try timeout only under `reset`, `5xx` or `gateway-error`.
 const RETRY_ON_IDEMPOTENT = RETRY_ON_CONNECTION + ',reset';
