@@ -146,6 +146,10 @@ describe('attach mode: a sustained load', () => {
     expect(c('upstream_cx_protocol_error')).toBe(0);
     expect(c('upstream_cx_total')).toBe(c('upstream_cx_active'));
     expect(stats.get('http.ingress.ext_proc.streams_failed') ?? 0).toBe(0);
+    // Every stream the service opened for those requests is closed again.
+    await within(2000, async () =>
+      /^steadfast_extproc_streams 0$/m.test(await (await fetch(`${stack.control.adminUrl}/metrics`)).text()),
+    );
   }, 30_000);
 });
 
