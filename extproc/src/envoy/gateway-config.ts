@@ -107,6 +107,11 @@ export function generateGatewayResources(
   const listeners: Json[] = [];
   const routeConfigurations: Json[] = [];
   const warnings = new Set<string>();
+  for (const l of table.listeners) {
+    if (l.protocol !== 'HTTP') {
+      warnings.add(`${l.id}: protocol ${l.protocol} is not served in gateway mode (HTTP listeners only)`);
+    }
+  }
   for (const group of portGroups(table)) {
     const name = listenerName(group);
     const ids = new Set(group.listeners.map((l) => l.id));

@@ -1,0 +1,76 @@
+// The writer that feeds a running Envoy: every file lands by rename (no half-written file is
+// ever in place), clusters that routes may still use stay until the routes have moved, and
+// route files of listeners that are gone are removed.
+import { mkdtempSync, readFileSync, readdirSync, rmSync, watch } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { CDS_FILE, LDS_FILE, type ResourceFiles } from '../../extproc/src/envoy/file-resources.js';
+import { EnvoyResourceFiles } from '../../extproc/src/runtime/envoy-resource-files.js';
+
+function files(clusters: string[], routeFiles: string[]): ResourceFiles {
+  return {
+    clusters: new Map(clusters.map((name) => [name, { name }])),
+    routes: new Map(routeFiles.map((f) => [f, `resources: [{ name: ${f} }]\n`])),
+    listeners: `resources: [{ name: listener }]\n`,
+    warnings: [],
+  };
+}
+
+function clusterNames(dir: string): string[] {
+  const doc = parse(readFileSync(join(dir, CDS_FILE), 'utf8')) as { resources: { name: string }[] };
+  return doc.resources.map((r) => r.name).sort();
+}
+
+describe('EnvoyResourceFiles', () => {
+  const dirs: string[] = [];
+  const newDir = (): string => {
+    const d = mkdtempSync(join(tmpdir(), 'steadfast-xds-'));
+    dirs.push(d);
+    return d;
+  };
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('writes clusters, then routes, then listeners, each by rename into place', async () => {
+    const dir = newDir();
+    const events: string[] = [];
+    const watcher = watch(dir, (type, name) => {
+      if (name && !name.endsWith('.tmp') && type === 'rename') events.push(name);
+    });
+    await new EnvoyResourceFiles(dir, { settleMs: 10 }).write(files(['a', 'b'], ['rds-x.yaml']), '1');
+    await new Promise((r) => setTimeout(r, 50));
+    watcher.close();
+    const order = [...new Set(events)];
+    expect(order.indexOf(CDS_FILE)).toBeLessThan(order.indexOf('rds-x.yaml'));
+    expect(order.indexOf('rds-x.yaml')).toBeLessThan(order.indexOf(LDS_FILE));
+    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    expect(clusterNames(dir)).toEqual(['a', 'b']);
+  });
+
+  it('keeps removed clusters until the routes moved, then prunes them and stale route files', async () => {
+    const dir = newDir();
+    const writer = new EnvoyResourceFiles(dir, { settleMs: 150 });
+    await writer.write(files(['a', 'b'], ['rds-x.yaml', 'rds-y.yaml']), '1');
+    const second = writer.write(files(['b', 'c'], ['rds-x.yaml']), '2');
+    // While the new routes settle, the old cluster is still there next to the new one.
+    await new Promise((r) => setTimeout(r, 60));
+    expect(clusterNames(dir)).toEqual(['a', 'b', 'c']);
+    await second;
+    expect(clusterNames(dir)).toEqual(['b', 'c']);
+    expect(readdirSync(dir).sort()).toEqual([CDS_FILE, LDS_FILE, 'rds-x.yaml'].sort());
+  });
+
+  it('serializes writes: the last configuration written wins', async () => {
+    const dir = newDir();
+    const writer = new EnvoyResourceFiles(dir, { settleMs: 5 });
+    await writer.write(files(['a'], ['rds-x.yaml']), '1');
+    await Promise.all([
+      writer.write(files(['b'], ['rds-x.yaml']), '2'),
+      writer.write(files(['c'], ['rds-x.yaml']), '3'),
+    ]);
+    expect(clusterNames(dir)).toEqual(['c']);
+  });
+});
