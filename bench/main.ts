@@ -7,10 +7,12 @@
 //   npm run bench -- --quick            one short round, nothing written
 //   npm run bench -- --rounds 3 --duration 5 --only V1,V3
 //   npm run bench -- --nice 0           Envoy and the control service at normal priority
-//   npm run bench -- --rate-percent 25  latency at a quarter of plain Envoy's throughput
+//   npm run bench -- --rate-percent 25 --label quarter-rate
+//                                       latency at a quarter of plain Envoy's throughput, written
+//                                       to bench/results/<date>-quarter-rate.{json,md} only
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg, release } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,7 +24,7 @@ import { measureFilterCost } from './filter-cost.js';
 import { measureVariant, type Measurement, type MeasureSettings } from './measure-variant.js';
 import { startBackendProcess } from './backend-process.js';
 import { CpuMeter } from './process-cpu.js';
-import { resultsChart } from './results-chart.js';
+import { writeResults } from './results-files.js';
 import { resultsTable } from './results-table.js';
 import { BENCH_PATH, startVariant, stopEverything, type VariantEnvironment } from './running-variant.js';
 import { benchVariants, type Variant } from './variants.js';
@@ -36,6 +38,7 @@ const { values: opts } = parseArgs({
     connections: { type: 'string', default: '32' },
     nice: { type: 'string', default: '-10' },
     'rate-percent': { type: 'string', default: '50' },
+    label: { type: 'string' },
     only: { type: 'string' },
     quick: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
@@ -55,6 +58,9 @@ const durationS = quick ? 3 : bounded('duration', opts.duration, 1, 60);
 const latencyS = quick ? 2 : bounded('latency-duration', opts['latency-duration'], 1, 60);
 const connections = bounded('connections', opts.connections, 1, 1000);
 const write = !quick && opts['no-write'] !== true;
+const label = opts.label;
+if (label !== undefined && !/^[a-z0-9-]{1,40}$/.test(label))
+  throw new Error('--label must be kebab-case, 1-40 characters');
 const ratePercent = bounded('rate-percent', opts['rate-percent'], 1, 100);
 const nice = -bounded('nice', String(-Number(opts.nice)), 0, 20);
 
@@ -224,32 +230,10 @@ async function main(): Promise<void> {
     };
     const table = resultsTable(report);
     log(`\n${table}`);
-    if (write) writeResults(root, report, table);
+    if (write) for (const line of writeResults(root, report, table, label)) log(line);
   } finally {
     await backend.stop();
   }
-}
-
-function writeResults(root: string, report: BenchReport, table: string): void {
-  const dir = join(root, 'bench', 'results');
-  mkdirSync(dir, { recursive: true });
-  // JSON has no Infinity: a latency the setup could not keep is null.
-  const json = `${JSON.stringify(report, (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? null : v), 2)}\n`;
-  writeFileSync(join(dir, 'latest.json'), json);
-  writeFileSync(join(dir, `${report.date.slice(0, 10)}.json`), json);
-  writeFileSync(join(dir, 'latest.md'), table);
-  writeFileSync(join(dir, 'latest.svg'), resultsChart(report));
-  const readme = join(root, 'README.md');
-  const text = readFileSync(readme, 'utf8');
-  const start = '<!-- bench:results:start -->';
-  const end = '<!-- bench:results:end -->';
-  const a = text.indexOf(start);
-  const b = text.indexOf(end);
-  if (a !== -1 && b > a) {
-    const section = `${start}\n\n${table}\n![benchmark: throughput, CPU per request, latency](bench/results/latest.svg)\n\n${end}`;
-    writeFileSync(readme, text.slice(0, a) + section + text.slice(b + end.length));
-  }
-  log(`wrote bench/results/latest.{json,md,svg} and bench/results/${report.date.slice(0, 10)}.json`);
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -23,6 +23,20 @@ function cpu(v: VariantReport): string {
   return `${n(v.cpu_us_per_req, 1)}${parts}`;
 }
 
+/** How busy the machine was with other work: results from a busy machine are rough. */
+function machineNote(r: BenchReport): string {
+  const others = Object.values(r.variants)
+    .map((v) => v.others_cpu_percent)
+    .filter((x): x is number => x !== null)
+    .sort((a, b) => a - b);
+  const mid = others[others.length >> 1];
+  return (
+    `Load average ${r.machine['loadavg_1m_at_start']} at the start and ${r.machine['loadavg_1m_at_end']} at the end; ` +
+    `other programs used a median ${mid === undefined ? '?' : mid.toFixed(0)}% of the machine during the latency runs ` +
+    `(\`others_cpu_percent\`).`
+  );
+}
+
 export function resultsTable(r: BenchReport): string {
   const rate = r.method['latency_rate_rps'];
   const lines = [
@@ -31,6 +45,8 @@ export function resultsTable(r: BenchReport): string {
       `Latency at a fixed ${n(Number(rate))} requests/s (${r.method['latency_rate_percent']}% of plain Envoy's best throughput) from an open-loop ` +
       `client: a request that waited for a connection counts from when it was due. CPU: Envoy's ` +
       `(+ the control service's) per request under full load.`,
+    '',
+    machineNote(r),
     '',
     '| | setup | requests/s | vs V1 | p50 µs | p90 µs | p99 µs | p50 vs V1 | CPU µs/req | vs V1 |',
     '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',

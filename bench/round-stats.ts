@@ -8,9 +8,6 @@ export interface Spread {
   readonly max: number | null;
 }
 
-const finite = (xs: ReadonlyArray<number | undefined>): number[] =>
-  xs.filter((x): x is number => x !== undefined && Number.isFinite(x));
-
 export function median(xs: readonly number[]): number | null {
   if (xs.length === 0) return null;
   const s = [...xs].sort((a, b) => a - b);
@@ -50,7 +47,11 @@ export function medianRatio(
   return median(ratios);
 }
 
-/** The median over rounds of `variant[r] − base[r]`. */
+/**
+ * The median over rounds of `variant[r] − base[r]`. A round where only one side kept its
+ * rate (Infinity) counts as ±Infinity; a round where neither did is left out. Null when
+ * the median itself is unbounded or there is no round to compare.
+ */
 export function medianDifference(
   variant: ReadonlyArray<number | undefined>,
   base: ReadonlyArray<number | undefined>,
@@ -59,9 +60,10 @@ export function medianDifference(
   for (let r = 0; r < Math.min(variant.length, base.length); r++) {
     const v = variant[r];
     const b = base[r];
-    if (v !== undefined && b !== undefined && Number.isFinite(v) && Number.isFinite(b)) diffs.push(v - b);
+    if (v === undefined || b === undefined || Number.isNaN(v) || Number.isNaN(b)) continue;
+    if (!Number.isFinite(v) && !Number.isFinite(b)) continue;
+    diffs.push(v - b);
   }
-  return median(diffs);
+  const m = median(diffs);
+  return m === null || !Number.isFinite(m) ? null : m;
 }
-
-export { finite };
