@@ -56,6 +56,26 @@ function socketAddress(e: TableEndpoint): Json {
   return { socket_address: { address: e.address, port_value: e.port } };
 }
 
+/**
+ * How many retries the cluster allows at once. Without a retryConstraint, GEP-1731 sets no
+ * limit, so Envoy's default of 3 concurrent retries is raised. With one (from an
+ * XBackendTrafficPolicy on a backend's Service), Envoy's retry budget: `budget.percent`
+ * of the active requests may be retries, and at least `minRetryRate.count` retries may
+ * run at once. Envoy's budget counts concurrent requests, not requests per interval, so
+ * the intervals are not expressed. Backends of one rule share a cluster: the strictest wins.
+ */
+function retryThreshold(backends: readonly TableBackend[]): Json {
+  const constraints = backends.flatMap((b) => (b.retryConstraint ? [b.retryConstraint] : []));
+  if (constraints.length === 0) return { priority: 'DEFAULT', max_retries: 1024 };
+  return {
+    priority: 'DEFAULT',
+    retry_budget: {
+      budget_percent: { value: Math.min(...constraints.map((c) => c.budgetPercent)) },
+      min_retry_concurrency: Math.min(...constraints.map((c) => c.minRetryCount)),
+    },
+  };
+}
+
 function cluster(
   name: string,
   protocol: ClusterProtocol,
@@ -76,8 +96,7 @@ function cluster(
     type: dns ? 'STRICT_DNS' : 'STATIC',
     ...(dns ? { dns_lookup_family: 'V4_PREFERRED' } : {}),
     connect_timeout: options.connectTimeout,
-    // Envoy allows 3 concurrent retries per cluster by default; GEP-1731 sets no such limit.
-    circuit_breakers: { thresholds: [{ priority: 'DEFAULT', max_retries: 1024 }] },
+    circuit_breakers: { thresholds: [retryThreshold(backends)] },
     load_balancing_policy: {
       policies: [
         {
