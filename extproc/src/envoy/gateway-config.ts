@@ -59,6 +59,31 @@ function listenerName(group: PortGroup): string {
   return group.listeners.length === 1 ? (group.listeners[0] as TableListener).id : `port/${group.port}`;
 }
 
+/** Whether a listener with this hostname (none: any) serves a route hostname. */
+function listenerServes(listenerHostname: string | undefined, hostname: string): boolean {
+  if (listenerHostname === undefined || listenerHostname === hostname) return true;
+  const suffix = listenerHostname.startsWith('*.') ? listenerHostname.slice(1) : undefined;
+  return (
+    suffix !== undefined && hostname !== '*' && hostname.endsWith(suffix) && hostname.length > suffix.length
+  );
+}
+
+/**
+ * The route as one port serves it: its effective hostnames are the union over all its
+ * listeners, so on this port only those a listener here (that it attaches to) serves.
+ * Empty when the route is not attached to this port.
+ */
+function servedOn(route: TableRoute, group: PortGroup): TableRoute {
+  const here = group.listeners.filter((l) => route.listeners.includes(l.id));
+  // `*` comes only from a route without hostnames on a listener without one: on a port where
+  // every listener it attaches to has no hostname, that is all it is.
+  if (here.length > 0 && here.every((l) => l.hostname === undefined) && route.hostnames.includes('*')) {
+    return route.hostnames.length === 1 ? route : { ...route, hostnames: ['*'] };
+  }
+  const hostnames = route.hostnames.filter((h) => here.some((l) => listenerServes(l.hostname, h)));
+  return hostnames.length === route.hostnames.length ? route : { ...route, hostnames };
+}
+
 function routeConfiguration(
   name: string,
   routes: { route: TableRoute; order: number }[],
@@ -114,10 +139,9 @@ export function generateGatewayResources(
   }
   for (const group of portGroups(table)) {
     const name = listenerName(group);
-    const ids = new Set(group.listeners.map((l) => l.id));
     const routes = table.routes
-      .map((route, order) => ({ route, order }))
-      .filter(({ route }) => route.listeners.some((id) => ids.has(id)));
+      .map((route, order) => ({ route: servedOn(route, group), order }))
+      .filter(({ route }) => route.hostnames.length > 0);
     const rc = routeConfiguration(name, routes, byRule, warnings);
     routeConfigurations.push(rc);
     const hcm: Json = {
