@@ -1,0 +1,46 @@
+// `steadfast serve` refuses what it cannot run, before it opens a port.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { run } from '../../extproc/src/cli/main.js';
+import { generateSessionKey } from '../../extproc/src/session/keys.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'steadfast-serve-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+async function serve(...args: string[]) {
+  let out = '';
+  let err = '';
+  const code = await run(['serve', ...args], { out: (t) => (out += t), err: (t) => (err += t) });
+  return { code, out, err };
+}
+
+describe('steadfast serve', () => {
+  it('needs --config or --policy-token, not both', async () => {
+    expect(await serve()).toMatchObject({ code: 2, err: expect.stringContaining('give --config <dir>') });
+    const both = await serve('--config', tmp, '--policy-token', 'sf1;id=x;k=h');
+    expect(both).toMatchObject({ code: 2, err: expect.stringContaining('exclude each other') });
+  });
+
+  it('checks the address, the port and the worker count', async () => {
+    expect((await serve('--config', tmp, '--grpc-address', 'nope')).err).toContain('is not HOST:PORT');
+    expect((await serve('--config', tmp, '--admin-port', '70000')).err).toContain('--admin-port');
+    expect((await serve('--config', tmp, '--workers', '0')).err).toContain('--workers');
+  });
+
+  it('refuses a bad session key file, naming file and line, and never prints a key', async () => {
+    const good = generateSessionKey();
+    const file = join(tmp, 'keys');
+    writeFileSync(file, `${good}\nshort\n`);
+    const r = await serve('--config', tmp, '--session-keys', file);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${file}:2`);
+    expect(r.err + r.out).not.toContain(good);
+    const missing = await serve('--config', tmp, '--session-keys', join(tmp, 'absent'));
+    expect(missing).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('cannot read the session key file'),
+    });
+  });
+});
