@@ -51,7 +51,10 @@ function randomTable(rand: () => number): PolicyTable {
       }
       rules.push(matches);
     }
-    const hostnames = [...new Set([pick(rand, HOSTS), ...(rand() < 0.2 ? [pick(rand, HOSTS)] : [])])];
+    // As translate/ writes them for one listener without a hostname: `*` (a route without
+    // hostnames) stands alone.
+    const picked = [...new Set([pick(rand, HOSTS), ...(rand() < 0.2 ? [pick(rand, HOSTS)] : [])])];
+    const hostnames = picked.includes('*') ? ['*'] : picked;
     routes.push({ ...route({ name: `r${i}`, hostnames, rules }), listeners: [LISTENER] });
   }
   return {
