@@ -1,6 +1,6 @@
 // ServedConfig: what `steadfast serve --config` answers from — readiness, reload metrics,
 // and the lookup ext_proc calls (matched, unmatched, and rules that fail closed).
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -74,6 +74,28 @@ describe('ServedConfig', () => {
     await config.reload();
     expect(config.notReadyReason()).toBeNull();
     expect(config.generation).toBe(2);
+  });
+
+  it('waits for a configuration directory that does not exist yet, then loads and watches it', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'steadfast-served-'));
+    dirs.push(parent);
+    const dir = join(parent, 'later');
+    const config = new ServedConfig({
+      paths: [dir],
+      metrics: new ServiceMetrics(),
+      debounceMs: 20,
+      retryMs: 50,
+    });
+    served.push(config);
+    await config.start();
+    expect(config.notReadyReason()).toMatch(/did not load: .*later/);
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'base.yaml'), BASE);
+    writeFileSync(join(dir, 'routes.yaml'), ROUTES);
+    for (let i = 0; i < 100 && config.notReadyReason() !== null; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(config.notReadyReason()).toBeNull();
+    expect(config.lookup(request('shop.example', '/cart'))).toMatchObject({ result: 'matched' });
   });
 
   it('gives a rule that fails closed no policy, counted as invalid', async () => {

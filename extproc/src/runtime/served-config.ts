@@ -1,6 +1,7 @@
 // The configuration `steadfast serve` answers from: a ConfigStore (watched, swapped
 // atomically), its reloads counted in the metrics, and the lookup ext_proc calls per
 // request. Readiness means a configuration without file-level errors has been loaded.
+import { existsSync } from 'node:fs';
 import { formatDiagnostic } from '../gatewayapi/diagnostic.js';
 import type { PolicyLookup, PolicyOutcome } from '../grpc/ext-proc-service.js';
 import type { RequestAttributes } from '../grpc/request-attributes.js';
@@ -35,6 +36,8 @@ export interface ServedConfigOptions {
   readonly paths: readonly string[];
   readonly metrics: ServiceMetrics;
   readonly debounceMs?: number;
+  /** How often to look again for a configuration path that cannot be read yet. */
+  readonly retryMs?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -44,8 +47,11 @@ export class ServedConfig implements ConfigView {
   private readonly compiler = new SnapshotCompiler();
   private at: Date | undefined;
   private resolver: Resolver | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private readonly retryMs: number;
 
   constructor(private readonly options: ServedConfigOptions) {
+    this.retryMs = options.retryMs ?? 2000;
     this.store = new ConfigStore({
       paths: options.paths,
       ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
@@ -80,6 +86,31 @@ export class ServedConfig implements ConfigView {
       this.options.log?.(failure.errors.map(formatDiagnostic).join('\n') || failure.message);
     }
     this.store.watch();
+    this.retryWhileMissing();
+  }
+
+  /**
+   * A directory that cannot be read yet (a volume mounted after start) has no watcher:
+   * try again every `retryMs` until it loads, then watch it.
+   */
+  private retryWhileMissing(): void {
+    if (!this.missing()) return;
+    this.options.log?.(`waiting for the configuration to appear; trying again every ${this.retryMs} ms`);
+    this.retry = setInterval(() => {
+      // Quietly until every path exists: a reload that fails would log and count each time.
+      if (!this.options.paths.every((p) => existsSync(p))) return;
+      void this.store.load().then(() => {
+        if (this.missing()) return;
+        clearInterval(this.retry);
+        this.retry = undefined;
+        this.store.watch();
+      });
+    }, this.retryMs);
+    this.retry.unref();
+  }
+
+  private missing(): boolean {
+    return this.store.generation > 0 && this.store.snapshot.diagnostics.some((d) => d.code === 'io-error');
   }
 
   get snapshot(): Snapshot | undefined {
@@ -124,6 +155,7 @@ export class ServedConfig implements ConfigView {
   }
 
   close(): void {
+    if (this.retry) clearInterval(this.retry);
     this.store.close();
     this.compiler.close();
   }
