@@ -4,7 +4,7 @@
 // to moves, so it never reads half a file. The order keeps every route's cluster present:
 // clusters (old and new together), then routes, then listeners; clusters no route uses any
 // more are removed only after a settling delay.
-import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CDS_FILE, LDS_FILE, type ResourceFiles, clustersFile } from '../envoy/file-resources.js';
 
@@ -59,14 +59,6 @@ export class EnvoyResourceFiles {
       if (!first) await sleep(settle);
       await this.put(CDS_FILE, clustersFile(files.clusters.values(), version));
       for (const f of staleRoutes) await rm(join(this.directory, f), { force: true });
-    }
-  }
-
-  /** Removes leftovers of an earlier run (temporary files, old route files). */
-  async clear(): Promise<void> {
-    await mkdir(this.directory, { recursive: true });
-    for (const f of await readdir(this.directory)) {
-      if (f.endsWith('.tmp') || f.startsWith('rds-')) await rm(join(this.directory, f), { force: true });
     }
   }
 }
