@@ -5,17 +5,8 @@
 // comments, one top-level key per place it goes; docs/attach.md walks through it.
 import { stringify } from 'yaml';
 import type { PolicyTable, TableMatch, TableRule } from '../table/policy-table.js';
-import {
-  METADATA_NAMESPACE,
-  PIN_HEADER,
-  TYPE_HEADER_SESSION_STATE,
-  TYPE_HTTP_PROTOCOL_OPTIONS,
-  TYPE_ROUTER,
-  TYPE_STATEFUL_SESSION,
-  TYPE_STRING_VALUE,
-  TYPE_UPSTREAM_CODEC,
-  TYPE_WASM,
-} from './envoy-names.js';
+import { METADATA_NAMESPACE, PIN_HEADER, TYPE_HTTP_PROTOCOL_OPTIONS } from './envoy-names.js';
+import { routerFilter, statefulSessionFilter, steadfastWasmFilter } from './http-filters.js';
 import { RETRY_BACK_OFF } from './route-action.js';
 
 export const TYPE_EXT_PROC =
@@ -67,25 +58,6 @@ export function attachFilterConfiguration(options: AttachSnippetOptions): string
   });
 }
 
-function wasmFilter(name: string, configuration: string, wasmPath: string): Json {
-  return {
-    name: 'envoy.filters.http.wasm',
-    typed_config: {
-      '@type': TYPE_WASM,
-      config: {
-        name,
-        root_id: 'steadfast',
-        configuration: { '@type': TYPE_STRING_VALUE, value: configuration },
-        vm_config: {
-          vm_id: 'steadfast',
-          runtime: 'envoy.wasm.runtime.v8',
-          code: { local: { filename: wasmPath } },
-        },
-      },
-    },
-  };
-}
-
 export function attachHttpFilters(options: AttachSnippetOptions): Json[] {
   return [
     {
@@ -106,32 +78,13 @@ export function attachHttpFilters(options: AttachSnippetOptions): Json[] {
         metadata_options: { receiving_namespaces: { untyped: [METADATA_NAMESPACE] } },
       },
     },
-    wasmFilter('steadfast', attachFilterConfiguration(options), options.wasmPath),
-    {
-      name: 'envoy.filters.http.stateful_session',
-      typed_config: {
-        '@type': TYPE_STATEFUL_SESSION,
-        session_state: {
-          name: 'envoy.http.stateful_session.header',
-          typed_config: { '@type': TYPE_HEADER_SESSION_STATE, name: PIN_HEADER },
-        },
-        strict: false,
-      },
-    },
+    steadfastWasmFilter('steadfast', attachFilterConfiguration(options), options.wasmPath),
+    statefulSessionFilter(),
   ];
 }
 
 export function attachRouterFilter(options: AttachSnippetOptions): Json {
-  return {
-    name: 'envoy.filters.http.router',
-    typed_config: {
-      '@type': TYPE_ROUTER,
-      upstream_http_filters: [
-        wasmFilter('steadfast-upstream', JSON.stringify({ role: 'upstream' }), options.wasmPath),
-        { name: 'envoy.filters.http.upstream_codec', typed_config: { '@type': TYPE_UPSTREAM_CODEC } },
-      ],
-    },
-  };
+  return routerFilter(options.wasmPath);
 }
 
 export function extProcCluster(extProcAddress: string): Json {

@@ -32,7 +32,8 @@ export function filterConfiguration(options: FilterOptions): string {
   });
 }
 
-function wasmFilter(name: string, configuration: string, wasmPath: string): Json {
+/** The steadfast wasm filter: one VM for both roles, as their vm_config is the same. */
+export function steadfastWasmFilter(name: string, configuration: string, wasmPath: string): Json {
   return {
     name: 'envoy.filters.http.wasm',
     typed_config: {
@@ -41,7 +42,6 @@ function wasmFilter(name: string, configuration: string, wasmPath: string): Json
         name,
         root_id: 'steadfast',
         configuration: { '@type': TYPE_STRING_VALUE, value: configuration },
-        // One VM for both roles, as their vm_config is the same.
         vm_config: {
           vm_id: 'steadfast',
           runtime: 'envoy.wasm.runtime.v8',
@@ -52,30 +52,40 @@ function wasmFilter(name: string, configuration: string, wasmPath: string): Json
   };
 }
 
+/** Pins to the host the filter names in x-steadfast-pin (base64 `ip:port`). */
+export function statefulSessionFilter(): Json {
+  return {
+    name: 'envoy.filters.http.stateful_session',
+    typed_config: {
+      '@type': TYPE_STATEFUL_SESSION,
+      session_state: {
+        name: 'envoy.http.stateful_session.header',
+        typed_config: { '@type': TYPE_HEADER_SESSION_STATE, name: PIN_HEADER },
+      },
+      // A pinned host that is gone falls back to load balancing (GEP-1619's SHOULD).
+      strict: false,
+    },
+  };
+}
+
+/** The router, with the filter's upstream half holding each retry until the backoff floor. */
+export function routerFilter(wasmPath: string): Json {
+  return {
+    name: 'envoy.filters.http.router',
+    typed_config: {
+      '@type': TYPE_ROUTER,
+      upstream_http_filters: [
+        steadfastWasmFilter('steadfast-upstream', JSON.stringify({ role: 'upstream' }), wasmPath),
+        { name: 'envoy.filters.http.upstream_codec', typed_config: { '@type': TYPE_UPSTREAM_CODEC } },
+      ],
+    },
+  };
+}
+
 export function gatewayHttpFilters(options: FilterOptions): Json[] {
   return [
-    wasmFilter('steadfast', filterConfiguration(options), options.wasmPath),
-    {
-      name: 'envoy.filters.http.stateful_session',
-      typed_config: {
-        '@type': TYPE_STATEFUL_SESSION,
-        session_state: {
-          name: 'envoy.http.stateful_session.header',
-          typed_config: { '@type': TYPE_HEADER_SESSION_STATE, name: PIN_HEADER },
-        },
-        // A pinned host that is gone falls back to load balancing (GEP-1619's SHOULD).
-        strict: false,
-      },
-    },
-    {
-      name: 'envoy.filters.http.router',
-      typed_config: {
-        '@type': TYPE_ROUTER,
-        upstream_http_filters: [
-          wasmFilter('steadfast-upstream', JSON.stringify({ role: 'upstream' }), options.wasmPath),
-          { name: 'envoy.filters.http.upstream_codec', typed_config: { '@type': TYPE_UPSTREAM_CODEC } },
-        ],
-      },
-    },
+    steadfastWasmFilter('steadfast', filterConfiguration(options), options.wasmPath),
+    statefulSessionFilter(),
+    routerFilter(options.wasmPath),
   ];
 }
