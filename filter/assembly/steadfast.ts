@@ -21,7 +21,7 @@ import { H_DEBUG_POLICY, H_REQUEST_ID } from './headers';
 import { FilterMetrics } from './metrics';
 import { Policy, PolicyCache } from './policy/token';
 import { P_METADATA_POLICY, P_ROUTE_POLICY } from './properties';
-import { closeGate, findGate, HeldAttempts, openGate, RetryGate } from './retry/retry-gate';
+import { closeGate, findGate, HeldAttempts, openGate, openGateCount, RetryGate } from './retry/retry-gate';
 import { applyRouterHeaders, stripClientControlHeaders } from './retry/router-headers';
 import { SessionKeys } from './session/keys';
 import { removePinFromRequest, removePinFromResponse, StickySession } from './session/sticky-session';
@@ -139,8 +139,7 @@ export class SteadfastHttp extends HttpContext {
   onRequestHeaders(_headerCount: u32, _endOfStream: bool): FilterHeadersStatus {
     const metrics = this.plugin.metrics;
     incrementCounter(metrics.requests);
-    // Client-sent router control headers and host pins never survive (DESIGN.md).
-    stripClientControlHeaders();
+    // A client-sent host pin never reaches stateful_session (DESIGN.md, "Security defaults").
     removePinFromRequest();
     const token = this.findToken();
     this.token = token;
@@ -155,6 +154,10 @@ export class SteadfastHttp extends HttpContext {
       return FilterHeadersStatus.Continue;
     }
     this.policy = policy;
+    // Client-sent router control headers never survive under a policy (DESIGN.md,
+    // "Retries"): Envoy strips them from external requests, and so does the filter
+    // before it writes its own.
+    stripClientControlHeaders();
     let pinned: bool = false;
     if (policy.hasSession) pinned = this.beginSession(policy);
     applyRouterHeaders(policy, pinned);
@@ -219,6 +222,8 @@ export class SteadfastUpstream extends HttpContext {
   }
 
   onRequestHeaders(_headerCount: u32, _endOfStream: bool): FilterHeadersStatus {
+    // Most requests have no backoff floor: no host call for them.
+    if (openGateCount() == 0) return FilterHeadersStatus.Continue;
     const id = getHeader(HeaderMapType.RequestHeaders, H_REQUEST_ID);
     if (id == null) return FilterHeadersStatus.Continue;
     const gate = findGate(id);

@@ -166,6 +166,18 @@ describe('policy lookup', () => {
     expect(host.metric('steadfast_policy_missing_total')).toBe(1n);
   });
 
+  it('costs a request without policy only a few host calls', async () => {
+    const host = await startedHost();
+    const before = [...host.calls.values()].reduce((a, b) => a + b, 0);
+    const s = host.newStream();
+    s.sendRequestHeaders(GET);
+    s.sendResponseHeaders([[':status', '200']]);
+    s.complete();
+    const calls = [...host.calls.values()].reduce((a, b) => a + b, 0) - before;
+    // Pin removal both ways, two property looks, two counters: nothing else.
+    expect(calls).toBeLessThanOrEqual(6);
+  });
+
   it('counts a request without policy and changes nothing', async () => {
     const host = await startedHost();
     const s = host.newStream();
