@@ -109,8 +109,10 @@ export const devCommand: Command = {
     if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
     const settings = devSettings(parsed, io, 'steadfast dev');
     const { gateway, listenerUrls } = await startDevGateway(settings, io, 'steadfast dev');
+    // Listen for signals before saying ready: a supervisor may signal as soon as it reads the line.
+    const signalled = untilSignalled();
     io.out(readyLine('steadfast dev', gateway, listenerUrls));
-    await untilSignalled();
+    await signalled;
     await gateway.stop();
     io.out('steadfast dev: stopped');
     return 0;

@@ -150,6 +150,8 @@ export const quickstartCommand: Command = {
     } catch {
       // grpcurl on PATH, if any.
     }
+    // Listen for signals before saying ready: a supervisor may signal as soon as it reads the line.
+    const signalled = untilSignalled();
     io.out(readyLine(PREFIX, gateway, listenerUrls));
     io.out(
       [
@@ -163,7 +165,7 @@ export const quickstartCommand: Command = {
         ),
       ].join('\n'),
     );
-    await untilSignalled();
+    await signalled;
     await gateway.stop();
     await Promise.all(backends.map((b) => b.close()));
     io.out(`${PREFIX}: stopped`);

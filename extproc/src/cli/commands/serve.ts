@@ -82,8 +82,10 @@ export const serveCommand: Command = {
           });
     if (workers > 1) log(`${workers} ext_proc worker processes share ${service.grpcAddress}`);
     if (keyIds) log(`session keys from ${keysFile}: ${keyIds.join(', ')} (the first seals)`);
+    // Listen for signals before saying ready: a supervisor may signal as soon as it reads the line.
+    const signalled = untilSignalled();
     io.out(`steadfast serve: ready; ext_proc on ${service.grpcAddress}; admin on ${service.adminUrl}`);
-    await untilSignalled();
+    await signalled;
     io.out('steadfast serve: draining');
     config?.close();
     await service.stop();
