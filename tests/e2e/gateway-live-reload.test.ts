@@ -30,6 +30,12 @@ const V1_ONLY = routes(`    - matches: [{ path: { value: /app } }]
 const V2_ONLY = routes(`    - matches: [{ path: { value: /app } }]
       backendRefs: [{ name: v2, port: 80 }]
 `);
+// A DNS cluster (FQDN endpoint) warms only after its first resolution: routes wait for it.
+const BY_NAME = routes(`    - matches: [{ path: { value: /app } }]
+      backendRefs: [{ name: v3-by-name, port: 80 }]
+    - matches: [{ path: { value: /spare } }]
+      backendRefs: [{ name: v1, port: 80 }]
+`);
 // A new rule in front renumbers the rules: every cluster name changes at once.
 const RENUMBERED = routes(`    - matches: [{ path: { value: /other } }]
       backendRefs: [{ name: v1, port: 80 }]
@@ -80,21 +86,40 @@ describe('gateway mode: live reload', () => {
   const config = new ConfigDir();
   let v1: RunningBackend;
   let v2: RunningBackend;
+  let v3: RunningBackend;
   let gateway: LocalGateway;
   const logs: string[] = [];
 
   beforeAll(async () => {
     v1 = await startEchoBackend({ address: '127.0.0.2', name: 'v1' });
     v2 = await startEchoBackend({ address: '127.0.0.3', name: 'v2' });
+    v3 = await startEchoBackend({ address: '127.0.0.1', name: 'v3' });
     config.write('gateway.yaml', gatewayYaml());
-    config.write('services.yaml', serviceYaml('v1', [v1]), serviceYaml('v2', [v2]));
+    config.write(
+      'services.yaml',
+      serviceYaml('v1', [v1]),
+      serviceYaml('v2', [v2]),
+      `apiVersion: v1
+kind: Service
+metadata: { name: v3-by-name }
+spec:
+  ports: [{ name: app, port: 80, targetPort: app }]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: v3-by-name-1, labels: { kubernetes.io/service-name: v3-by-name } }
+addressType: FQDN
+ports: [{ name: app, port: ${v3.port} }]
+endpoints: [{ addresses: [localhost] }]
+`,
+    );
     config.write('routes.yaml', V1_ONLY);
     gateway = await startTestGateway(config, 50, (line) => logs.push(line));
   });
 
   afterAll(async () => {
     await gateway?.stop();
-    await Promise.all([v1?.close(), v2?.close()]);
+    await Promise.all([v1?.close(), v2?.close(), v3?.close()]);
     config.remove();
   });
 
@@ -102,7 +127,7 @@ describe('gateway mode: live reload', () => {
     const pid = gateway.envoy.child.pid;
     const load = steadyLoad(`${gatewayUrl(gateway)}/app`, 8);
     await new Promise((r) => setTimeout(r, 300));
-    const steps = [V2_ONLY, RENUMBERED, V1_ONLY, V2_ONLY];
+    const steps = [V2_ONLY, RENUMBERED, BY_NAME, V1_ONLY, V2_ONLY];
     for (const step of steps) {
       const next = gateway.config.generation + 1;
       config.write('routes.yaml', step);
@@ -113,6 +138,7 @@ describe('gateway mode: live reload', () => {
     expect(load.ok).toBeGreaterThan(200);
     expect(load.seen.get('v1') ?? 0).toBeGreaterThan(0);
     expect(load.seen.get('v2') ?? 0).toBeGreaterThan(0);
+    expect(load.seen.get('v3') ?? 0).toBeGreaterThan(0);
     expect(gateway.envoy.child.pid).toBe(pid);
     expect(gateway.envoy.child.exitCode).toBeNull();
     // The last configuration (v2 only) is what Envoy serves now.

@@ -15,6 +15,11 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 export interface ResourceWriterOptions {
   /** Time for Envoy to warm new clusters before routes point at them, and to move routes off old ones. */
   readonly settleMs?: number;
+  /**
+   * Resolves once Envoy serves these new clusters (a DNS cluster warms only after its first
+   * resolution); without it, the writer waits `settleMs`.
+   */
+  readonly untilClustersActive?: (names: readonly string[]) => Promise<void>;
 }
 
 export class EnvoyResourceFiles {
@@ -47,9 +52,12 @@ export class EnvoyResourceFiles {
     const first = this.routeFiles.size === 0 && this.clusters.size === 0;
     const merged = new Map(this.clusters);
     for (const [name, c] of files.clusters) merged.set(name, c);
-    const added = [...files.clusters.keys()].some((n) => !this.clusters.has(n));
+    const added = [...files.clusters.keys()].filter((n) => !this.clusters.has(n));
     await this.put(CDS_FILE, clustersFile(merged.values(), `${version}-merge`));
-    if (!first && added) await sleep(settle);
+    if (!first && added.length > 0) {
+      const until = this.options.untilClustersActive;
+      await (until ? until(added) : sleep(settle));
+    }
     for (const [name, text] of files.routes) await this.put(name, text);
     await this.put(LDS_FILE, files.listeners);
     const staleRoutes = [...this.routeFiles].filter((f) => !files.routes.has(f));

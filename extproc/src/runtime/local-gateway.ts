@@ -60,6 +60,24 @@ export function filterWasmPath(): string {
   return path;
 }
 
+/** Waits (up to 5 s) until Envoy lists every named cluster as active, i.e. warmed. */
+async function untilClustersActive(envoy: EnvoyProcess, names: readonly string[]): Promise<void> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    try {
+      const body = (await (await fetch(`${envoy.adminUrl}/clusters?format=json`)).json()) as {
+        cluster_statuses?: { name: string }[];
+      };
+      const active = new Set((body.cluster_statuses ?? []).map((c) => c.name));
+      if (names.every((n) => active.has(n))) return;
+    } catch {
+      // Envoy busy or stopping: try again until the deadline.
+    }
+    if (Date.now() > deadline) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** Envoy's count of LDS, RDS and CDS updates it refused. */
 async function rejectedUpdates(envoy: EnvoyProcess): Promise<number> {
   try {
@@ -98,7 +116,12 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     throw new Error('the configuration did not load');
   }
   const directory = mkdtempSync(join(tmpdir(), 'steadfast-gateway-'));
-  const files = new EnvoyResourceFiles(directory);
+  // Set once Envoy runs: what the writer and the rejection check ask it.
+  const after: { report?: (generation: number) => Promise<void>; envoy?: EnvoyProcess } = {};
+  const files = new EnvoyResourceFiles(directory, {
+    untilClustersActive: (names) =>
+      after.envoy ? untilClustersActive(after.envoy, names) : Promise.resolve(),
+  });
   const events = new EventEmitter<LocalGatewayEvents>();
   let applied = 0;
 
@@ -116,8 +139,6 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     }
   };
 
-  // Set once Envoy runs: checks whether Envoy accepted what was written.
-  const after: { report?: (generation: number) => Promise<void> } = {};
   // Swaps that land while Envoy starts are written too: the writer serializes them.
   config.onSwap((snapshot, generation) => {
     void apply(snapshot, generation).then(() => after.report?.(generation));
@@ -152,6 +173,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     throw e;
   }
 
+  after.envoy = envoy;
   // Envoy refuses an update it cannot load and keeps serving the previous one; say so.
   let rejected = await rejectedUpdates(envoy);
   after.report = async (generation: number): Promise<void> => {
