@@ -7,6 +7,7 @@
 //   npm run bench -- --quick            one short round, nothing written
 //   npm run bench -- --rounds 3 --duration 5 --only V1,V3
 //   npm run bench -- --nice 0           Envoy and the control service at normal priority
+//   npm run bench -- --no-keep-awake    let idle CPUs sleep (see keep-awake.ts)
 //   npm run bench -- --rate-percent 25 --label quarter-rate
 //                                       latency at a quarter of plain Envoy's throughput, written
 //                                       to bench/results/<date>-quarter-rate.{json,md} only
@@ -19,8 +20,9 @@ import { parseArgs } from 'node:util';
 import { envoyBinary, envoyVersion } from '../extproc/src/runtime/envoy-binary.js';
 import { projectRoot } from '../extproc/src/runtime/project-root.js';
 import { goals, variantReports, type BenchReport } from './bench-report.js';
-import { planCpuPinning } from './cpu-pinning.js';
-import { measureFilterCost } from './filter-cost.js';
+import { planCpuPinning, type CpuPinning } from './cpu-pinning.js';
+import { measureFilterCost, type FilterCase } from './filter-cost.js';
+import { keepCpusAwake, type KeepAwake } from './keep-awake.js';
 import { measureVariant, type Measurement, type MeasureSettings } from './measure-variant.js';
 import { startBackendProcess } from './backend-process.js';
 import { CpuMeter } from './process-cpu.js';
@@ -42,6 +44,7 @@ const { values: opts } = parseArgs({
     only: { type: 'string' },
     quick: { type: 'boolean', default: false },
     'no-write': { type: 'boolean', default: false },
+    'no-keep-awake': { type: 'boolean', default: false },
   },
 });
 
@@ -103,6 +106,7 @@ async function main(): Promise<void> {
     pinned: pinning.pinned,
     pinning: pinning.why,
     sut_nice: pinning.sutNice,
+    keep_awake: pinning.pinned && opts['no-keep-awake'] !== true,
     loadavg_1m_at_start: Number(loadavg()[0]?.toFixed(2)),
   };
   log(`steadfast benchmark: Envoy ${envoy}, wrk ${wrk}, node ${process.version}`);
@@ -119,6 +123,25 @@ async function main(): Promise<void> {
     );
   }
 
+  // Spinners at the lowest priority on both CPUs, bounded by the longest a run may take.
+  const awake = pinning.pinned && opts['no-keep-awake'] !== true ? keepCpusAwake([0, 1], 3600) : undefined;
+  log(awake ? 'idle CPUs kept awake by SCHED_IDLE spinners (keep-awake.ts)' : 'idle CPUs may sleep');
+  try {
+    await runAll(root, envoy, pinning, machine, filter, awake);
+  } finally {
+    await awake?.stop();
+  }
+}
+
+async function runAll(
+  root: string,
+  envoy: string,
+  pinning: CpuPinning,
+  machine: Record<string, string | number | boolean>,
+  filter: FilterCase[],
+  awake: KeepAwake | undefined,
+): Promise<void> {
+  const wasmPath = join(root, 'filter', 'build', 'steadfast.wasm');
   const addresses = ['127.0.0.2', '127.0.0.3'];
   // Which backend costs less per request: measured, not assumed. The benchmark uses the minimal one.
   const backends: Record<string, unknown> = { used: 'minimal' };
@@ -151,6 +174,7 @@ async function main(): Promise<void> {
       backendAddresses: addresses,
       backendPort: backend.port,
       backendPid: backend.pid,
+      ownPids: awake?.pids ?? [],
       pinning,
     };
     const all = benchVariants({ root, sessionKey: randomBytes(32).toString('base64') });

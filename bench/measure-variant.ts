@@ -67,15 +67,14 @@ export async function measureVariant(
       durationMs: s.latencyDurationMs,
       connections: s.latencyConnections,
       onMeasureStart: () => {
-        atRate = new CpuMeter([...pids, env.backendPid]);
+        atRate = new CpuMeter([...pids, env.backendPid, ...(env.ownPids ?? [])]);
         system = new SystemCpuMeter();
         ownStart = process.cpuUsage();
       },
       onMeasureEnd: () => {
         atRateUs = atRate?.read() ?? [];
         const own = process.cpuUsage(ownStart);
-        const accounted =
-          own.user + own.system + (atRateUs[0] ?? 0) + (atRateUs[1] ?? 0) + (atRateUs[2] ?? 0);
+        const accounted = atRateUs.reduce<number>((a, us) => a + (us ?? 0), own.user + own.system);
         othersCpuPercent = system?.othersPercent(accounted);
       },
     });

@@ -6,6 +6,7 @@
 // (Node wakes about once a millisecond and sends what fell due meanwhile) is not charged
 // to the server. The client sleeps between sends, so it leaves its CPU to the backends.
 import { connect, type Socket } from 'node:net';
+import { loopbackAddress } from '../backends/loopback-endpoint.js';
 
 export interface OpenLoopOptions {
   readonly host: string;
@@ -107,6 +108,7 @@ function percentile(sorted: Float64Array, p: number, n = sorted.length): number 
 const nowNs = (): number => Number(process.hrtime.bigint());
 
 export async function runOpenLoop(o: OpenLoopOptions): Promise<OpenLoopResult> {
+  loopbackAddress(o.host); // loopback only (127.0.0.0/8)
   const lines = [`GET ${o.path} HTTP/1.1`, `host: ${o.host}:${o.port}`, 'user-agent: steadfast-bench'];
   for (const [k, v] of Object.entries(o.headers ?? {})) lines.push(`${k}: ${v}`);
   const request = Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1');

@@ -28,6 +28,8 @@ export interface VariantEnvironment {
   readonly backendPort: number;
   /** The backend process, whose CPU counts as the benchmark's own. */
   readonly backendPid: number | undefined;
+  /** Other helper processes whose CPU counts as the benchmark's own (the keep-awake spinners). */
+  readonly ownPids?: ReadonlyArray<number | undefined>;
   readonly pinning: CpuPinning;
 }
 

@@ -1,6 +1,7 @@
 // wrk, the throughput load generator: found on PATH or the run stops with how to get it.
 // It is a system package the benchmark needs; npm install and CI never install it.
 import { spawn, spawnSync } from 'node:child_process';
+import { loopbackAddress } from '../backends/loopback-endpoint.js';
 
 export interface WrkOptions {
   readonly url: string;
@@ -44,6 +45,8 @@ export function parseWrkOutput(output: string): Omit<WrkResult, 'output'> {
 }
 
 export async function runWrk(o: WrkOptions): Promise<WrkResult> {
+  // The benchmark loads nothing but loopback (127.0.0.0/8).
+  loopbackAddress(new URL(o.url).hostname);
   const args = ['-t1', `-c${o.connections}`, `-d${o.durationS}s`];
   for (const [k, v] of Object.entries(o.headers ?? {})) args.push('-H', `${k}: ${v}`);
   args.push(o.url);
