@@ -2,13 +2,20 @@
 // table and the options: listeners from Gateway listeners (HTTP/1.1 and h2c on one port),
 // virtual hosts from hostnames, routes in Gateway API precedence order carrying their
 // policy token, and one cluster per rule.
-import type { PolicyTable, TableListener, TableRoute } from '../table/policy-table.js';
+import {
+  POLICY_TABLE_VERSION,
+  type PolicyTable,
+  type TableListener,
+  type TableMatch,
+  type TableRoute,
+  type TableRule,
+} from '../table/policy-table.js';
 import { PIN_HEADER, TYPE_HCM } from './envoy-names.js';
 import { type FilterOptions, gatewayHttpFilters } from './http-filters.js';
 import { matchRe2Problem } from './re2-syntax.js';
 import { envoyRoute } from './route-action.js';
 import { type RuleClusters, ruleClusters } from './rule-clusters.js';
-import { hostRoutes } from './virtual-hosts.js';
+import { virtualHosts } from '../resolve/virtual-hosts.js';
 
 type Json = Record<string, unknown>;
 
@@ -84,9 +91,31 @@ function servedOn(route: TableRoute, group: PortGroup): TableRoute {
   return hostnames.length === route.hostnames.length ? route : { ...route, hostnames };
 }
 
+/**
+ * The virtual hosts of one port and their routes in the order Envoy must try them: the
+ * resolver's own precedence (resolve/virtual-hosts.ts), so route matching is written once.
+ */
+function orderedVirtualHosts(
+  routes: readonly TableRoute[],
+): { hostname: string; entries: { rule: TableRule; match: TableMatch }[] }[] {
+  const byMatch = new Map<string, { rule: TableRule; match: TableMatch }>();
+  for (const route of routes) {
+    for (const rule of route.rules) for (const match of rule.matches) byMatch.set(match.id, { rule, match });
+  }
+  // The routes keep the table's order, so the resolver's age tie-break is unchanged.
+  const table: PolicyTable = { version: POLICY_TABLE_VERSION, listeners: [], routes };
+  return virtualHosts(table).map((vh) => ({
+    hostname: vh.hostname,
+    entries: vh.matches.flatMap((m) => {
+      const entry = byMatch.get(m.matchId);
+      return entry ? [entry] : [];
+    }),
+  }));
+}
+
 function routeConfiguration(
   name: string,
-  routes: { route: TableRoute; order: number }[],
+  routes: readonly TableRoute[],
   clusters: Map<string, RuleClusters>,
   warnings: Set<string>,
 ): Json {
@@ -96,7 +125,7 @@ function routeConfiguration(
     internal_only_headers: [PIN_HEADER],
     // An unresolved backendRef's share names no cluster and answers 500 (rule-clusters.ts).
     validate_clusters: false,
-    virtual_hosts: hostRoutes(routes).map((h) => ({
+    virtual_hosts: orderedVirtualHosts(routes).map((h) => ({
       name: h.hostname,
       domains: [h.hostname],
       routes: h.entries
@@ -140,8 +169,8 @@ export function generateGatewayResources(
   for (const group of portGroups(table)) {
     const name = listenerName(group);
     const routes = table.routes
-      .map((route, order) => ({ route: servedOn(route, group), order }))
-      .filter(({ route }) => route.hostnames.length > 0);
+      .map((route) => servedOn(route, group))
+      .filter((route) => route.hostnames.length > 0);
     const rc = routeConfiguration(name, routes, byRule, warnings);
     routeConfigurations.push(rc);
     const hcm: Json = {
