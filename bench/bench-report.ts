@@ -133,14 +133,21 @@ export function goals(v: Readonly<Record<string, VariantReport>>): Goal[] {
   const v1p50 = v['V1']?.p50_us ?? null;
   out.push({
     goal: 'gateway mode (V3) median latency at half load within 20 µs of plain Envoy (V1)',
-    measured:
-      v3p50 === null
+    measured: !v['V3']
+      ? 'V3 not measured'
+      : v3p50 === null
         ? `V3 did not keep the rate in most rounds${v1p50 === null ? ', nor did V1' : ''}`
         : v1p50 === null
           ? 'V1 did not keep the rate in most rounds: no comparison'
           : `p50 difference ${g3?.p50_delta_us?.toFixed(0) ?? 'n/a'} µs (V3 ${v3p50.toFixed(0)} µs, V1 ${v1p50.toFixed(0)} µs)`,
     // Unbounded V3 latency misses the goal whatever V1 did; unbounded V1 alone leaves it open.
-    met: v3p50 === null ? false : v1p50 === null || g3?.p50_delta_us == null ? null : g3.p50_delta_us <= 20,
+    met: !v['V3']
+      ? null
+      : v3p50 === null
+        ? false
+        : v1p50 === null || g3?.p50_delta_us == null
+          ? null
+          : g3.p50_delta_us <= 20,
   });
   out.push({
     goal: 'attach mode (V6) throughput at least 50% of plain Envoy (V1)',
