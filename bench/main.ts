@@ -83,6 +83,8 @@ function nproc(): number {
 }
 
 const log = (line: string): void => console.log(line);
+/** The keep-awake spinners while they run, so an interrupted run stops them too. */
+let awake: KeepAwake | undefined;
 const fmt = (x: number, d = 0): string =>
   x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
@@ -106,7 +108,6 @@ async function main(): Promise<void> {
     pinned: pinning.pinned,
     pinning: pinning.why,
     sut_nice: pinning.sutNice,
-    keep_awake: pinning.pinned && opts['no-keep-awake'] !== true,
     loadavg_1m_at_start: Number(loadavg()[0]?.toFixed(2)),
   };
   log(`steadfast benchmark: Envoy ${envoy}, wrk ${wrk}, node ${process.version}`);
@@ -124,10 +125,10 @@ async function main(): Promise<void> {
   }
 
   // Spinners at the lowest priority on both CPUs, bounded by the longest a run may take.
-  const awake = pinning.pinned && opts['no-keep-awake'] !== true ? keepCpusAwake([0, 1], 3600) : undefined;
+  awake = pinning.pinned && opts['no-keep-awake'] !== true ? keepCpusAwake([0, 1], 3600) : undefined;
   log(awake ? 'idle CPUs kept awake by SCHED_IDLE spinners (keep-awake.ts)' : 'idle CPUs may sleep');
   try {
-    await runAll(root, envoy, pinning, machine, filter, awake);
+    await runAll(root, envoy, pinning, { ...machine, keep_awake: awake !== undefined }, filter, awake);
   } finally {
     await awake?.stop();
   }
@@ -263,7 +264,7 @@ async function runAll(
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     console.error(`steadfast benchmark: ${signal}, stopping Envoy and the control service`);
-    void stopEverything().finally(() => process.exit(130));
+    void Promise.allSettled([stopEverything(), awake?.stop()]).finally(() => process.exit(130));
   });
 }
 
