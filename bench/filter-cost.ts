@@ -54,7 +54,7 @@ interface Exchange {
 }
 
 /** One request as gateway mode runs it: downstream headers, one upstream attempt, the response. */
-function exchange(host: ProxyWasmHost, token: string, cookie: string | undefined): Exchange {
+function exchange(host: ProxyWasmHost, token: string | undefined, cookie: string | undefined): Exchange {
   const request: Headers = [
     [':method', 'GET'],
     [':path', '/bench'],
@@ -63,7 +63,7 @@ function exchange(host: ProxyWasmHost, token: string, cookie: string | undefined
     ['x-request-id', '5e1c0b52-7a43-4c1e-9f0e-2d4f1f0f8a11'],
   ];
   if (cookie) request.push(['cookie', cookie]);
-  const down = host.newStream({ [ROUTE_POLICY]: token });
+  const down = host.newStream(token === undefined ? {} : { [ROUTE_POLICY]: token });
   down.sendRequestHeaders(request);
   const up = host.newStream({}, UPSTREAM_ROOT);
   up.sendRequestHeaders(down.requestHeaders);
@@ -89,7 +89,8 @@ function totalCalls(host: ProxyWasmHost): Map<string, number> {
 async function measure(
   wasmPath: string,
   name: string,
-  policy: Policy,
+  /** Undefined: the route carries no token at all (attach mode's answer for an unmatched request). */
+  policy: Policy | undefined,
   resumed: boolean,
   requests: number,
 ): Promise<FilterCase> {
@@ -107,7 +108,7 @@ async function measure(
   );
   if (!host.start() || !host.startPlugin(UPSTREAM_ROOT, '{"role":"upstream"}'))
     throw new Error(`the filter refused its configuration: ${host.logs.map((l) => l.message).join('; ')}`);
-  const token = encodePolicyToken(policy);
+  const token = policy === undefined ? undefined : encodePolicyToken(policy);
   const first = exchange(host, token, undefined);
   const cookie = resumed ? first.setCookie : undefined;
   if (resumed && !cookie) throw new Error(`${name}: the filter issued no session cookie`);
@@ -155,6 +156,7 @@ async function measure(
 
 export async function measureFilterCost(wasmPath: string, requests = 3000): Promise<FilterCase[]> {
   return [
+    await measure(wasmPath, 'no token', undefined, false, requests),
     await measure(wasmPath, 'no policy', NO_POLICY, false, requests),
     await measure(wasmPath, 'retry+session, new session', RETRY_SESSION, false, requests),
     await measure(wasmPath, 'retry+session, resumed session', RETRY_SESSION, true, requests),
