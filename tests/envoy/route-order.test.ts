@@ -5,52 +5,17 @@
 import { describe, expect, it } from 'vitest';
 import { generateGatewayResources } from '../../extproc/src/envoy/gateway-config.js';
 import { virtualHosts } from '../../extproc/src/resolve/virtual-hosts.js';
-import type {
-  PolicyTable,
-  StringMatch,
-  TableMatch,
-  TableRoute,
-} from '../../extproc/src/table/policy-table.js';
+import type { PolicyTable, TableRoute } from '../../extproc/src/table/policy-table.js';
+import { HOSTS, pick, randomRules, rng } from '../resolve/random-table.js';
 import { route } from '../resolve/table-builder.js';
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
-const pick = <T>(rand: () => number, xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)] as T;
-const HOSTS = ['a.example.com', 'b.example.com', '*.example.com', '*.x.example.com', '*'];
 const SEGMENTS = ['', 'a', 'b', 'a/b', 'a/b/c', 'b/a', 'a/'];
 const LISTENER = 'gateway/default/gw/listener/http';
 
 function randomTable(rand: () => number): PolicyTable {
   const routes: TableRoute[] = [];
   for (let i = 0; i < 8; i++) {
-    const rules = [];
-    for (let r = 0; r < 1 + Math.floor(rand() * 3); r++) {
-      const matches = [];
-      for (let m = 0; m < 1 + Math.floor(rand() * 3); m++) {
-        const seg = pick(rand, SEGMENTS);
-        const kind = pick(rand, ['Exact', 'PathPrefix', 'PathPrefix', 'RegularExpression'] as const);
-        const path: TableMatch['path'] =
-          kind === 'RegularExpression'
-            ? { type: kind, value: `/${seg}[0-9]*` }
-            : { type: kind, value: `/${seg}` };
-        const headers: StringMatch[] =
-          rand() < 0.3 ? [{ type: 'Exact', name: 'x-v', value: pick(rand, ['1', '2']) }] : [];
-        const queryParams: StringMatch[] = rand() < 0.2 ? [{ type: 'Exact', name: 'q', value: '1' }] : [];
-        matches.push({
-          path,
-          headers,
-          queryParams,
-          ...(rand() < 0.3 ? { method: pick(rand, ['GET', 'POST']) } : {}),
-        });
-      }
-      rules.push(matches);
-    }
+    const rules = randomRules(rand, { segments: SEGMENTS, maxMatches: 3 });
     // As translate/ writes them for one listener without a hostname: `*` (a route without
     // hostnames) stands alone.
     const picked = [...new Set([pick(rand, HOSTS), ...(rand() < 0.2 ? [pick(rand, HOSTS)] : [])])];
