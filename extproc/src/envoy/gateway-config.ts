@@ -11,7 +11,7 @@ import {
   type TableRule,
 } from '../table/policy-table.js';
 import { PIN_HEADER, TYPE_HCM } from './envoy-names.js';
-import { type FilterOptions, gatewayHttpFilters } from './http-filters.js';
+import { backoffFloorFilters, type FilterOptions, gatewayHttpFilters } from './http-filters.js';
 import { matchRe2Problem } from './re2-syntax.js';
 import { envoyRoute } from './route-action.js';
 import { type RuleClusters, ruleClusters } from './rule-clusters.js';
@@ -147,6 +147,7 @@ export function generateGatewayResources(
   const clusterOptions = {
     systemCaFile: options.systemCaFile ?? DEFAULT_SYSTEM_CA_FILE,
     connectTimeout: options.connectTimeout ?? '2s',
+    backoffFloorFilters: backoffFloorFilters(options.wasmPath),
   };
   const byRule = new Map<string, RuleClusters>();
   const clusters: Json[] = [];

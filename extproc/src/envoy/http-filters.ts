@@ -1,7 +1,8 @@
 // The gateway's HTTP filter chain: steadfast.wasm (policy from route metadata, sessions)
-// → stateful_session (pins to the host the filter names in x-steadfast-pin) → router, and
-// steadfast.wasm again as the router's upstream filter, where it holds each retry until
-// the backoff floor has passed (filter/assembly/retry/retry-gate.ts).
+// → stateful_session (pins to the host the filter names in x-steadfast-pin) → router; and
+// steadfast.wasm again as an upstream filter, where it holds each retry until the backoff
+// floor has passed (filter/assembly/retry/retry-gate.ts) — on the clusters of rules with
+// a backoff in gateway mode, on the router (every cluster) in attach mode.
 import {
   PIN_HEADER,
   TYPE_HEADER_SESSION_STATE,
@@ -68,17 +69,23 @@ export function statefulSessionFilter(): Json {
   };
 }
 
-/** The router, with the filter's upstream half holding each retry until the backoff floor. */
+/** The filter's upstream half, which holds each retry until the backoff floor, then the codec. */
+export function backoffFloorFilters(wasmPath: string): Json[] {
+  return [
+    steadfastWasmFilter('steadfast-upstream', JSON.stringify({ role: 'upstream' }), wasmPath),
+    { name: 'envoy.filters.http.upstream_codec', typed_config: { '@type': TYPE_UPSTREAM_CODEC } },
+  ];
+}
+
+/**
+ * The router with the filter's upstream half on every cluster: for an Envoy whose clusters
+ * steadfast does not own (attach mode). Gateway mode puts the upstream half only on the
+ * clusters of rules with a backoff (rule-clusters.ts).
+ */
 export function routerFilter(wasmPath: string): Json {
   return {
     name: 'envoy.filters.http.router',
-    typed_config: {
-      '@type': TYPE_ROUTER,
-      upstream_http_filters: [
-        steadfastWasmFilter('steadfast-upstream', JSON.stringify({ role: 'upstream' }), wasmPath),
-        { name: 'envoy.filters.http.upstream_codec', typed_config: { '@type': TYPE_UPSTREAM_CODEC } },
-      ],
-    },
+    typed_config: { '@type': TYPE_ROUTER, upstream_http_filters: backoffFloorFilters(wasmPath) },
   };
 }
 
@@ -86,6 +93,6 @@ export function gatewayHttpFilters(options: FilterOptions): Json[] {
   return [
     steadfastWasmFilter('steadfast', filterConfiguration(options), options.wasmPath),
     statefulSessionFilter(),
-    routerFilter(options.wasmPath),
+    { name: 'envoy.filters.http.router', typed_config: { '@type': TYPE_ROUTER } },
   ];
 }

@@ -29,6 +29,11 @@ export interface ClusterOptions {
   /** The CA bundle wss clusters trust (BackendTLSPolicy `wellKnownCACertificates: System`). */
   readonly systemCaFile: string;
   readonly connectTimeout: string;
+  /**
+   * The upstream filter chain that holds retries until the backoff floor: only the
+   * clusters of rules with a backoff run it, so no other request pays for it.
+   */
+  readonly backoffFloorFilters: readonly Json[];
 }
 
 export interface RuleTarget {
@@ -81,6 +86,7 @@ function cluster(
   protocol: ClusterProtocol,
   backends: readonly TableBackend[],
   options: ClusterOptions,
+  backoffFloor: boolean,
 ): Json {
   const endpoints = backends.map((b) => ({
     locality: backendLocality(b),
@@ -111,7 +117,10 @@ function cluster(
       ],
     },
     load_assignment: { cluster_name: name, endpoints },
-    typed_extension_protocol_options: protocolOptions(protocol),
+    typed_extension_protocol_options: protocolOptions(
+      protocol,
+      backoffFloor ? options.backoffFloorFilters : undefined,
+    ),
   };
   if (protocol === 'wss') {
     const hostname = backends.find((b) => b.tlsHostname !== undefined)?.tlsHostname;
@@ -131,11 +140,12 @@ export function ruleClusters(kind: TableRouteKind, rule: TableRule, options: Clu
     g.backends.push(b);
   }
   const single = groups.length === 1 && groups[0]?.key !== 'invalid';
+  const backoffFloor = (rule.policy.retry?.backoffMs ?? 0) > 0 && (rule.policy.retry?.attempts ?? 0) > 0;
   const clusters: Json[] = [];
   const targets: RuleTarget[] = [];
   for (const g of groups) {
     const name = ruleClusterName(rule, single ? undefined : g.key);
-    if (g.key !== 'invalid') clusters.push(cluster(name, g.key, g.backends, options));
+    if (g.key !== 'invalid') clusters.push(cluster(name, g.key, g.backends, options, backoffFloor));
     targets.push({ name, weight: g.backends.reduce((sum, b) => sum + b.weight, 0) });
   }
   return {

@@ -17,12 +17,14 @@ export function clusterProtocol(kind: TableRouteKind, protocol: UpstreamProtocol
 }
 
 /** The cluster's `typed_extension_protocol_options`: an explicit HTTP version. */
-export function protocolOptions(protocol: ClusterProtocol): Json {
+/** The cluster's HTTP protocol options, with its own upstream HTTP filter chain when given. */
+export function protocolOptions(protocol: ClusterProtocol, upstreamFilters?: readonly Json[]): Json {
   const explicit = protocol === 'http2' ? { http2_protocol_options: {} } : { http_protocol_options: {} };
   return {
     'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
       '@type': TYPE_HTTP_PROTOCOL_OPTIONS,
       explicit_http_config: explicit,
+      ...(upstreamFilters ? { http_filters: [...upstreamFilters] } : {}),
     },
   };
 }
