@@ -229,7 +229,12 @@ describe('an established session', () => {
       });
     }
     expect(g.host.metric('steadfast_session_renewed_total')).toBe(6n);
-    g.setNow(T0 + 9);
+    // Whole seconds: exactly the timeout apart is still alive (uses 1.01 s apart can read as 2 s).
+    g.setNow(T0 + 8);
+    const edge = g.request(p, [['cookie', `shop-session=${token}`]]);
+    expect(edge.requestHeader('x-steadfast-pin')).toBe(pinOf('127.0.0.2:8080'));
+    token = tokenOf(cookieOf(edge));
+    g.setNow(T0 + 11);
     const idle = g.request(p, [['cookie', `shop-session=${token}`]]);
     expect(idle.requestHeader('x-steadfast-pin')).toBeUndefined();
     expect(g.host.metric('steadfast_session_expired_total')).toBe(1n);

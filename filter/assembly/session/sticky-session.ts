@@ -48,10 +48,12 @@ export class StickySession {
     const token = this.readToken(policy, metrics);
     if (token == null || token.length == 0) return false;
     const status = open(token, keys, policy.rule, nowS, OPENED);
+    // Times are whole seconds: two uses 1.01 s apart can read as 2 s. Expire only past the
+    // timeout, so a session is never cut early (at most a second late).
     if (
       status == TokenStatus.Ok &&
       policy.idleTimeoutS > 0 &&
-      nowS - OPENED.lastUsedS >= <u64>policy.idleTimeoutS
+      nowS - OPENED.lastUsedS > <u64>policy.idleTimeoutS
     ) {
       incrementCounter(metrics.sessionExpired);
       return false;
