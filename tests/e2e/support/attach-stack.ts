@@ -36,6 +36,8 @@ export interface AttachStackOptions {
   readonly serveArgs?: readonly string[];
   /** The downstream filter's configuration, e.g. with session keys. */
   readonly filterConfig?: string;
+  /** Overrides the example's ext_proc message_timeout (0.2 s). */
+  readonly extProcMessageTimeout?: string;
   /** How long `steadfast serve` may take to load the configuration and be ready. */
   readonly readyTimeoutMs?: number;
 }
@@ -80,6 +82,9 @@ export async function startAttachStack(options: AttachStackOptions): Promise<Att
           steadfast_extproc: [{ address: '127.0.0.1', port: grpcPort }],
         },
         ...(options.filterConfig === undefined ? {} : { filterConfig: options.filterConfig }),
+        ...(options.extProcMessageTimeout === undefined
+          ? {}
+          : { extProcMessageTimeout: options.extProcMessageTimeout }),
       },
     );
     const envoy = await startEnvoy({ config: envoyConfig });

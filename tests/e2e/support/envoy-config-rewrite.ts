@@ -14,6 +14,8 @@ export interface RewriteOptions {
   readonly clusters?: Readonly<Record<string, readonly Endpoint[]>>;
   /** Replaces the downstream steadfast filter's JSON configuration (a string). */
   readonly filterConfig?: string;
+  /** Replaces the ext_proc filter's message_timeout (e.g. `1s`). */
+  readonly extProcMessageTimeout?: string;
 }
 
 type Node = Record<string, unknown>;
@@ -60,6 +62,9 @@ export function rewriteEnvoyConfig(yamlText: string, options: RewriteOptions = {
     const local = n['local'] as Node | undefined;
     if (typeof local?.['filename'] === 'string' && local['filename'].endsWith('.wasm')) {
       local['filename'] = filterWasm();
+    }
+    if (options.extProcMessageTimeout !== undefined && n['name'] === 'envoy.filters.http.ext_proc') {
+      (n['typed_config'] as Node)['message_timeout'] = options.extProcMessageTimeout;
     }
     // Only the downstream filter: the upstream one (`role: upstream`) keeps its configuration.
     if (options.filterConfig !== undefined && n['name'] === 'envoy.filters.http.wasm') {

@@ -76,7 +76,10 @@ async function startAttachMode(routes: readonly AttachRoute[] | string): Promise
     sessionKeys: [TEST_SESSION_KEY],
     debug: true,
   });
-  const stack = await startAttachStack({ routes, filterConfig });
+  // These tables test retry and session semantics, not ext_proc latency: on a loaded 2-core
+  // machine an answer can miss the example's 0.2 s message_timeout, and the request then
+  // (correctly) goes on without policy. Fail-open has tests of its own (attach-failure).
+  const stack = await startAttachStack({ routes, filterConfig, extProcMessageTimeout: '1s' });
   return {
     mode: 'attach',
     url: stack.url,
