@@ -5,6 +5,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { resolveAnswer } from '../resolve/resolve-answer.js';
 import type { ServiceMetrics } from '../runtime/metrics.js';
+import { objectStatusView } from '../translate/status.js';
 import type { ConfigView } from '../runtime/served-config.js';
 import { AdminError, type AdminErrorCode } from './admin-errors.js';
 import { parseResolveQuery } from './resolve-query.js';
@@ -74,14 +75,7 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
       lastReloadError: failure
         ? { at: failure.at.toISOString(), message: failure.message, errors: failure.errors }
         : null,
-      objects: snap.statuses.map((s) => ({
-        apiVersion: s.apiVersion,
-        kind: s.kind,
-        metadata: s.metadata,
-        source: s.source,
-        errors: s.errors.map((e) => ({ field: e.field, message: e.message, line: e.line, code: e.code })),
-        status: s.status,
-      })),
+      objects: snap.statuses.map(objectStatusView),
       diagnostics: snap.diagnostics,
     };
   });

@@ -96,3 +96,18 @@ export function isHealthy(o: ObjectStatus): boolean {
   if (o.errors.length > 0) return false;
   return conditionsOf(o.status).every((c) => !(MUST_BE_TRUE.has(c.type) && c.status === 'False'));
 }
+
+/**
+ * An object and its status as users read them — `steadfast validate --output json` and
+ * the admin API's `/v1/status` give the same shape.
+ */
+export function objectStatusView(s: ObjectStatus) {
+  return {
+    apiVersion: s.apiVersion,
+    kind: s.kind,
+    metadata: s.metadata,
+    source: s.source,
+    errors: s.errors.map((e) => ({ field: e.field, message: e.message, line: e.line, code: e.code })),
+    status: s.status,
+  };
+}

@@ -2,11 +2,9 @@
 // matches and the policy it gets, explained.
 import type { ResolveResult } from '../../resolve/request.js';
 import { explainPolicy, resolveAnswer } from '../../resolve/resolve-answer.js';
-import { readConfigFiles } from '../../runtime/config-files.js';
-import { compileSnapshot } from '../../runtime/snapshot.js';
 import { flag, parseArgs } from '../args.js';
 import { type Command, UsageError } from '../command.js';
-import { diagnosticsText } from '../status-text.js';
+import { loadSnapshot } from '../load-snapshot.js';
 
 export { explainPolicy };
 
@@ -72,13 +70,9 @@ export const resolveCommand: Command = {
       const value = h.slice(eq + 1);
       headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
     }
-    const read = await readConfigFiles(parsed.positionals);
-    const ioErrors = read.diagnostics.filter((d) => d.code === 'io-error');
-    if (ioErrors.length > 0) {
-      io.err(diagnosticsText(ioErrors));
-      return 2;
-    }
-    const snap = compileSnapshot(read.files);
+    const loaded = await loadSnapshot(parsed.positionals, io);
+    if (!loaded) return 2;
+    const snap = loaded.snapshot;
     const r = snap.resolver.resolve({ method, authority: host, path, headers });
     if (output === 'json') {
       io.out(JSON.stringify(resolveAnswer(r), null, 2));

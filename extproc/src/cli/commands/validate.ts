@@ -1,10 +1,9 @@
 // `steadfast validate <path>...`: loads Gateway API YAML, validates it like the API server,
 // and prints every object with the status a controller would write.
-import { readConfigFiles } from '../../runtime/config-files.js';
-import { compileSnapshot } from '../../runtime/snapshot.js';
-import { isHealthy } from '../../translate/status.js';
+import { isHealthy, objectStatusView } from '../../translate/status.js';
 import { flag, parseArgs } from '../args.js';
 import { type Command, UsageError } from '../command.js';
+import { loadSnapshot } from '../load-snapshot.js';
 import { diagnosticsText, objectText } from '../status-text.js';
 
 /** Diagnostics that are warnings: the object is ignored, nothing else is affected. */
@@ -20,24 +19,13 @@ export const validateCommand: Command = {
     if (output !== 'text' && output !== 'json')
       throw new UsageError(`--output must be text or json, not ${output}`);
     if (parsed.positionals.length === 0) throw new UsageError('give at least one file or directory');
-    const read = await readConfigFiles(parsed.positionals);
-    const ioErrors = read.diagnostics.filter((d) => d.code === 'io-error');
-    if (ioErrors.length > 0) {
-      io.err(diagnosticsText(ioErrors));
-      return 2;
-    }
-    const snap = compileSnapshot(read.files);
+    const loaded = await loadSnapshot(parsed.positionals, io);
+    if (!loaded) return 2;
+    const snap = loaded.snapshot;
     const fileLevel = snap.diagnostics;
     const healthy = snap.statuses.every(isHealthy) && fileLevel.every((d) => WARNINGS.has(d.code));
     if (output === 'json') {
-      const objects = snap.statuses.map((s) => ({
-        apiVersion: s.apiVersion,
-        kind: s.kind,
-        metadata: s.metadata,
-        source: s.source,
-        errors: s.errors.map((e) => ({ field: e.field, message: e.message, line: e.line, code: e.code })),
-        status: s.status,
-      }));
+      const objects = snap.statuses.map(objectStatusView);
       io.out(JSON.stringify(objects, null, 2));
       if (fileLevel.length > 0) io.err(diagnosticsText(fileLevel));
     } else {
@@ -45,7 +33,7 @@ export const validateCommand: Command = {
       if (fileLevel.length > 0) parts.push(diagnosticsText(fileLevel));
       const bad = snap.statuses.filter((s) => !isHealthy(s)).length;
       parts.push(
-        `${snap.statuses.length} object(s) in ${read.files.length} file(s): ${bad === 0 ? 'all accepted and resolved' : `${bad} with problems`}` +
+        `${snap.statuses.length} object(s) in ${loaded.fileCount} file(s): ${bad === 0 ? 'all accepted and resolved' : `${bad} with problems`}` +
           (fileLevel.length > 0 ? `, ${fileLevel.length} file-level diagnostic(s)` : ''),
       );
       io.out(parts.join('\n'));
