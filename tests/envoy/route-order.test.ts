@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { generateGatewayResources } from '../../extproc/src/envoy/gateway-config.js';
 import { virtualHosts } from '../../extproc/src/resolve/virtual-hosts.js';
 import type { PolicyTable, TableRoute } from '../../extproc/src/table/policy-table.js';
+import type { Json } from '../../extproc/src/json.js';
 import { HOSTS, pick, randomRules, rng } from '../resolve/random-table.js';
 import { route } from '../resolve/table-builder.js';
 
@@ -28,8 +29,6 @@ function randomTable(rand: () => number): PolicyTable {
     routes,
   };
 }
-
-type Json = Record<string, unknown>;
 
 function generatedOrder(table: PolicyTable): Map<string, string[]> {
   const { routeConfigurations } = generateGatewayResources(table, { wasmPath: 'x.wasm', sessionKeys: [] });

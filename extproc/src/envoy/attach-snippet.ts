@@ -8,6 +8,7 @@ import type { PolicyTable, TableMatch, TableRule } from '../table/policy-table.j
 import { METADATA_NAMESPACE, PIN_HEADER, TYPE_HTTP_PROTOCOL_OPTIONS } from './envoy-names.js';
 import { routerFilter, statefulSessionFilter, steadfastWasmFilter } from './http-filters.js';
 import { RETRY_BACK_OFF } from './route-action.js';
+import type { Json } from '../json.js';
 
 export const TYPE_EXT_PROC =
   'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor';
@@ -34,8 +35,6 @@ export interface AttachSnippetOptions {
   /** Adds x-steadfast-policy to responses: for trying it out, never production. */
   readonly debug?: boolean;
 }
-
-type Json = Record<string, unknown>;
 
 /** `HOST:PORT` or `[v6]:PORT` → its parts; throws on anything else. */
 export function parseHostPort(address: string): { host: string; port: number } {

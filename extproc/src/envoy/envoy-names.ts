@@ -4,9 +4,8 @@ import type { TableBackend, TableRule } from '../table/policy-table.js';
 
 /** The request header that carries the pinned host (base64 `ip:port`) from the filter to `stateful_session`. */
 export const PIN_HEADER = 'x-steadfast-pin';
-/** The route-metadata namespace and key the filter reads through `xds.route_metadata`. */
-export const METADATA_NAMESPACE = 'steadfast';
-export const METADATA_POLICY_KEY = 'policy';
+/** The route-metadata namespace and key the filter reads through `xds.route_metadata` (defined with the token). */
+export { METADATA_NAMESPACE, METADATA_POLICY_KEY } from '../table/policy-token.js';
 
 export const TYPE_HCM =
   'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';

@@ -7,8 +7,7 @@ import type { PolicyTable } from '../table/policy-table.js';
 import { TYPE_CLUSTER, TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION } from './envoy-names.js';
 import { envoyYaml } from './envoy-yaml.js';
 import { type GatewayConfigOptions, adminConfig, generateGatewayResources } from './gateway-config.js';
-
-type Json = Record<string, unknown>;
+import type { Json } from '../json.js';
 
 export const LDS_FILE = 'lds.yaml';
 export const CDS_FILE = 'cds.yaml';

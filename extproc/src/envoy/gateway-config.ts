@@ -16,8 +16,7 @@ import { matchRe2Problem } from './re2-syntax.js';
 import { envoyRoute } from './route-action.js';
 import { type RuleClusters, ruleClusters } from './rule-clusters.js';
 import { virtualHosts } from '../resolve/virtual-hosts.js';
-
-type Json = Record<string, unknown>;
+import type { Json } from '../json.js';
 
 export interface GatewayConfigOptions extends FilterOptions {
   /** Address every listener binds; default 127.0.0.1. */

@@ -12,8 +12,7 @@ import {
   TYPE_UPSTREAM_CODEC,
   TYPE_WASM,
 } from './envoy-names.js';
-
-type Json = Record<string, unknown>;
+import type { Json } from '../json.js';
 
 export interface FilterOptions {
   /** Path of steadfast.wasm as Envoy sees it (relative paths resolve against Envoy's working directory). */

@@ -5,8 +5,7 @@ import type { HeaderModifier, TableMatch, TableRule } from '../table/policy-tabl
 import { METADATA_NAMESPACE, METADATA_POLICY_KEY } from './envoy-names.js';
 import type { RuleClusters } from './rule-clusters.js';
 import { routeMatch } from './route-match.js';
-
-type Json = Record<string, unknown>;
+import type { Json } from '../json.js';
 
 /**
  * The filter writes the retry count and conditions per request; the route only keeps

@@ -3,8 +3,7 @@
 // as `path_separated_prefix` does ("/foo" matches "/foo" and "/foo/bar", not "/foobar").
 import type { StringMatch, TableMatch } from '../table/policy-table.js';
 import { prefixKey } from '../resolve/host-bucket.js';
-
-type Json = Record<string, unknown>;
+import type { Json } from '../json.js';
 
 function stringMatcher(type: StringMatch['type'], value: string): Json {
   return type === 'Exact' ? { exact: value } : { safe_regex: { regex: value } };

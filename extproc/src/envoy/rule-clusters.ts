@@ -22,8 +22,7 @@ import {
   protocolOptions,
   tlsTransportSocket,
 } from './upstream-protocol.js';
-
-type Json = Record<string, unknown>;
+import type { Json } from '../json.js';
 
 export interface ClusterOptions {
   /** The CA bundle wss clusters trust (BackendTLSPolicy `wellKnownCACertificates: System`). */

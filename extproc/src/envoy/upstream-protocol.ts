@@ -5,8 +5,7 @@
 // GRPCRoute (gRPC needs HTTP/2).
 import type { TableRouteKind, UpstreamProtocol } from '../table/policy-table.js';
 import { TYPE_HTTP_PROTOCOL_OPTIONS, TYPE_UPSTREAM_TLS } from './envoy-names.js';
-
-type Json = Record<string, unknown>;
+import type { Json } from '../json.js';
 
 export type ClusterProtocol = 'http1' | 'http2' | 'ws' | 'wss';
 

@@ -26,6 +26,17 @@ export interface Diagnostic extends Source {
   readonly message: string;
 }
 
+/**
+ * File-level problems that make a configuration unusable as a whole: a half-saved file or an
+ * unreadable path must not drop the routes it holds, so a reload with one of these keeps the
+ * last good configuration, and a first load with one is not ready.
+ */
+export const FATAL_DIAGNOSTIC_CODES: ReadonlySet<string> = new Set(['yaml-syntax', 'io-error']);
+
+export function isFatal(d: Diagnostic): boolean {
+  return FATAL_DIAGNOSTIC_CODES.has(d.code);
+}
+
 /** `spec.rules[1].retry.codes[0]` */
 export function formatFieldPath(path: FieldPath): string {
   let out = '';

@@ -11,10 +11,7 @@ import {
   type ProcessingResponse,
 } from './ext-proc-messages.js';
 import { type RequestAttributes, requestAttributes } from './request-attributes.js';
-
-/** The dynamic-metadata namespace Envoy must list in `receiving_namespaces.untyped`. */
-export const METADATA_NAMESPACE = 'steadfast';
-export const METADATA_POLICY_KEY = 'policy';
+import { METADATA_NAMESPACE, METADATA_POLICY_KEY } from '../table/policy-token.js';
 
 /** How a request was resolved; `invalid`: it matched a rule that fails closed. */
 export interface PolicyOutcome {

@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import { type FSWatcher, readdirSync, statSync, watch } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { formatDiagnostic, type Diagnostic } from '../gatewayapi/diagnostic.js';
+import { formatDiagnostic, isFatal, type Diagnostic } from '../gatewayapi/diagnostic.js';
 import type { ConfigFile } from '../gatewayapi/parse.js';
 import { readConfigFiles } from './config-files.js';
 import { type Snapshot, compileSnapshot } from './snapshot.js';
@@ -32,9 +32,6 @@ export interface ConfigStoreOptions {
     extra: readonly Diagnostic[],
   ) => Snapshot | Promise<Snapshot>;
 }
-
-/** YAML syntax and I/O errors make a reload fail: a half-saved file must not drop its routes. */
-const FATAL = new Set(['yaml-syntax', 'io-error']);
 
 export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
   private current: Snapshot | undefined;
@@ -96,7 +93,7 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
     } catch (e) {
       return this.fail([], `reload failed: ${(e as Error).message}`);
     }
-    const fatal = next.diagnostics.filter((d) => FATAL.has(d.code));
+    const fatal = next.diagnostics.filter(isFatal);
     if (fatal.length > 0 && this.current) {
       return this.fail(
         fatal,

@@ -7,8 +7,7 @@
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CDS_FILE, LDS_FILE, type ResourceFiles, clustersFile } from '../envoy/file-resources.js';
-
-type Json = Record<string, unknown>;
+import type { Json } from '../json.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

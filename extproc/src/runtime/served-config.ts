@@ -2,7 +2,7 @@
 // atomically), its reloads counted in the metrics, and the lookup ext_proc calls per
 // request. Readiness means a configuration without file-level errors has been loaded.
 import { existsSync } from 'node:fs';
-import { formatDiagnostic } from '../gatewayapi/diagnostic.js';
+import { formatDiagnostic, isFatal } from '../gatewayapi/diagnostic.js';
 import type { PolicyLookup, PolicyOutcome } from '../grpc/ext-proc-service.js';
 import type { RequestAttributes } from '../grpc/request-attributes.js';
 import type { Resolver } from '../resolve/compile.js';
@@ -10,8 +10,6 @@ import { ConfigStore, type ReloadFailure } from './config-store.js';
 import type { ServiceMetrics } from './metrics.js';
 import { SnapshotCompiler } from './snapshot-compiler.js';
 import type { Snapshot } from './snapshot.js';
-
-const FATAL_CODES = new Set(['yaml-syntax', 'io-error']);
 
 /** What the admin API reads of the configuration being served. */
 export interface ConfigView {
@@ -147,7 +145,7 @@ export class ServedConfig implements ConfigView {
     if (this.store.generation === 0) return 'no configuration loaded yet';
     // Later swaps happen only when clean, and a failed reload keeps the last good snapshot:
     // only a first load with broken files leaves the service not ready.
-    const broken = this.store.snapshot.diagnostics.filter((d) => FATAL_CODES.has(d.code));
+    const broken = this.store.snapshot.diagnostics.filter(isFatal);
     if (broken.length > 0) {
       return `the configuration did not load: ${broken.map(formatDiagnostic).join('; ')}`;
     }

@@ -6,6 +6,14 @@
 import type { Policy } from './policy.js';
 
 export const POLICY_TOKEN_VERSION = 'sf1';
+/**
+ * Where the token travels: this metadata namespace and key, in route metadata (gateway mode)
+ * or ext_proc dynamic metadata (attach mode, which Envoy must list in
+ * `receiving_namespaces.untyped`). The filter reads it through `xds.route_metadata` or the
+ * request's dynamic metadata.
+ */
+export const METADATA_NAMESPACE = 'steadfast';
+export const METADATA_POLICY_KEY = 'policy';
 /** The filter refuses longer tokens; the encoder never produces one. */
 export const POLICY_TOKEN_MAX_BYTES = 4096;
 /** Largest millisecond or second value a token carries (fits the filter's i32 parse). */
