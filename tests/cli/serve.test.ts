@@ -1,5 +1,6 @@
 // `steadfast serve` refuses what it cannot run, before it opens a port.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -42,5 +43,34 @@ describe('steadfast serve', () => {
       code: 2,
       err: expect.stringContaining('cannot read the session key file'),
     });
+  });
+});
+
+describe('steadfast serve: ports', () => {
+  it('stops with exit 3 and one line naming a port that is taken, before it starts anything', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as AddressInfo).port;
+    try {
+      const grpc = await serve('--config', tmp, '--grpc-address', `127.0.0.1:${port}`, '--admin-port', '0');
+      expect(grpc.code).toBe(3);
+      expect(grpc.err.trim().split('\n')).toEqual([
+        `steadfast serve: cannot listen: 127.0.0.1:${port} is in use by another process (the ext_proc server): ` +
+          'stop the process that holds it (another serve?), or use --grpc-address HOST:PORT',
+      ]);
+      const admin = await serve(
+        '--config',
+        tmp,
+        '--grpc-address',
+        '127.0.0.1:0',
+        '--admin-port',
+        String(port),
+      );
+      expect(admin.code).toBe(3);
+      expect(admin.err).toContain(`127.0.0.1:${port} is in use by another process (the admin API)`);
+      expect(admin.out).toBe('');
+    } finally {
+      holder.close();
+    }
   });
 });

@@ -1,5 +1,6 @@
 // `steadfast <command> [args]`: dispatches to a subcommand and maps errors to exit codes.
-import { type CommandIO, UsageError } from './command.js';
+import { PortUnavailableError } from '../runtime/port-check.js';
+import { type CommandIO, EXIT_PORT, UsageError } from './command.js';
 import { commands } from './commands/index.js';
 
 const stdio: CommandIO = {
@@ -35,6 +36,10 @@ export async function run(argv: readonly string[], io: CommandIO = stdio): Promi
     if (e instanceof UsageError) {
       io.err(`steadfast ${name}: ${e.message}\nusage: ${command.usage}`);
       return 2;
+    }
+    if (e instanceof PortUnavailableError) {
+      io.err(`steadfast ${name}: cannot listen: ${e.message}`);
+      return EXIT_PORT;
     }
     io.err(`steadfast ${name}: ${e instanceof Error ? e.message : String(e)}`);
     return 2;

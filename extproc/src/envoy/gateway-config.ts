@@ -25,6 +25,11 @@ export interface GatewayConfigOptions extends FilterOptions {
   readonly admin?: { readonly address: string; readonly port: number };
   /** Bind ports by Gateway listener port (e.g. 0 in tests); unlisted ports bind as written. */
   readonly listenerPorts?: Readonly<Record<number, number>>;
+  /**
+   * Listeners bind without SO_REUSEPORT (`enable_reuse_port: false`), so a second Envoy on the
+   * same port fails to bind instead of silently taking half the connections. For local runs.
+   */
+  readonly exclusiveListeners?: boolean;
   /** CA bundle for `kubernetes.io/wss` backends; default the Debian/Ubuntu system bundle. */
   readonly systemCaFile?: string;
   readonly connectTimeout?: string;
@@ -193,6 +198,7 @@ export function generateGatewayResources(
           port_value: options.listenerPorts?.[group.port] ?? group.port,
         },
       },
+      ...(options.exclusiveListeners ? { enable_reuse_port: false } : {}),
       filter_chains: [
         { filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: hcm }] },
       ],

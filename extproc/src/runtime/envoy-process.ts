@@ -1,14 +1,19 @@
 // Runs Envoy as a child process: starts it with its admin address written to a file,
 // waits until it is LIVE with its listeners bound, and stops it (SIGTERM, then SIGKILL).
+// With `guard`, Envoy runs under envoy-guard.js, which stops it if this process dies.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { envoyBinary } from './envoy-binary.js';
+import type { GuardSpec } from './envoy-guard.js';
 import { projectRoot } from './project-root.js';
 
 export interface EnvoyProcess {
   readonly adminUrl: string;
+  /** The temporary directory holding Envoy's bootstrap and admin address file. */
+  readonly directory: string;
   /** Bound listener addresses by listener name, e.g. `ingress` → `127.0.0.1:41234`. */
   readonly listeners: ReadonlyMap<string, string>;
   readonly child: ChildProcess;
@@ -30,6 +35,21 @@ export interface StartEnvoyOptions {
   /** Pass Envoy's output through to ours instead of capturing it. */
   readonly inheritOutput?: boolean;
   readonly readyTimeoutMs?: number;
+  /**
+   * Run Envoy under a guard process that stops it, and removes its temporary directory and
+   * these, when this process dies — even by SIGKILL (the CLI's long-running commands).
+   */
+  readonly guard?: { readonly removeOnOrphan: readonly string[] };
+}
+
+/** The compiled guard script; under the test runner (TypeScript sources) the one in dist/. */
+function guardScript(): string {
+  const here = fileURLToPath(import.meta.url);
+  const path = here.endsWith('.js')
+    ? join(dirname(here), 'envoy-guard.js')
+    : join(projectRoot(), 'dist', 'extproc', 'src', 'runtime', 'envoy-guard.js');
+  if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first`);
+  return path;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -40,28 +60,34 @@ export async function startEnvoy(options: StartEnvoyOptions): Promise<EnvoyProce
   const adminPath = join(dir, 'admin-address');
   writeFileSync(configPath, options.config);
   let output = '';
-  const child = spawn(
-    envoyBinary(),
-    [
-      '-c',
-      configPath,
-      // Several Envoys may share a machine (DESIGN.md fact 13).
-      '--disable-hot-restart',
-      '--admin-address-path',
-      adminPath,
-      '-l',
-      options.logLevel ?? 'warning',
-      ...(options.args ?? []),
-    ],
-    {
+  const envoyArgs = [
+    '-c',
+    configPath,
+    // Several Envoys may share a machine (DESIGN.md fact 13).
+    '--disable-hot-restart',
+    '--admin-address-path',
+    adminPath,
+    '-l',
+    options.logLevel ?? 'warning',
+    ...(options.args ?? []),
+  ];
+  const stream = options.inheritOutput ? 'inherit' : 'pipe';
+  let child: ChildProcess;
+  if (options.guard) {
+    const spec: GuardSpec = {
+      binary: envoyBinary(),
+      args: envoyArgs,
       cwd: projectRoot(),
-      stdio: [
-        'ignore',
-        options.inheritOutput ? 'inherit' : 'pipe',
-        options.inheritOutput ? 'inherit' : 'pipe',
-      ],
-    },
-  );
+      removeOnOrphan: [dir, ...options.guard.removeOnOrphan],
+    };
+    // The guard's stdin stays open for as long as this process lives: its end is the signal.
+    child = spawn(process.execPath, [guardScript(), JSON.stringify(spec)], {
+      cwd: projectRoot(),
+      stdio: ['pipe', stream, stream],
+    });
+  } else {
+    child = spawn(envoyBinary(), envoyArgs, { cwd: projectRoot(), stdio: ['ignore', stream, stream] });
+  }
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   let exitCode: number | null = null;
@@ -110,6 +136,7 @@ export async function startEnvoy(options: StartEnvoyOptions): Promise<EnvoyProce
   }
   return {
     adminUrl,
+    directory: dir,
     listeners,
     child,
     url(listener?: string) {

@@ -14,9 +14,11 @@ import { type ControlService, startControlService } from './control-service.js';
 import { EnvoyResourceFiles } from './envoy-resource-files.js';
 import { type EnvoyProcess, startEnvoy } from './envoy-process.js';
 import { ServiceMetrics } from './metrics.js';
+import { type PortNeed, PortUnavailableError, checkPortsFree, splitHostPort } from './port-check.js';
 import { projectRoot } from './project-root.js';
 import { ServedConfig } from './served-config.js';
 import type { Snapshot } from './snapshot.js';
+import type { PolicyTable } from '../table/policy-table.js';
 
 export interface LocalGatewayOptions {
   /** Gateway API YAML files or directories. */
@@ -90,6 +92,68 @@ async function rejectedUpdates(envoy: EnvoyProcess): Promise<number> {
   }
 }
 
+/** Every address:port the gateway will listen on, for checking before anything starts. */
+export function gatewayPortNeeds(
+  table: PolicyTable,
+  options: Pick<
+    LocalGatewayOptions,
+    'address' | 'adminPort' | 'envoyAdminPort' | 'listenerPorts' | 'grpcAddress'
+  >,
+): PortNeed[] {
+  const byPort = new Map<number, string[]>();
+  for (const l of table.listeners) {
+    if (l.protocol !== 'HTTP') continue;
+    byPort.set(l.port, [...(byPort.get(l.port) ?? []), l.id]);
+  }
+  const needs: PortNeed[] = [...byPort].map(([port, ids]) => ({
+    address: options.address,
+    port: options.listenerPorts?.[port] ?? port,
+    what: `Gateway listener ${ids.join(', ')}`,
+    remedy:
+      'stop the process that holds it, or change the listener port in the Gateway (or --address to bind another address)',
+  }));
+  needs.push(
+    {
+      address: '127.0.0.1',
+      port: options.envoyAdminPort,
+      what: "Envoy's admin interface",
+      remedy: 'stop the process that holds it, or use --envoy-admin-port N (0 picks a free port)',
+    },
+    {
+      address: '127.0.0.1',
+      port: options.adminPort,
+      what: "the control service's admin API",
+      remedy: 'stop the process that holds it, or use --admin-port N (0 picks a free port)',
+    },
+  );
+  const grpc = splitHostPort(options.grpcAddress ?? '127.0.0.1:0');
+  if (grpc) {
+    needs.push({
+      ...grpc,
+      what: "the control service's ext_proc server",
+      remedy: 'stop the process that holds it, or choose another ext_proc address',
+    });
+  }
+  return needs;
+}
+
+/** Envoy starts even when a listener cannot bind; a gateway that is not listening must not say ready. */
+function checkListenersBound(envoy: EnvoyProcess, needs: readonly PortNeed[]): void {
+  const bound = new Set([...envoy.listeners.values()].map((a) => Number(a.slice(a.lastIndexOf(':') + 1))));
+  const listeners = needs.filter((n) => n.what.startsWith('Gateway listener'));
+  const missing =
+    listeners.find((n) => n.port !== 0 && !bound.has(n.port)) ??
+    (envoy.listeners.size < listeners.length ? listeners.find((n) => n.port === 0) : undefined);
+  if (!missing) return;
+  const why = envoy
+    .output()
+    .split('\n')
+    .filter((l) => /\[(error|critical)\]/.test(l))
+    .slice(-1)
+    .map((l) => l.replace(/^.*\]\s*/, ''));
+  throw new PortUnavailableError(missing, `could not be bound by Envoy${why[0] ? ` (${why[0]})` : ''}`);
+}
+
 export async function startLocalGateway(options: LocalGatewayOptions): Promise<LocalGateway> {
   const envoyOptions: GatewayConfigOptions = {
     address: options.address,
@@ -98,6 +162,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     sessionKeys: options.sessionKeys,
     ...(options.listenerPorts ? { listenerPorts: options.listenerPorts } : {}),
     ...(options.debug ? { debug: true } : {}),
+    exclusiveListeners: true,
   };
   const metrics = new ServiceMetrics();
   const config = new ServedConfig({
@@ -114,6 +179,13 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
   if (!first) {
     config.close();
     throw new Error('the configuration did not load');
+  }
+  const needs = gatewayPortNeeds(first.table, options);
+  try {
+    await checkPortsFree(needs);
+  } catch (e) {
+    config.close();
+    throw e;
   }
   const directory = mkdtempSync(join(tmpdir(), 'steadfast-gateway-'));
   // Set once Envoy runs: what the writer and the rejection check ask it.
@@ -148,10 +220,15 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     config.close();
     rmSync(directory, { recursive: true, force: true });
   };
-  let envoy: EnvoyProcess;
+  let envoy: EnvoyProcess | undefined;
   try {
-    envoy = await startEnvoy({ config: envoyYaml(fileBootstrap(directory, envoyOptions)) });
+    envoy = await startEnvoy({
+      config: envoyYaml(fileBootstrap(directory, envoyOptions)),
+      guard: { removeOnOrphan: [directory] },
+    });
+    checkListenersBound(envoy, needs);
   } catch (e) {
+    await envoy?.stop();
     cleanup();
     throw e;
   }

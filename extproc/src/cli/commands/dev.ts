@@ -72,24 +72,6 @@ export async function startDevGateway(
     log: (line) => io.err(`${prefix}: ${line}`),
   });
   const listenerUrls = [...gateway.envoy.listeners.values()].map((a) => `http://${a}`);
-  // Envoy still starts when a listener cannot bind (port in use, privileged port): say which.
-  const bound = new Set(
-    [...gateway.envoy.listeners.values()].map((a) => Number(a.slice(a.lastIndexOf(':') + 1))),
-  );
-  const missing = (gateway.config.snapshot?.table.listeners ?? []).filter(
-    (l) => l.protocol === 'HTTP' && !bound.has(l.port),
-  );
-  if (missing.length > 0) {
-    const why = gateway.envoy
-      .output()
-      .split('\n')
-      .filter((l) => /\[(error|critical)\]/.test(l))
-      .slice(-3);
-    io.err(
-      `${prefix}: warning: not listening on ${missing.map((l) => `${settings.address}:${l.port} (${l.id})`).join(', ')}` +
-        (why.length > 0 ? `; Envoy says:\n${why.join('\n')}` : ''),
-    );
-  }
   return { gateway, listenerUrls };
 }
 

@@ -9,6 +9,8 @@ import type { RunningBackend } from '../../../../backends/running-backend.js';
 import { readConfigFiles } from '../../runtime/config-files.js';
 import { untilSignalled } from '../../runtime/control-service.js';
 import { grpcurlBinary } from '../../runtime/envoy-binary.js';
+import { gatewayPortNeeds } from '../../runtime/local-gateway.js';
+import { checkPortsFree } from '../../runtime/port-check.js';
 import { projectRoot } from '../../runtime/project-root.js';
 import { compileSnapshot } from '../../runtime/snapshot.js';
 import type { PolicyTable } from '../../table/policy-table.js';
@@ -121,11 +123,23 @@ export const quickstartCommand: Command = {
 
     const read = await readConfigFiles(settings.configPaths);
     const table = compileSnapshot(read.files, read.diagnostics).table;
+    // Every port, the demo backends' and the gateway's, before anything starts: a second
+    // quickstart must name the gateway's port, not the first backend it tripped over.
+    const demo = demoBackends(table);
+    await checkPortsFree([
+      ...gatewayPortNeeds(table, settings),
+      ...demo.map((b) => ({
+        address: b.address,
+        port: b.port,
+        what: `demo backend ${b.name}`,
+        remedy: 'stop the process that holds it (another quickstart?), or change its EndpointSlice',
+      })),
+    ]);
     const backends: RunningBackend[] = [];
     // One ledger: a retry may go to another instance, and "fail the first N attempts" counts across them.
     const ledger = new AttemptLedger();
     try {
-      for (const b of demoBackends(table)) {
+      for (const b of demo) {
         const start = b.kind === 'grpc' ? startGrpcBackend : startEchoBackend;
         backends.push(await start({ address: b.address, port: b.port, name: b.name, ledger }));
       }

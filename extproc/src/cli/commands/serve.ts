@@ -5,6 +5,7 @@ import type { PolicyLookup } from '../../grpc/ext-proc-service.js';
 import { startControlService, untilSignalled } from '../../runtime/control-service.js';
 import { startExtProcWorkers } from '../../runtime/ext-proc-workers.js';
 import { ServiceMetrics } from '../../runtime/metrics.js';
+import { checkPortsFree, splitHostPort } from '../../runtime/port-check.js';
 import { ServedConfig } from '../../runtime/served-config.js';
 import { readSessionKeyFile } from '../../runtime/session-key-file.js';
 import { flag, intFlag, parseArgs } from '../args.js';
@@ -49,6 +50,25 @@ export const serveCommand: Command = {
     // serve seals nothing: the keys live in the filter's configuration (docs/attach.md).
     // It checks the file so a bad ring is caught here, and names the keys by id.
     const keyIds = keysFile !== undefined ? (await readSessionKeyFile(keysFile)).ids : undefined;
+
+    const grpc = splitHostPort(grpcAddress);
+    await checkPortsFree([
+      ...(grpc
+        ? [
+            {
+              ...grpc,
+              what: 'the ext_proc server',
+              remedy: 'stop the process that holds it (another serve?), or use --grpc-address HOST:PORT',
+            },
+          ]
+        : []),
+      {
+        address: adminAddress,
+        port: adminPort,
+        what: 'the admin API',
+        remedy: 'stop the process that holds it, or use --admin-port N (0 picks a free port)',
+      },
+    ]);
 
     const log = (line: string) => io.err(`steadfast serve: ${line}`);
     const metrics = new ServiceMetrics();
