@@ -94,6 +94,16 @@ describe('generateAttachSnippet', () => {
   it('lists the rules whose routes need the retry backoff', () => {
     expect(s['route_retry_policy']).toEqual({
       retry_back_off: { base_interval: '0.001s', max_interval: '0.001s' },
+      retry_host_predicate: [
+        {
+          name: 'envoy.retry_host_predicates.previous_hosts',
+          typed_config: {
+            '@type':
+              'type.googleapis.com/envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate',
+          },
+        },
+      ],
+      host_selection_retry_max_attempts: 5,
     });
     expect(s['retry_routes']).toEqual([
       {
@@ -145,6 +155,8 @@ describe('envoy/attach-example.yaml', () => {
       expect((r['route'] as Node)['retry_policy']).toEqual(s['route_retry_policy']);
     }
     expect(statics['clusters']).toContainEqual((s['clusters'] as Node[])[0]);
+    const app = (statics['clusters'] as Node[]).find((c) => c['name'] === 'app') as Node;
+    expect(app['outlier_detection']).toEqual(s['cluster_outlier_detection']);
     expect(example['layered_runtime']).toEqual(s['layered_runtime']);
   });
 
@@ -200,6 +212,7 @@ describe('an Envoy with the generated snippet added', () => {
           {
             name: 'app',
             type: 'STATIC',
+            outlier_detection: s['cluster_outlier_detection'],
             load_assignment: {
               cluster_name: 'app',
               endpoints: [

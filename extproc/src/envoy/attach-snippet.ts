@@ -7,6 +7,8 @@ import { stringify } from 'yaml';
 import type { PolicyTable, TableMatch, TableRule } from '../table/policy-table.js';
 import { METADATA_NAMESPACE, PIN_HEADER, TYPE_HTTP_PROTOCOL_OPTIONS } from './envoy-names.js';
 import { routerFilter, statefulSessionFilter, steadfastWasmFilter } from './http-filters.js';
+import { outlierDetection } from './outlier-detection.js';
+import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
 import { RETRY_BACK_OFF } from './route-action.js';
 import type { Json } from '../json.js';
 
@@ -124,19 +126,22 @@ function matchText(m: TableMatch): string {
 
 function retryText(rule: TableRule): string {
   const r = rule.policy.retry;
-  if (!r) return '';
+  if (!r) return 'no retry stanza; a session falls back to another backend';
   return (
     `${r.attempts} retr${r.attempts === 1 ? 'y' : 'ies'}` +
     (r.backoffMs > 0 ? `, backoff floor ${r.backoffMs} ms` : '')
   );
 }
 
-/** The rules with a retry stanza: the Envoy routes that serve them need retry_back_off. */
+/**
+ * The rules with a retry stanza or a session: the Envoy routes that serve them need the
+ * retry policy (the backoff, and retries that skip hosts already tried).
+ */
 function retryRoutes(table: PolicyTable): Json[] {
   const out: Json[] = [];
   for (const route of table.routes) {
     for (const rule of route.rules) {
-      if (!rule.policy.retry || rule.invalid) continue;
+      if ((!rule.policy.retry && !rule.policy.session) || rule.invalid) continue;
       out.push({
         rule: rule.id,
         retry: retryText(rule),
@@ -198,18 +203,28 @@ export function generateAttachSnippet(table: PolicyTable, options: AttachSnippet
     ),
     section(
       [
-        '4. On every route that serves a rule with a retry stanza (listed below), add this',
-        "   retry_back_off (merge it into an existing retry_policy; keep your retry_on). Envoy's",
-        "   backoff is jittered from 0 ms; the filter enforces each rule's floor itself.",
+        '4. On every route that serves a rule with a retry stanza or a session (listed below), add',
+        "   this retry policy (merge it into an existing retry_policy; keep your retry_on). Envoy's",
+        "   backoff is jittered from 0 ms; the filter enforces each rule's floor itself. Retries",
+        '   skip hosts already tried, so a session whose backend died falls back to a live one.',
       ],
       {
-        route_retry_policy: { retry_back_off: { ...RETRY_BACK_OFF } },
+        route_retry_policy: { retry_back_off: { ...RETRY_BACK_OFF }, ...RETRY_OTHER_HOSTS },
         retry_routes: routes,
       },
     ),
     section(['5. Under static_resources.clusters: the control service (gRPC, so HTTP/2).'], {
       clusters: [extProcCluster(options.extProcAddress)],
     }),
+    section(
+      [
+        '5b. Recommended on each of your clusters the routes above use: eject an endpoint that',
+        "    refuses connections (only local failures count; a backend's 5xx never ejects it),",
+        '    so sessions and new requests stop trying it until it is back. Merge into an existing',
+        '    outlier_detection.',
+      ],
+      { cluster_outlier_detection: outlierDetection() },
+    ),
     section(
       [
         '6. In the bootstrap: close each ext_proc stream gracefully instead of resetting it, so the',

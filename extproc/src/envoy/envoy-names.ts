@@ -40,3 +40,9 @@ export function ruleClusterName(rule: TableRule, group?: string): string {
 export function backendLocality(backend: TableBackend): { zone: string } {
   return { zone: backend.id };
 }
+export const TYPE_FIXED_HEAP =
+  'type.googleapis.com/envoy.extensions.resource_monitors.fixed_heap.v3.FixedHeapConfig';
+export const TYPE_DOWNSTREAM_CONNECTIONS =
+  'type.googleapis.com/envoy.extensions.resource_monitors.downstream_connections.v3.DownstreamConnectionsConfig';
+export const TYPE_PREVIOUS_HOSTS =
+  'type.googleapis.com/envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate';

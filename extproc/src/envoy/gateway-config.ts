@@ -14,6 +14,7 @@ import { PIN_HEADER, TYPE_HCM } from './envoy-names.js';
 import { backoffFloorFilters, type FilterOptions, gatewayHttpFilters } from './http-filters.js';
 import { matchRe2Problem } from './re2-syntax.js';
 import { envoyRoute } from './route-action.js';
+import type { OutlierDetectionOptions } from './outlier-detection.js';
 import { type RuleClusters, ruleClusters } from './rule-clusters.js';
 import { virtualHosts } from '../resolve/virtual-hosts.js';
 import type { Json } from '../json.js';
@@ -33,6 +34,8 @@ export interface GatewayConfigOptions extends FilterOptions {
   /** CA bundle for `kubernetes.io/wss` backends; default the Debian/Ubuntu system bundle. */
   readonly systemCaFile?: string;
   readonly connectTimeout?: string;
+  /** Overrides the ejection of endpoints that refuse connections (outlier-detection.ts). */
+  readonly outlierDetection?: OutlierDetectionOptions;
 }
 
 /** Where a listener's routes come from: inline, or an RDS config source (file-based reload). */
@@ -152,6 +155,7 @@ export function generateGatewayResources(
     systemCaFile: options.systemCaFile ?? DEFAULT_SYSTEM_CA_FILE,
     connectTimeout: options.connectTimeout ?? '2s',
     backoffFloorFilters: backoffFloorFilters(options.wasmPath),
+    ...(options.outlierDetection ? { outlierDetection: options.outlierDetection } : {}),
   };
   const byRule = new Map<string, RuleClusters>();
   const clusters: Json[] = [];

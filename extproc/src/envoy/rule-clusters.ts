@@ -16,6 +16,7 @@
 // the route answers through `cluster_not_found_response_code`.
 import type { TableBackend, TableEndpoint, TableRouteKind, TableRule } from '../table/policy-table.js';
 import { TYPE_ROUND_ROBIN, backendLocality, ruleClusterName } from './envoy-names.js';
+import { type OutlierDetectionOptions, outlierDetection } from './outlier-detection.js';
 import {
   type ClusterProtocol,
   clusterProtocol,
@@ -33,6 +34,8 @@ export interface ClusterOptions {
    * clusters of rules with a backoff run it, so no other request pays for it.
    */
   readonly backoffFloorFilters: readonly Json[];
+  /** Ejection of endpoints that refuse connections (outlier-detection.ts has the defaults). */
+  readonly outlierDetection?: OutlierDetectionOptions;
 }
 
 export interface RuleTarget {
@@ -102,6 +105,7 @@ function cluster(
     ...(dns ? { dns_lookup_family: 'V4_PREFERRED' } : {}),
     connect_timeout: options.connectTimeout,
     circuit_breakers: { thresholds: [retryThreshold(backends)] },
+    outlier_detection: outlierDetection(options.outlierDetection),
     load_balancing_policy: {
       policies: [
         {
