@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ADMIN_ERROR_CODES } from '../../extproc/src/admin/admin-errors.js';
 import { buildAdminServer } from '../../extproc/src/admin/admin-server.js';
 import { ServiceMetrics } from '../../extproc/src/runtime/metrics.js';
-import type { ConfigView } from '../../extproc/src/runtime/served-config.js';
+import type { ConfigView } from '../../extproc/src/admin/config-view.js';
 import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
 import { REPO_ROOT } from '../support/paths.js';
 

@@ -3,15 +3,16 @@
 // resolve endpoint that answers like `steadfast resolve --output json`. Built by a
 // factory so tests use inject() without opening a port. Errors are JSON {code, message}.
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import type { Registry } from 'prom-client';
 import { resolveAnswer } from '../resolve/resolve-answer.js';
-import type { ServiceMetrics } from '../runtime/metrics.js';
 import { objectStatusView } from '../translate/status.js';
-import type { ConfigView } from '../runtime/served-config.js';
 import { AdminError, type AdminErrorCode } from './admin-errors.js';
+import type { ConfigView } from './config-view.js';
 import { parseResolveQuery } from './resolve-query.js';
 
 export interface AdminDeps {
-  readonly metrics: ServiceMetrics;
+  /** The registry /metrics shows (the service's own, never prom-client's global one). */
+  readonly metrics: { readonly registry: Registry };
   /** Ready to serve traffic: null when ready, else the reason it is not. */
   readonly notReadyReason: () => string | null;
   /** The configuration being served; absent when serving a fixed `--policy-token`. */

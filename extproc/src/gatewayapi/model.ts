@@ -96,12 +96,22 @@ export interface GrpcRouteMatch {
   readonly headers: readonly HeaderMatch[];
 }
 
+/** GEP-3440 reasons in lower-case-dashes (also the spelling Envoy's `x-envoy-retry-grpc-on` uses). */
+export const GRPC_RETRY_REASONS = [
+  'cancelled',
+  'deadline-exceeded',
+  'internal',
+  'resource-exhausted',
+  'unavailable',
+] as const;
+export type GrpcRetryReason = (typeof GRPC_RETRY_REASONS)[number];
+
 export interface RetrySpec {
   readonly attempts?: number;
   readonly codes: readonly number[];
   readonly backoffMs?: number;
   /** GRPCRoute reasons, normalised to lower-case-dashes. */
-  readonly reasons: readonly string[];
+  readonly reasons: readonly GrpcRetryReason[];
 }
 
 export interface TimeoutsSpec {

@@ -3,7 +3,7 @@
 // `steadfast` namespace, and every other phase with "continue". It never fails a
 // stream because of a request it cannot match or a message it does not expect.
 import type * as grpc from '@grpc/grpc-js';
-import type { ServiceMetrics } from '../runtime/metrics.js';
+import type { Counter, Gauge, Histogram } from 'prom-client';
 import {
   continueResponse,
   phaseOf,
@@ -28,9 +28,17 @@ function normalize(answer: PolicyOutcome | string | undefined): PolicyOutcome {
   return answer;
 }
 
+/** The counters ext_proc updates; the service's metrics registry provides them. */
+export interface ExtProcMetrics {
+  readonly extProcRequests: Counter<'result'>;
+  readonly extProcResolveSeconds: Histogram;
+  readonly extProcStreams: Gauge;
+  readonly extProcErrors: Counter<'kind'>;
+}
+
 export interface ExtProcDeps {
   readonly lookup: PolicyLookup;
-  readonly metrics: ServiceMetrics;
+  readonly metrics: ExtProcMetrics;
   readonly onError?: (error: unknown) => void;
   /** Close each stream once request headers are answered (default true). */
   readonly closeAfterHeaders?: boolean;

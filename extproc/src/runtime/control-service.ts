@@ -4,7 +4,7 @@ import { buildAdminServer } from '../admin/admin-server.js';
 import type { PolicyLookup } from '../grpc/ext-proc-service.js';
 import { startGrpcServer } from '../grpc/grpc-server.js';
 import { ServiceMetrics } from './metrics.js';
-import type { ConfigView } from './served-config.js';
+import type { ConfigView } from '../admin/config-view.js';
 
 export interface ControlServiceOptions {
   readonly grpcAddress: string;

@@ -2,6 +2,7 @@
 // atomically), its reloads counted in the metrics, and the lookup ext_proc calls per
 // request. Readiness means a configuration without file-level errors has been loaded.
 import { existsSync } from 'node:fs';
+import type { ConfigView } from '../admin/config-view.js';
 import { formatDiagnostic, isFatal } from '../gatewayapi/diagnostic.js';
 import type { PolicyLookup, PolicyOutcome } from '../grpc/ext-proc-service.js';
 import type { RequestAttributes } from '../grpc/request-attributes.js';
@@ -10,15 +11,6 @@ import { ConfigStore, type ReloadFailure } from './config-store.js';
 import type { ServiceMetrics } from './metrics.js';
 import { SnapshotCompiler } from './snapshot-compiler.js';
 import type { Snapshot } from './snapshot.js';
-
-/** What the admin API reads of the configuration being served. */
-export interface ConfigView {
-  /** undefined until the first load. */
-  readonly snapshot: Snapshot | undefined;
-  readonly generation: number;
-  readonly lastFailure: ReloadFailure | undefined;
-  readonly loadedAt: Date | undefined;
-}
 
 /** A resolver's answer as ext_proc hands it on: rules that fail closed give no policy. */
 export function outcomeOf(resolver: Resolver, req: RequestAttributes): PolicyOutcome {

@@ -1,15 +1,12 @@
 // The resolved policy of one route rule: plain data, free of Gateway API types.
 // Both modes hand exactly this to the filter, as a policy token (policy-token.ts).
 
-/** GEP-3440 reasons, in the spelling Envoy's `x-envoy-retry-grpc-on` uses. */
-export const GRPC_RETRY_REASONS = [
-  'cancelled',
-  'deadline-exceeded',
-  'internal',
-  'resource-exhausted',
-  'unavailable',
-] as const;
-export type GrpcRetryReason = (typeof GRPC_RETRY_REASONS)[number];
+/**
+ * gRPC retry reasons in the spelling Envoy's `x-envoy-retry-grpc-on` uses. The Gateway API
+ * model's reasons (GEP-3440) are handed over as they are: the compiler checks they fit.
+ */
+export type GrpcRetryReason =
+  'cancelled' | 'deadline-exceeded' | 'internal' | 'resource-exhausted' | 'unavailable';
 
 export interface RetryPolicy {
   /** Retries after the first try (GEP-1731 `attempts`; unset means 1). */

@@ -1,7 +1,7 @@
 // A route rule's retry, timeouts and session persistence → the Policy the filter applies.
 import { createHash } from 'node:crypto';
 import type { RetrySpec, SessionSpec, TimeoutsSpec } from '../gatewayapi/model.js';
-import type { GrpcRetryReason, Policy, RouteKind, SessionPolicy } from '../table/policy.js';
+import type { Policy, RouteKind, SessionPolicy } from '../table/policy.js';
 
 /** A cookie or header name unique per route rule, so two rules never share a session. */
 export function generatedSessionName(ruleId: string): string {
@@ -44,7 +44,7 @@ export function rulePolicy(
             attempts: retry.attempts ?? 1,
             codes: retry.codes,
             backoffMs: retry.backoffMs ?? 0,
-            grpcReasons: retry.reasons as GrpcRetryReason[],
+            grpcReasons: retry.reasons,
           },
         }
       : {}),

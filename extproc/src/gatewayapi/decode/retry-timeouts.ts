@@ -1,8 +1,7 @@
 // rules[].retry (GEP-1731 on HTTPRoute, GEP-3440 on GRPCRoute) and rules[].timeouts (GEP-1742).
-import { GRPC_RETRY_REASONS } from '../../table/policy.js';
 import type { FieldPath } from '../diagnostic.js';
 import type { Fields, Rec } from '../fields.js';
-import type { RetrySpec, TimeoutsSpec } from '../model.js';
+import { GRPC_RETRY_REASONS, type GrpcRetryReason, type RetrySpec, type TimeoutsSpec } from '../model.js';
 import { durationField } from './duration-field.js';
 
 /** GEP-3440's proposal spells reasons in lower-case-dashes; the gRPC enum spelling is accepted too. */
@@ -20,13 +19,13 @@ export function decodeRetry(rule: Rec, path: FieldPath, f: Fields, grpc: boolean
   const at = [...path, 'retry'];
   f.known(retry, at, grpc ? ['reasons', 'attempts', 'backoff'] : ['codes', 'attempts', 'backoff']);
   const codes: number[] = [];
-  const reasons: string[] = [];
+  const reasons: GrpcRetryReason[] = [];
   if (grpc) {
     f.list(retry, 'reasons', at).forEach((r, i) => {
       const v = f.checkStr(r, [...at, 'reasons', i], { required: true });
       if (v === undefined) return;
-      const norm = UPPER_REASONS[v] ?? v;
-      if (!(GRPC_RETRY_REASONS as readonly string[]).includes(norm)) {
+      const norm = (UPPER_REASONS[v] ?? v) as GrpcRetryReason;
+      if (!GRPC_RETRY_REASONS.includes(norm)) {
         f.add(
           [...at, 'reasons', i],
           'not-in-enum',

@@ -1,0 +1,30 @@
+// What the admin API reads of the configuration being served. The runtime's served
+// configuration provides it; the admin API depends on this shape, not on the runtime.
+import type { Diagnostic } from '../gatewayapi/diagnostic.js';
+import type { Resolver } from '../resolve/compile.js';
+import type { PolicyTable } from '../table/policy-table.js';
+import type { ObjectStatus } from '../translate/status.js';
+
+/** One compiled configuration, as the /v1 endpoints show it. */
+export interface ServedSnapshot {
+  readonly table: PolicyTable;
+  readonly resolver: Resolver;
+  readonly statuses: readonly ObjectStatus[];
+  /** Problems not tied to an object's status: YAML errors, unknown kinds, duplicates, I/O. */
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+/** Why the last reload was not swapped in. */
+export interface ReloadFailureView {
+  readonly at: Date;
+  readonly message: string;
+  readonly errors: readonly Diagnostic[];
+}
+
+export interface ConfigView {
+  /** undefined until the first load. */
+  readonly snapshot: ServedSnapshot | undefined;
+  readonly generation: number;
+  readonly lastFailure: ReloadFailureView | undefined;
+  readonly loadedAt: Date | undefined;
+}

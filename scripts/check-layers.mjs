@@ -1,0 +1,232 @@
+#!/usr/bin/env node
+// Fails on an import cycle between files, and on an import that goes against the layers
+// docs/architecture.md describes. Reads the relative imports of extproc/src/** and
+// filter/assembly/** (type-only imports count: they are a dependency of the design, even
+// when the compiler erases them). Run by `npm run lint`; `--graph` prints the folder graph.
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// The project root; a test points it at a copy of the tree with a planted problem.
+const ROOT = process.env.CHECK_LAYERS_ROOT ?? resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/**
+ * Each tree: its layers (a folder, or a file at the top of the tree) and what each may
+ * import besides itself. A layer not listed may import nothing but itself.
+ */
+const TREES = [
+  {
+    root: 'extproc/src',
+    layers: {
+      // Shared definitions every stage may use.
+      'json.ts': [],
+      // The data stages pass on, and the pure stages in the order data flows through them.
+      gatewayapi: ['json.ts'],
+      table: ['json.ts'],
+      session: ['json.ts'],
+      translate: ['json.ts', 'gatewayapi', 'table'],
+      resolve: ['json.ts', 'table'],
+      envoy: ['json.ts', 'table'],
+      // Where Gateway API objects come from (files now; a cluster later).
+      provider: ['json.ts', 'gatewayapi', 'translate'],
+      // Adapters that serve what the stages produced.
+      grpc: ['json.ts', 'table', 'resolve'],
+      admin: ['json.ts', 'gatewayapi', 'table', 'resolve', 'translate'],
+      // Wiring: runs the pipeline, Envoy and the servers.
+      runtime: [
+        'json.ts',
+        'gatewayapi',
+        'table',
+        'session',
+        'translate',
+        'resolve',
+        'envoy',
+        'provider',
+        'grpc',
+        'admin',
+      ],
+      cli: [
+        'json.ts',
+        'gatewayapi',
+        'table',
+        'session',
+        'translate',
+        'resolve',
+        'envoy',
+        'provider',
+        'grpc',
+        'admin',
+        'runtime',
+      ],
+    },
+    /** Known exceptions, each with the reason it stays for now. Keys: `from -> to` file paths. */
+    allowed: {
+      // The Envoy generator borrows the resolver's route precedence and prefix keys until
+      // translation hands both an Envoy-shaped intermediate form; then this goes.
+      'envoy/gateway-config.ts -> resolve/virtual-hosts.ts': 'until the IR orders routes for both',
+      'envoy/route-match.ts -> resolve/host-bucket.ts': 'until the IR orders routes for both',
+      // `steadfast quickstart` starts the demo backends in its own process; running them as a
+      // child process instead belongs with the CLI's process cleanup (issue 18).
+      'cli/commands/quickstart.ts -> ../../backends/attempt-ledger.ts': 'demo backends in-process',
+      'cli/commands/quickstart.ts -> ../../backends/echo/start-echo-backend.ts': 'demo backends in-process',
+      'cli/commands/quickstart.ts -> ../../backends/grpc/start-grpc-backend.ts': 'demo backends in-process',
+      'cli/commands/quickstart.ts -> ../../backends/running-backend.ts': 'demo backends in-process',
+    },
+  },
+  {
+    root: 'filter/assembly',
+    layers: {
+      // The host boundary and plain helpers.
+      abi: [],
+      crypto: [],
+      encoding: [],
+      config: [],
+      'headers.ts': ['abi'],
+      'metrics.ts': ['abi'],
+      'properties.ts': ['abi'],
+      // Capabilities, each on its own.
+      policy: ['abi'],
+      retry: ['abi', 'headers.ts', 'policy'],
+      session: ['abi', 'crypto', 'encoding', 'headers.ts', 'metrics.ts', 'policy', 'properties.ts'],
+      testing: ['abi', 'crypto', 'encoding', 'session'],
+      // The filter: wires the capabilities into proxy-wasm's callbacks.
+      'steadfast.ts': ['*'],
+      'index.ts': ['*'],
+    },
+    allowed: {
+      // The token decoder builds the router values the retry module applies, and the retry
+      // module reads the decoded policy: policy/ and retry/ depend on each other until the
+      // retry semantics move out of the filter (the router values then arrive precomputed).
+      'policy/token.ts -> retry/router-values.ts': 'policy/ and retry/ depend on each other',
+    },
+  },
+];
+
+const IMPORT =
+  /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm;
+
+function sourceFiles(dir) {
+  const out = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...sourceFiles(p));
+    else if (e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) out.push(p);
+  }
+  return out;
+}
+
+/** The relative imports of a file, as paths relative to the tree's root. */
+function importsOf(file, rootAbs) {
+  const text = readFileSync(file, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '');
+  const out = [];
+  for (const m of text.matchAll(IMPORT)) {
+    const spec = m[1] ?? m[2] ?? m[3];
+    if (!spec?.startsWith('.')) continue;
+    const target = resolve(dirname(file), spec).replace(/\.js$/, '.ts');
+    out.push(
+      relative(rootAbs, target.endsWith('.ts') ? target : `${target}.ts`)
+        .split('\\')
+        .join('/'),
+    );
+  }
+  return out;
+}
+
+const layerOf = (path) => (path.includes('/') ? path.slice(0, path.indexOf('/')) : path);
+
+/** Strongly connected components with more than one file (Tarjan), i.e. import cycles. */
+function cycles(graph) {
+  let index = 0;
+  const idx = new Map();
+  const low = new Map();
+  const stack = [];
+  const on = new Set();
+  const found = [];
+  const visit = (v) => {
+    idx.set(v, index);
+    low.set(v, index++);
+    stack.push(v);
+    on.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!idx.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v), idx.get(w)));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const scc = [];
+      let w;
+      do {
+        w = stack.pop();
+        on.delete(w);
+        scc.push(w);
+      } while (w !== v);
+      if (scc.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(scc.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!idx.has(v)) visit(v);
+  return found;
+}
+
+const problems = [];
+const printGraph = process.argv.includes('--graph');
+for (const tree of TREES) {
+  const rootAbs = join(ROOT, tree.root);
+  const graph = new Map();
+  for (const file of sourceFiles(rootAbs)) {
+    graph.set(relative(rootAbs, file).split('\\').join('/'), importsOf(file, rootAbs));
+  }
+  const folderEdges = new Map();
+  const usedAllowances = new Set();
+  for (const [from, targets] of graph) {
+    const fromLayer = layerOf(from);
+    const rules = tree.layers[fromLayer];
+    for (const to of targets) {
+      if (to.startsWith('..')) {
+        const edge = `${from} -> ${to}`;
+        if (tree.allowed[edge] !== undefined) usedAllowances.add(edge);
+        else problems.push(`${tree.root}/${from} imports ${to}, outside ${tree.root}`);
+        continue;
+      }
+      if (!graph.has(to)) {
+        problems.push(`${tree.root}/${from} imports ${to}, which does not exist`);
+        continue;
+      }
+      const toLayer = layerOf(to);
+      if (toLayer === fromLayer) continue;
+      const key = `${fromLayer} -> ${toLayer}`;
+      folderEdges.set(key, (folderEdges.get(key) ?? 0) + 1);
+      if (rules === undefined) {
+        problems.push(
+          `${tree.root}/${from}: ${fromLayer} is not a declared layer (scripts/check-layers.mjs)`,
+        );
+        continue;
+      }
+      if (rules.includes('*') || rules.includes(toLayer)) continue;
+      const edge = `${from} -> ${to}`;
+      if (tree.allowed[edge] !== undefined) {
+        usedAllowances.add(edge);
+        continue;
+      }
+      problems.push(`${tree.root}/${from} imports ${to}: ${fromLayer} may not import ${toLayer}`);
+    }
+  }
+  for (const edge of Object.keys(tree.allowed)) {
+    if (!usedAllowances.has(edge))
+      problems.push(`${tree.root}: allowance "${edge}" is no longer needed: remove it`);
+  }
+  for (const scc of cycles(graph)) problems.push(`${tree.root}: import cycle between ${scc.join(', ')}`);
+  if (printGraph) {
+    console.log(`${tree.root}:`);
+    for (const [edge, n] of [...folderEdges].sort()) console.log(`  ${edge} (${n})`);
+  }
+}
+
+if (problems.length > 0) {
+  for (const p of problems) console.error(`check-layers: ${p}`);
+  process.exit(1);
+}
+console.log('check-layers: no import cycles, every import follows the layers');
