@@ -29,6 +29,11 @@ export interface VariantReport {
     /** Median per-round p50 difference in microseconds. */
     readonly p50_delta_us: number | null;
   };
+  /**
+   * The control service's CPU per request as a ratio to the reference ext_proc server's
+   * (V9), median of per-round ratios; null without a control service or without V9.
+   */
+  readonly control_cpu_vs_v9: number | null;
   readonly errors: number;
   readonly latency_runs_behind: number;
   readonly others_cpu_percent: number | null;
@@ -108,6 +113,13 @@ export function variantReports(
         p99_us: ratio(series.p99_us),
         p50_delta_us: medianDifference(byRound(v.id, series.p50_us), byRound('V1', series.p50_us)),
       },
+      control_cpu_vs_v9:
+        v.id === 'V9' || !mine.some((m) => m.controlCpuUsPerReq !== undefined)
+          ? null
+          : medianRatio(
+              byRound(v.id, series.control_cpu_us_per_req),
+              byRound('V9', series.control_cpu_us_per_req),
+            ),
       errors: mine.reduce((a, m) => a + m.wrkErrors + m.latency.errors, 0),
       latency_runs_behind: mine.filter((m) => m.latency.completed < m.latency.due * 0.99).length,
       others_cpu_percent: spread(mine.map((m) => m.othersCpuPercent)).median,
@@ -148,6 +160,15 @@ export function goals(v: Readonly<Record<string, VariantReport>>): Goal[] {
         : v1p50 === null || g3?.p50_delta_us == null
           ? null
           : g3.p50_delta_us <= 20,
+  });
+  const c5 = v['V5']?.control_cpu_vs_v9 ?? null;
+  const c6 = v['V6']?.control_cpu_vs_v9 ?? null;
+  out.push({
+    goal: "attach mode's control service CPU per request at most the reference ext_proc server's (V5 vs V9)",
+    measured: !v['V9']
+      ? 'V9 not measured'
+      : `V5/V9 control service CPU per request ${c5?.toFixed(2) ?? 'n/a'} (V6/V9, the same answer as V9's: ${c6?.toFixed(2) ?? 'n/a'})`,
+    met: c5 === null ? null : c5 <= 1.0,
   });
   out.push({
     goal: 'attach mode (V6) throughput at least 50% of plain Envoy (V1)',

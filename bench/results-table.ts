@@ -59,6 +59,15 @@ export function resultsTable(r: BenchReport): string {
         `${delta === null ? '—' : `${delta >= 0 ? '+' : ''}${n(delta)} µs`} | ${cpu(v)} | ${ratio(v.vs_v1.cpu_us_per_req)} |`,
     );
   }
+  const vsRef = Object.entries(r.variants).filter(([, v]) => v.control_cpu_vs_v9 != null);
+  if (vsRef.length > 0) {
+    lines.push(
+      '',
+      "The control service's CPU per request against the reference ext_proc server's (V9), median of per-round ratios: " +
+        vsRef.map(([id, v]) => `${id} ${ratio(v.control_cpu_vs_v9)}`).join(', ') +
+        '.',
+    );
+  }
   lines.push('', '| goal | measured | met |', '|---|---|---|');
   for (const g of r.goals)
     lines.push(`| ${g.goal} | ${g.measured} | ${g.met === null ? '—' : g.met ? 'yes' : 'no'} |`);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { startEnvoy, type EnvoyProcess } from '../extproc/src/runtime/envoy-process.js';
 import type { CpuPinning } from './cpu-pinning.js';
 import { bindEnvoyConfig } from './envoy-config-binding.js';
+import { REFERENCE_READY, referenceServerBinary } from './reference-ext-proc.js';
 import type { Variant } from './variants.js';
 
 export const BENCH_PATH = '/bench';
@@ -31,15 +32,17 @@ export interface VariantEnvironment {
   /** Other helper processes whose CPU counts as the benchmark's own (the keep-awake spinners). */
   readonly ownPids?: ReadonlyArray<number | undefined>;
   readonly pinning: CpuPinning;
+  /** Node options for `steadfast serve` (the profiler's `--cpu-prof`). */
+  readonly serveNodeArgs?: readonly string[];
 }
 
-interface ServeProcess {
+interface ControlProcess {
   readonly child: ChildProcess;
   readonly grpcPort: number;
   stop(): Promise<void>;
 }
 
-const READY = /ready; ext_proc on (\S+):(\d+)/;
+const SERVE_READY = /ready; ext_proc on (\S+):(\d+)/;
 
 /** Whatever is up right now, so an interrupted run leaves no Envoy or control service behind. */
 const running = new Set<() => Promise<void>>();
@@ -48,29 +51,52 @@ export async function stopEverything(): Promise<void> {
   await Promise.allSettled([...running].map((stop) => stop()));
 }
 
-async function startServe(env: VariantEnvironment, args: readonly string[]): Promise<ServeProcess> {
-  const [cmd, ...rest] = [
-    ...env.pinning.sut,
-    process.execPath,
-    join(env.root, 'bin', 'steadfast.js'),
-    'serve',
-    ...args,
-    '--grpc-address',
-    '127.0.0.1:0',
-    '--admin-port',
-    '0',
-  ];
+/** The variant's ext_proc server: `steadfast serve`, or the reference server (V9). */
+interface ControlCommand {
+  readonly name: string;
+  readonly argv: readonly string[];
+  readonly ready: RegExp;
+}
+
+function controlCommand(env: VariantEnvironment, v: Variant): ControlCommand | undefined {
+  if (v.serveArgs) {
+    return {
+      name: 'steadfast serve',
+      argv: [
+        process.execPath,
+        ...(env.serveNodeArgs ?? []),
+        join(env.root, 'bin', 'steadfast.js'),
+        'serve',
+        ...v.serveArgs,
+        '--grpc-address',
+        '127.0.0.1:0',
+        '--admin-port',
+        '0',
+      ],
+      ready: SERVE_READY,
+    };
+  }
+  if (v.referenceArgs) {
+    return {
+      name: 'the reference ext_proc server',
+      argv: [referenceServerBinary(env.root), ...v.referenceArgs, '-address', '127.0.0.1:0'],
+      ready: REFERENCE_READY,
+    };
+  }
+  return undefined;
+}
+
+async function startControl(env: VariantEnvironment, c: ControlCommand): Promise<ControlProcess> {
+  const { name, ready } = c;
+  const [cmd, ...rest] = [...env.pinning.sut, ...c.argv];
   const child = spawn(cmd as string, rest, { stdio: ['ignore', 'pipe', 'pipe'], cwd: env.root });
   let output = '';
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`steadfast serve was not ready in 20 s:\n${output}`)),
-      20_000,
-    );
+    const timer = setTimeout(() => reject(new Error(`${name} was not ready in 20 s:\n${output}`)), 20_000);
     const onData = (d: Buffer): void => {
       output += d.toString();
-      const m = READY.exec(output);
+      const m = ready.exec(output);
       if (m) {
         clearTimeout(timer);
         resolve(Number(m[2]));
@@ -80,7 +106,7 @@ async function startServe(env: VariantEnvironment, args: readonly string[]): Pro
     child.stderr?.on('data', onData);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`steadfast serve exited with ${code}:\n${output}`));
+      reject(new Error(`${name} exited with ${code}:\n${output}`));
     });
   });
   return {
@@ -97,13 +123,21 @@ async function startServe(env: VariantEnvironment, args: readonly string[]): Pro
   };
 }
 
-/** The `name=value` of the session cookie the first answer sets. */
+/**
+ * The `name=value` of the session cookie the first answer sets. Attach mode fails open: on a
+ * busy machine the very first ext_proc answer can miss its 0.2 s, and that request gets no
+ * policy and no cookie; a few more tries get one.
+ */
 async function sessionCookie(url: string, name: string): Promise<string> {
-  const res = await fetch(url);
-  await res.arrayBuffer();
-  const set = res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
-  if (!set) throw new Error(`${url} set no ${name} cookie (status ${res.status})`);
-  return set.split(';')[0] as string;
+  let status = 0;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const res = await fetch(url);
+    await res.arrayBuffer();
+    status = res.status;
+    const set = res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
+    if (set) return set.split(';')[0] as string;
+  }
+  throw new Error(`${url} set no ${name} cookie in 5 requests (last status ${status})`);
 }
 
 export async function startVariant(v: Variant, env: VariantEnvironment): Promise<RunningVariant> {
@@ -118,7 +152,8 @@ export async function startVariant(v: Variant, env: VariantEnvironment): Promise
       stop: () => Promise.resolve(),
     };
   }
-  const serve = v.serveArgs ? await startServe(env, v.serveArgs) : undefined;
+  const command = controlCommand(env, v);
+  const serve = command ? await startControl(env, command) : undefined;
   if (serve) running.add(serve.stop);
   let envoy: EnvoyProcess;
   try {

@@ -1,11 +1,11 @@
-// The seven setups the benchmark compares, V0–V6, and how to bring each one up: its
+// The setups the benchmark compares, V0–V6 and V9, and how to bring each one up: its
 // Envoy configuration, its control service, and the session cookie its clients carry.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export type VariantId = 'V0' | 'V1' | 'V2' | 'V3' | 'V4' | 'V5' | 'V6';
+export type VariantId = 'V0' | 'V1' | 'V2' | 'V3' | 'V4' | 'V5' | 'V6' | 'V9';
 
 export interface Variant {
   readonly id: VariantId;
@@ -17,6 +17,8 @@ export interface Variant {
   readonly filterConfig?: string;
   /** `steadfast serve` arguments (the address and admin port are added). */
   readonly serveArgs?: readonly string[];
+  /** Instead of `steadfast serve`: the reference ext_proc server's arguments (the address is added). */
+  readonly referenceArgs?: readonly string[];
   /** The session cookie a steady client sends back; fetched once per run. */
   readonly sessionCookie?: string;
   /** Filter counters that must have moved, as proof the policy ran (wasmcustom.<name>). */
@@ -49,6 +51,29 @@ function gatewayConfig(inputs: VariantInputs, policyDir: string): string {
   );
   if (r.status !== 0) throw new Error(`steadfast envoy-config failed (${r.status}):\n${r.stderr}`);
   return r.stdout;
+}
+
+/** The policy token `steadfast resolve` gives the benchmark's requests under V6's configuration. */
+function resolvedToken(inputs: VariantInputs, ...dirs: string[]): string {
+  const r = spawnSync(
+    process.execPath,
+    [
+      join(inputs.root, 'bin', 'steadfast.js'),
+      'resolve',
+      ...dirs.map((d) => join(inputs.root, 'bench', 'configs', d)),
+      '--host',
+      '127.0.0.1',
+      '--path',
+      '/bench',
+      '--output',
+      'json',
+    ],
+    { encoding: 'utf8', cwd: inputs.root },
+  );
+  const token = r.status === 0 ? (JSON.parse(r.stdout) as { token?: unknown }).token : undefined;
+  if (typeof token !== 'string')
+    throw new Error(`steadfast resolve gave no token (${r.status}):\n${r.stderr}`);
+  return token;
 }
 
 export function benchVariants(inputs: VariantInputs): Variant[] {
@@ -109,6 +134,17 @@ export function benchVariants(inputs: VariantInputs): Variant[] {
       envoyConfig: attach,
       filterConfig: attachFilter,
       serveArgs: configs(inputs.root, 'base', 'retry-session'),
+      sessionCookie: 'bench-session',
+      expectCounters: ['steadfast_policy_applied_total', 'steadfast_session_resumed_total'],
+    },
+    {
+      id: 'V9',
+      name: 'attach, reference ext_proc',
+      description:
+        "V6 with bench/reference-ext-proc (Go: grpc-go and go-control-plane) in place of `steadfast serve`: every ext_proc answer is V6's policy token, prepared once; the cheapest ext_proc server, steadfast's yardstick",
+      envoyConfig: attach,
+      filterConfig: attachFilter,
+      referenceArgs: ['-policy-token', resolvedToken(inputs, 'base', 'retry-session')],
       sessionCookie: 'bench-session',
       expectCounters: ['steadfast_policy_applied_total', 'steadfast_session_resumed_total'],
     },
