@@ -4,6 +4,7 @@
 // writes them (runtime/envoy-resource-files.ts). Routes come over RDS, one file per
 // listener, so a route change never touches a listener and never drains a connection.
 import type { PolicyTable } from '../table/policy-table.js';
+import { edgeOverloadManager } from './edge-defaults.js';
 import { TYPE_CLUSTER, TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION } from './envoy-names.js';
 import { envoyYaml } from './envoy-yaml.js';
 import { type GatewayConfigOptions, adminConfig, generateGatewayResources } from './gateway-config.js';
@@ -29,6 +30,7 @@ export function fileBootstrap(directory: string, options: GatewayConfigOptions):
   return {
     node: { id: 'steadfast-gateway', cluster: 'steadfast' },
     admin: adminConfig(options),
+    overload_manager: edgeOverloadManager(options.edge),
     dynamic_resources: {
       lds_config: pathSource(directory, LDS_FILE),
       cds_config: pathSource(directory, CDS_FILE),

@@ -10,6 +10,12 @@ import {
   type TableRoute,
   type TableRule,
 } from '../table/policy-table.js';
+import {
+  type EdgeOptions,
+  edgeConnectionManager,
+  edgeListener,
+  edgeOverloadManager,
+} from './edge-defaults.js';
 import { PIN_HEADER, TYPE_HCM } from './envoy-names.js';
 import { backoffFloorFilters, type FilterOptions, gatewayHttpFilters } from './http-filters.js';
 import { matchRe2Problem } from './re2-syntax.js';
@@ -36,6 +42,8 @@ export interface GatewayConfigOptions extends FilterOptions {
   readonly connectTimeout?: string;
   /** Overrides the ejection of endpoints that refuse connections (outlier-detection.ts). */
   readonly outlierDetection?: OutlierDetectionOptions;
+  /** Overrides the edge-proxy defaults (edge-defaults.ts, docs/hardening.md). */
+  readonly edge?: EdgeOptions;
 }
 
 /** Where a listener's routes come from: inline, or an RDS config source (file-based reload). */
@@ -189,6 +197,7 @@ export function generateGatewayResources(
       codec_type: 'AUTO',
       // Hostnames match without the port a client may add to Host.
       strip_any_host_port: true,
+      ...edgeConnectionManager(options.edge),
       ...(routeSource.kind === 'inline'
         ? { route_config: rc }
         : { rds: { route_config_name: name, config_source: routeSource.source(name) } }),
@@ -203,6 +212,7 @@ export function generateGatewayResources(
         },
       },
       ...(options.exclusiveListeners ? { enable_reuse_port: false } : {}),
+      ...edgeListener(options.edge),
       filter_chains: [
         { filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: hcm }] },
       ],
@@ -225,6 +235,7 @@ export function generateGatewayConfig(
   return {
     node: { id: 'steadfast-gateway', cluster: 'steadfast' },
     admin: adminConfig(options),
+    overload_manager: edgeOverloadManager(options.edge),
     static_resources: { listeners, clusters },
   };
 }
