@@ -116,6 +116,25 @@ spec:
     expect(JSON.stringify(shop?.status)).toContain('"type":"Accepted","status":"True"');
   });
 
+  it('warns at /v1/status about a backend Service without ready endpoints', async () => {
+    const body = (await app(view()).inject({ url: '/v1/status' })).json() as {
+      objects: { kind: string; warnings: unknown[] }[];
+      diagnostics: unknown[];
+    };
+    const shop = body.objects.find((o) => o.kind === 'HTTPRoute');
+    expect(shop?.warnings).toEqual(
+      [0, 1].map((i) => ({
+        field: `spec.rules[${i}].backendRefs[0]`,
+        line: [27, 30][i],
+        code: 'no-ready-endpoints',
+        message:
+          'Service default/app port 80 has no endpoints: requests sent to this backend are answered 503',
+      })),
+    );
+    expect(body.objects.find((o) => o.kind === 'Service')?.warnings).toEqual([]);
+    expect(body.diagnostics).toEqual([]);
+  });
+
   it('reports the last failed reload in /v1/status', async () => {
     const failure = {
       at: new Date('2026-01-01T00:01:00Z'),

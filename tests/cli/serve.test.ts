@@ -46,13 +46,35 @@ describe('steadfast serve', () => {
   });
 });
 
+describe('steadfast serve: configuration paths', () => {
+  it('refuses a missing or empty --config with one clear line (exit 2)', async () => {
+    const missing = await serve('--config', join(tmp, 'nowhere'));
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain(`--config ${join(tmp, 'nowhere')}: ENOENT`);
+    expect(missing.err).toContain('--allow-empty to start and wait for files');
+    const empty = mkdtempSync(join(tmp, 'empty-'));
+    writeFileSync(join(empty, 'notes.txt'), 'not configuration\n');
+    const r = await serve('--config', empty);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('no *.yaml or *.yml file there, so there is nothing to serve');
+    expect(r.out).toBe('');
+  });
+});
+
 describe('steadfast serve: ports', () => {
   it('stops with exit 3 and one line naming a port that is taken, before it starts anything', async () => {
     const holder = createServer();
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     const port = (holder.address() as AddressInfo).port;
     try {
-      const grpc = await serve('--config', tmp, '--grpc-address', `127.0.0.1:${port}`, '--admin-port', '0');
+      const grpc = await serve(
+        '--config',
+        'examples/quickstart',
+        '--grpc-address',
+        `127.0.0.1:${port}`,
+        '--admin-port',
+        '0',
+      );
       expect(grpc.code).toBe(3);
       expect(grpc.err.trim().split('\n')).toEqual([
         `steadfast serve: cannot listen: 127.0.0.1:${port} is in use by another process (the ext_proc server): ` +
@@ -60,7 +82,7 @@ describe('steadfast serve: ports', () => {
       ]);
       const admin = await serve(
         '--config',
-        tmp,
+        'examples/quickstart',
         '--grpc-address',
         '127.0.0.1:0',
         '--admin-port',

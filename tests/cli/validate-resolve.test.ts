@@ -77,7 +77,47 @@ describe('steadfast validate', () => {
     expect(await run(['validate', good], io)).toBe(0);
     expect(io.stdout()).toContain('ok   HTTPRoute default/shop  (routes/shop.yml:1)');
     expect(io.stdout()).toContain('Accepted=True (Accepted)');
-    expect(io.stdout()).toContain('3 object(s) in 2 file(s): all accepted and resolved');
+    // The Service has no EndpointSlice: a warning, not a failure.
+    expect(io.stdout()).toContain(
+      'warning: routes/shop.yml:12 spec.rules[0].backendRefs[0]: Service default/echo port 80 has no endpoints: ' +
+        'requests sent to this backend are answered 503',
+    );
+    expect(io.stdout().trim().split('\n').pop()).toBe(
+      'ok: 3 object(s) in 2 file(s), all accepted and resolved, 1 warning(s)',
+    );
+  });
+
+  it('counts what is wrong in the summary and never says all accepted when a file failed', async () => {
+    const broken = join(dir, 'broken');
+    mkdirSync(broken, { recursive: true });
+    writeFileSync(join(broken, 'two-errors.yaml'), 'a: [1, 2\n---\nb: {c: 1\n');
+    const io = capture();
+    expect(await run(['validate', broken], io)).toBe(1);
+    const lines = io.stdout().trim().split('\n');
+    expect(lines.filter((l) => l.startsWith('FAIL two-errors.yaml:'))).toHaveLength(2);
+    expect(lines.pop()).toBe('FAIL: 0 object(s) with problems, 2 file error(s) (0 object(s) in 1 file(s))');
+    expect(io.stdout()).not.toContain('all accepted');
+    const bad1 = capture();
+    expect(await run(['validate', bad], bad1)).toBe(1);
+    expect(bad1.stdout().trim().split('\n').pop()).toBe(
+      'FAIL: 1 object(s) with problems, 0 file error(s) (1 object(s) in 1 file(s))',
+    );
+  });
+
+  it('accepts empty documents and comment-only files, as kubectl does', async () => {
+    const empties = join(dir, 'empties');
+    mkdirSync(empties, { recursive: true });
+    writeFileSync(
+      join(empties, 'svc.yaml'),
+      '---\napiVersion: v1\nkind: Service\nmetadata: { name: a }\nspec: { ports: [{ port: 80 }] }\n---\n---\n# the end\n',
+    );
+    writeFileSync(join(empties, 'notes.yaml'), '# nothing here yet\n');
+    writeFileSync(join(empties, 'blank.yml'), '');
+    const io = capture();
+    expect(await run(['validate', empties], io)).toBe(0);
+    expect(io.stdout().trim().split('\n').pop()).toBe(
+      'ok: 1 object(s) in 3 file(s), all accepted and resolved',
+    );
   });
 
   it('exits 1 and shows located errors with paths relative to the root', async () => {
@@ -87,10 +127,40 @@ describe('steadfast validate', () => {
     expect(io.stdout()).toContain('Accepted=False (NoMatchingParent): Gateway default/gw not found');
   });
 
-  it('prints JSON objects with source, errors and status', async () => {
+  it('prints one JSON document: summary, objects with source, errors and status, file diagnostics', async () => {
+    const withBroken = join(dir, 'json');
+    mkdirSync(withBroken, { recursive: true });
+    writeFileSync(join(withBroken, 'broken.yaml'), 'a: [1\n');
+    const mixed = capture();
+    expect(await run(['validate', bad, withBroken, '--output', 'json'], mixed)).toBe(1);
+    const doc = JSON.parse(mixed.stdout()) as {
+      summary: unknown;
+      diagnostics: unknown[];
+      objects: unknown[];
+    };
+    expect(Object.keys(doc)).toEqual(['summary', 'objects', 'diagnostics']);
+    expect(doc.summary).toEqual({
+      files: 2,
+      objects: 1,
+      objectsWithProblems: 1,
+      fileErrors: 1,
+      warnings: 0,
+      ok: false,
+    });
+    expect(doc.diagnostics).toEqual([
+      {
+        severity: 'error',
+        code: 'yaml-syntax',
+        file: expect.stringMatching(/broken\.yaml$/),
+        line: 2,
+        field: '',
+        message: expect.any(String),
+      },
+    ]);
+    expect(mixed.stderr()).toBe('');
     const io = capture();
     expect(await run(['validate', bad, '--output', 'json'], io)).toBe(1);
-    const objects = JSON.parse(io.stdout()) as {
+    const objects = (JSON.parse(io.stdout()) as { objects: unknown }).objects as {
       kind: string;
       metadata: { namespace: string; name: string };
       source: { file: string; line: number };

@@ -126,6 +126,21 @@ describe('steadfast dev and envoy-config: usage', () => {
     expect(r.stderr).toMatch(/keys:1: not a session key/);
   });
 
+  it('refuses a missing or empty configuration directory with one line (exit 2)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'steadfast-empty-'));
+    const missing = await runCli(['dev', '--config', join(dir, 'nowhere')]);
+    const empty = await runCli(['dev', '--config', dir]);
+    rmSync(dir, { recursive: true, force: true });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`--config ${join(dir, 'nowhere')}: ENOENT`);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain(
+      `--config ${dir}: no *.yaml or *.yml file there, so there is nothing to serve. ` +
+        'Give a directory of Gateway API YAML, or --allow-empty to start and wait for files',
+    );
+    expect(empty.stdout).toBe('');
+  });
+
   it('prints a gateway configuration that Envoy accepts', async () => {
     const r = await runCli([
       'envoy-config',

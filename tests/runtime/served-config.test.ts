@@ -48,6 +48,30 @@ const ROUTES = routesYaml([
 ]);
 
 describe('ServedConfig', () => {
+  it('logs a backend without ready endpoints as a warning, once per appearance', async () => {
+    const lines: string[] = [];
+    const dir = mkdtempSync(join(tmpdir(), 'steadfast-served-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'base.yaml'), baseObjectsYaml([], 8080));
+    writeFileSync(join(dir, 'routes.yaml'), ROUTES);
+    const config = new ServedConfig({
+      paths: [dir],
+      metrics: new ServiceMetrics(),
+      debounceMs: 20,
+      log: (l) => lines.push(l),
+    });
+    served.push(config);
+    await config.start();
+    expect(lines.filter((l) => l.startsWith('warning: '))).toEqual([
+      expect.stringMatching(
+        /^warning: routes\.yaml:\d+ HTTPRoute default\/shop spec\.rules\[0\]\.backendRefs\[0\]: Service default\/\S+ port \d+ has no endpoints/,
+      ),
+    ]);
+    expect(lines[0]).toMatch(/, 1 warning\(s\)$/);
+    await config.reload();
+    expect(lines.filter((l) => l.startsWith('warning: '))).toHaveLength(1);
+  });
+
   it('is not ready before the first load, then ready and resolving', async () => {
     const { config, metrics } = setup({ 'base.yaml': BASE, 'routes.yaml': ROUTES });
     expect(config.notReadyReason()).toBe('no configuration loaded yet');

@@ -16,6 +16,7 @@ describe('snapshotFrom', () => {
     statusesJson: JSON.stringify(direct.statuses),
     diagnostics: direct.diagnostics,
     errors: direct.errors,
+    warnings: direct.warnings,
   };
 
   it('rebuilds the same table, statuses and diagnostics', () => {

@@ -4,6 +4,7 @@
 // factory so tests use inject() without opening a port. Errors are JSON {code, message}.
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Registry } from 'prom-client';
+import { diagnosticView } from '../gatewayapi/diagnostic.js';
 import { resolveAnswer } from '../resolve/resolve-answer.js';
 import { objectStatusView } from '../translate/status.js';
 import { AdminError, type AdminErrorCode } from './admin-errors.js';
@@ -77,7 +78,7 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
         ? { at: failure.at.toISOString(), message: failure.message, errors: failure.errors }
         : null,
       objects: snap.statuses.map(objectStatusView),
-      diagnostics: snap.diagnostics,
+      diagnostics: snap.diagnostics.map(diagnosticView),
     };
   });
 

@@ -1,5 +1,5 @@
 // Human-readable status, kubectl-describe style, for `steadfast validate`.
-import { type Diagnostic, formatDiagnostic } from '../gatewayapi/diagnostic.js';
+import { type Diagnostic, formatDiagnostic, isWarning } from '../gatewayapi/diagnostic.js';
 import {
   type Condition,
   type ObjectStatus,
@@ -23,6 +23,8 @@ export function objectText(o: ObjectStatus): string {
   const mark = isHealthy(o) ? 'ok  ' : 'FAIL';
   const lines = [`${mark} ${o.kind} ${name}  (${o.source.file}:${o.source.line})`];
   for (const e of o.errors) lines.push(`       ${o.source.file}:${e.line} ${e.field}: ${e.message}`);
+  for (const w of o.warnings ?? [])
+    lines.push(`       warning: ${o.source.file}:${w.line} ${w.field}: ${w.message}`);
   const s = o.status;
   for (const c of s.conditions ?? []) lines.push(`       ${cond(c)}`);
   for (const l of s.listeners ?? []) {
@@ -44,7 +46,5 @@ export function objectText(o: ObjectStatus): string {
 }
 
 export function diagnosticsText(diagnostics: readonly Diagnostic[]): string {
-  return diagnostics
-    .map((d) => `${d.code === 'unknown-kind' ? 'warn' : 'FAIL'} ${formatDiagnostic(d)}`)
-    .join('\n');
+  return diagnostics.map((d) => `${isWarning(d) ? 'warn' : 'FAIL'} ${formatDiagnostic(d)}`).join('\n');
 }

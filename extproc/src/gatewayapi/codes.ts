@@ -17,6 +17,7 @@ export const DIAGNOSTIC_CODES = {
   'rule-violation': 'a cross-field (CEL) rule of the schema is violated',
   'duplicate-object': 'two objects share apiVersion group, kind, namespace and name',
   'io-error': 'a file or directory could not be read',
+  'no-ready-endpoints': "a backendRef's Service has no ready endpoint; requests sent there are answered 503",
 } as const;
 export type DiagnosticCode = keyof typeof DIAGNOSTIC_CODES;
 

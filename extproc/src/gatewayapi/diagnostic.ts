@@ -37,6 +37,26 @@ export function isFatal(d: Diagnostic): boolean {
   return FATAL_DIAGNOSTIC_CODES.has(d.code);
 }
 
+/** Codes that are warnings: nothing is refused or fails closed because of them. */
+export const WARNING_DIAGNOSTIC_CODES: ReadonlySet<string> = new Set(['unknown-kind', 'no-ready-endpoints']);
+
+export function isWarning(d: Pick<Diagnostic, 'code'>): boolean {
+  return WARNING_DIAGNOSTIC_CODES.has(d.code);
+}
+
+/** A diagnostic as `validate --output json` and `/v1/status` show it: with its severity. */
+export function diagnosticView(d: Diagnostic) {
+  return {
+    severity: isWarning(d) ? ('warning' as const) : ('error' as const),
+    code: d.code,
+    file: d.file,
+    line: d.line,
+    ...(d.object ? { object: d.object } : {}),
+    field: d.field,
+    message: d.message,
+  };
+}
+
 /** `spec.rules[1].retry.codes[0]` */
 export function formatFieldPath(path: FieldPath): string {
   let out = '';

@@ -1,6 +1,6 @@
 // YAML text → located objects. Pure: the caller reads the files (runtime/config-files.ts).
 // Every object keeps its file and line, and can tell the line of any of its fields.
-import { type Document, LineCounter, isNode, parseAllDocuments } from 'yaml';
+import { type Document, LineCounter, isNode, isScalar, parseAllDocuments } from 'yaml';
 import type { Diagnostic, FieldPath, Source } from './diagnostic.js';
 
 export interface ConfigFile {
@@ -72,7 +72,9 @@ export function parseConfigFiles(files: readonly ConfigFile[]): ParseResult {
         }
         continue;
       }
-      if (doc.contents === null) continue; // an empty document between `---` markers
+      // An empty document (a trailing `---`, `---` twice, a comment-only part) is skipped,
+      // as kubectl does: the parser gives it a null scalar.
+      if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) continue;
       const docLine = doc.contents.range ? counter.linePos(doc.contents.range[0]).line : 1;
       let body: unknown;
       try {

@@ -3,7 +3,7 @@
 // request. Readiness means a configuration without file-level errors has been loaded.
 import { existsSync } from 'node:fs';
 import type { ConfigView } from '../admin/config-view.js';
-import { formatDiagnostic, isFatal } from '../gatewayapi/diagnostic.js';
+import { formatDiagnostic, isFatal, isWarning } from '../gatewayapi/diagnostic.js';
 import type { PolicyLookup, PolicyOutcome } from '../grpc/ext-proc-service.js';
 import type { RequestAttributes } from '../grpc/request-attributes.js';
 import type { Resolver } from '../resolve/compile.js';
@@ -39,6 +39,7 @@ export class ServedConfig implements ConfigView {
   private resolver: Resolver | undefined;
   private retry: NodeJS.Timeout | undefined;
   private readonly retryMs: number;
+  private warned = new Set<string>();
 
   constructor(private readonly options: ServedConfigOptions) {
     this.retryMs = options.retryMs ?? 2000;
@@ -53,12 +54,18 @@ export class ServedConfig implements ConfigView {
       options.metrics.configReloads.inc();
       options.metrics.configGeneration.set(generation);
       options.metrics.configMatches.set(snapshot.resolver.size);
-      const problems = snapshot.errors.length;
+      const problems = snapshot.errors.filter((d) => !isWarning(d)).length;
+      const warnings = [...snapshot.warnings, ...snapshot.errors.filter(isWarning)];
       options.log?.(
         `configuration generation ${generation}: ${snapshot.table.routes.length} route(s), ` +
           `${snapshot.resolver.size} match entr${snapshot.resolver.size === 1 ? 'y' : 'ies'}` +
-          (problems > 0 ? `, ${problems} problem(s): see /v1/status` : ''),
+          (problems > 0 ? `, ${problems} problem(s): see /v1/status` : '') +
+          (warnings.length > 0 ? `, ${warnings.length} warning(s)` : ''),
       );
+      // Each warning once, when it first appears (a reload repeats the ones that stay).
+      const now = new Set(warnings.map(formatDiagnostic));
+      for (const w of now) if (!this.warned.has(w)) options.log?.(`warning: ${w}`);
+      this.warned = now;
     });
     this.store.on('reload-failed', (failure) => {
       options.metrics.configReloadErrors.inc();

@@ -24,6 +24,7 @@ export interface CompiledData {
   readonly statusesJson: string;
   readonly diagnostics: Snapshot['diagnostics'];
   readonly errors: Snapshot['errors'];
+  readonly warnings: Snapshot['warnings'];
 }
 
 export type CompileResponse =
@@ -42,6 +43,7 @@ export function snapshotFrom(data: CompiledData): Snapshot {
     },
     diagnostics: data.diagnostics,
     errors: data.errors,
+    warnings: data.warnings,
   };
 }
 

@@ -8,12 +8,13 @@ import type { CompileRequest, CompileResponse } from './snapshot-compiler.js';
 parentPort?.on('message', (req: CompileRequest) => {
   let res: CompileResponse;
   try {
-    const { table, statuses, diagnostics, errors } = compileSnapshot(req.files, req.extra);
+    const { table, statuses, diagnostics, errors, warnings } = compileSnapshot(req.files, req.extra);
     const data = {
       tableJson: JSON.stringify(table),
       statusesJson: JSON.stringify(statuses),
       diagnostics,
       errors,
+      warnings,
     };
     res = { id: req.id, ok: true, data };
   } catch (e) {

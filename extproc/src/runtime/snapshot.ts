@@ -16,6 +16,8 @@ export interface Snapshot {
   readonly diagnostics: readonly Diagnostic[];
   /** Every located error, file/YAML level and per object. */
   readonly errors: readonly Diagnostic[];
+  /** The objects' warnings (e.g. no ready endpoints), located, for the log. */
+  readonly warnings: readonly Diagnostic[];
 }
 
 export function compileSnapshot(files: readonly ConfigFile[], extra: readonly Diagnostic[] = []): Snapshot {
@@ -34,5 +36,15 @@ export function compileSnapshot(files: readonly ConfigFile[], extra: readonly Di
     statuses,
     diagnostics: fileLevel,
     errors: [...extra, ...parsed.diagnostics, ...validated.diagnostics],
+    warnings: statuses.flatMap((s) =>
+      (s.warnings ?? []).map((w) => ({
+        code: w.code,
+        file: s.source.file,
+        line: w.line,
+        object: { kind: s.kind, namespace: s.metadata.namespace ?? '', name: s.metadata.name },
+        field: w.field,
+        message: w.message,
+      })),
+    ),
   };
 }

@@ -58,7 +58,16 @@ export interface ObjectStatus {
     readonly code: string;
     readonly message: string;
   }[];
+  /** Not wrong, but worth knowing: the object still works as written (e.g. a Service with no ready endpoints). */
+  readonly warnings?: readonly ObjectWarning[];
   readonly status: ObjectStatusBody;
+}
+
+export interface ObjectWarning {
+  readonly field: string;
+  readonly line: number;
+  readonly code: 'no-ready-endpoints';
+  readonly message: string;
 }
 
 export function condition(
@@ -108,6 +117,12 @@ export function objectStatusView(s: ObjectStatus) {
     metadata: s.metadata,
     source: s.source,
     errors: s.errors.map((e) => ({ field: e.field, message: e.message, line: e.line, code: e.code })),
+    warnings: (s.warnings ?? []).map((w) => ({
+      field: w.field,
+      message: w.message,
+      line: w.line,
+      code: w.code,
+    })),
     status: s.status,
   };
 }

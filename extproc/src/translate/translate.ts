@@ -25,6 +25,7 @@ import {
   type Condition,
   type ObjectStatus,
   type ObjectStatusBody,
+  type ObjectWarning,
   type RouteParentStatus,
   condition,
 } from './status.js';
@@ -211,6 +212,7 @@ export function translate(input: ValidateResult): Translation {
     reach.set(key, set);
   };
   const routeStatus = new Map<Route, ObjectStatusBody>();
+  const routeWarnings = new Map<Route, ObjectWarning[]>();
   for (const route of [...model.routes].sort(olderFirst)) {
     const gen = route.generation;
     const routeLevel = route.errors.filter((e) => !isRuleError(e));
@@ -248,6 +250,7 @@ export function translate(input: ValidateResult): Translation {
         rules,
       });
       conditions = routeConditions(route, rules);
+      routeWarnings.set(route, noReadyEndpoints(route, rules));
       const gws = [
         ...new Set(
           attachments
@@ -286,8 +289,37 @@ export function translate(input: ValidateResult): Translation {
     }
   }
 
-  const statuses = input.objects.map((o) => objectStatus(o, gateways, routeStatus, policies, reach));
+  const statuses = input.objects.map((o) => {
+    const status = objectStatus(o, gateways, routeStatus, policies, reach);
+    const warnings = routeWarnings.get(o as Route) ?? [];
+    return warnings.length > 0 ? { ...status, warnings } : status;
+  });
   return { table: { version: POLICY_TABLE_VERSION, listeners, routes }, statuses };
+}
+
+/**
+ * A backendRef that resolves to a Service without a ready endpoint is valid (ResolvedRefs
+ * stays True), but every request sent there is answered 503: say so. Weight 0 gets no traffic.
+ */
+function noReadyEndpoints(route: Route, rules: readonly TableRule[]): ObjectWarning[] {
+  const out: ObjectWarning[] = [];
+  for (const rule of rules) {
+    if (rule.invalid) continue;
+    rule.backends.forEach((b, j) => {
+      if (b.invalid || b.weight === 0 || b.endpoints.some((e) => e.ready)) return;
+      const path = ['spec', 'rules', rule.index, 'backendRefs', j];
+      out.push({
+        field: formatFieldPath(path),
+        line: route.origin.lineOf(path),
+        code: 'no-ready-endpoints',
+        message:
+          `Service ${b.namespace}/${b.service} port ${b.port} has ` +
+          `${b.endpoints.length === 0 ? 'no endpoints' : 'no ready endpoints'}: ` +
+          'requests sent to this backend are answered 503',
+      });
+    });
+  }
+  return out;
 }
 
 function objectStatus(

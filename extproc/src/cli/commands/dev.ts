@@ -7,6 +7,7 @@ import { type LocalGateway, startLocalGateway } from '../../runtime/local-gatewa
 import { generateSessionKey, parseSessionKeyFile } from '../../session/keys.js';
 import { type ParsedArgs, flag, intFlag, parseArgs } from '../args.js';
 import { type Command, type CommandIO, UsageError } from '../command.js';
+import { checkConfigPaths } from '../config-paths.js';
 
 export const DEV_USAGE =
   'steadfast dev --config <dir> [--address A] [--admin-port N] [--envoy-admin-port N] [--session-keys FILE] [--debug]';
@@ -18,6 +19,7 @@ export const DEV_FLAGS = {
   'envoy-admin-port': { type: 'string' },
   'session-keys': { type: 'string' },
   debug: { type: 'boolean' },
+  'allow-empty': { type: 'boolean' },
 } as const;
 
 /** The session keys from --session-keys, or one ephemeral key (with a warning) without it. */
@@ -90,6 +92,7 @@ export const devCommand: Command = {
     const parsed = parseArgs(args, DEV_FLAGS);
     if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
     const settings = devSettings(parsed, io, 'steadfast dev');
+    await checkConfigPaths(settings.configPaths, flag(parsed, 'allow-empty') === 'true', io, 'steadfast dev');
     const { gateway, listenerUrls } = await startDevGateway(settings, io, 'steadfast dev');
     // Listen for signals before saying ready: a supervisor may signal as soon as it reads the line.
     const signalled = untilSignalled();

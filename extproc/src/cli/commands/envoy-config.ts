@@ -13,6 +13,7 @@ import { compileSnapshot } from '../../runtime/snapshot.js';
 import { flag, intFlag, parseArgs } from '../args.js';
 import { type Command, UsageError } from '../command.js';
 import { diagnosticsText } from '../status-text.js';
+import { formatDiagnostic, isWarning } from '../../gatewayapi/diagnostic.js';
 
 const USAGE =
   'steadfast envoy-config --config <dir> --mode gateway|attach [--address A] [--envoy-admin-port N] ' +
@@ -47,12 +48,20 @@ export const envoyConfigCommand: Command = {
       return 2;
     }
     const snap = compileSnapshot(read.files);
-    if (snap.errors.length > 0) {
+    // Only what is really wrong, each located; then what it means for the generated config.
+    for (const d of snap.errors) {
+      io.err(`steadfast envoy-config: ${isWarning(d) ? 'warning' : 'problem'}: ${formatDiagnostic(d)}`);
+    }
+    for (const d of snap.warnings) io.err(`steadfast envoy-config: warning: ${formatDiagnostic(d)}`);
+    const rules = snap.table.routes.flatMap((r) => r.rules);
+    const closed = rules.filter((r) => r.invalid);
+    if (closed.length > 0) {
       io.err(
-        `steadfast envoy-config: ${snap.errors.length} problem(s) in the configuration; affected rules answer 500 ` +
-          '(`steadfast validate` shows them)',
+        `steadfast envoy-config: ${closed.length} rule(s) fail closed and answer 500: ` +
+          `${closed.map((r) => r.id).join(', ')} (\`steadfast validate\` shows why)`,
       );
     }
+    const needsKeys = rules.some((r) => !r.invalid && r.policy.session !== undefined);
     // Relative to the project root, where `envoy -c` is documented to run from.
     const wasmPath =
       flag(parsed, 'wasm-path') ?? relative(process.cwd(), `${projectRoot()}/filter/build/steadfast.wasm`);
@@ -81,10 +90,10 @@ export const envoyConfigCommand: Command = {
       );
       return 0;
     }
-    if (sessionKeys.length === 0) {
+    if (sessionKeys.length === 0 && needsKeys) {
       io.err(
-        'steadfast envoy-config: warning: no --session-key given; the configuration has no session key, ' +
-          'so session persistence cannot issue tokens. Add --session-key "$(openssl rand -base64 32)".',
+        'steadfast envoy-config: warning: no --session-key given, but rules use session persistence: ' +
+          'without a key they cannot issue tokens. Add --session-key "$(openssl rand -base64 32)".',
       );
     }
     const config = generateGatewayConfig(snap.table, {

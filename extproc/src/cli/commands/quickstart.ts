@@ -14,7 +14,8 @@ import { checkPortsFree } from '../../runtime/port-check.js';
 import { projectRoot } from '../../runtime/project-root.js';
 import { compileSnapshot } from '../../runtime/snapshot.js';
 import type { PolicyTable } from '../../table/policy-table.js';
-import { parseArgs } from '../args.js';
+import { flag, parseArgs } from '../args.js';
+import { checkConfigPaths } from '../config-paths.js';
 import type { Command } from '../command.js';
 import { DEV_FLAGS, devSettings, readyLine, startDevGateway } from './dev.js';
 
@@ -120,6 +121,7 @@ export const quickstartCommand: Command = {
       parsed.flags.set('config', [join(projectRoot(), 'examples', 'quickstart')]);
     if (!parsed.flags.has('debug')) parsed.flags.set('debug', ['true']);
     const settings = devSettings(parsed, io, PREFIX);
+    await checkConfigPaths(settings.configPaths, flag(parsed, 'allow-empty') === 'true', io, PREFIX);
 
     const read = await readConfigFiles(settings.configPaths);
     const table = compileSnapshot(read.files, read.diagnostics).table;

@@ -10,6 +10,7 @@ import { ServedConfig } from '../../runtime/served-config.js';
 import { readSessionKeyFile } from '../../runtime/session-key-file.js';
 import { flag, intFlag, parseArgs } from '../args.js';
 import { type Command, UsageError } from '../command.js';
+import { checkConfigPaths } from '../config-paths.js';
 
 const USAGE =
   'steadfast serve --config <dir> [--grpc-address HOST:PORT] [--admin-address HOST] [--admin-port N] ' +
@@ -29,6 +30,7 @@ export const serveCommand: Command = {
       workers: { type: 'string' },
       'session-keys': { type: 'string' },
       'policy-token': { type: 'string' },
+      'allow-empty': { type: 'boolean' },
     });
     if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
     const grpcAddress = flag(parsed, 'grpc-address') ?? '127.0.0.1:50051';
@@ -51,6 +53,9 @@ export const serveCommand: Command = {
     // It checks the file so a bad ring is caught here, and names the keys by id.
     const keyIds = keysFile !== undefined ? (await readSessionKeyFile(keysFile)).ids : undefined;
 
+    if (configPaths.length > 0) {
+      await checkConfigPaths(configPaths, flag(parsed, 'allow-empty') === 'true', io, 'steadfast serve');
+    }
     const grpc = splitHostPort(grpcAddress);
     await checkPortsFree([
       ...(grpc

@@ -1,13 +1,50 @@
 // `steadfast validate <path>...`: loads Gateway API YAML, validates it like the API server,
-// and prints every object with the status a controller would write.
+// and prints every object with the status a controller would write, then one summary line
+// that counts what is wrong. `--output json` prints one document (schema in docs/gateway-api.md).
+import { diagnosticView, isWarning } from '../../gatewayapi/diagnostic.js';
 import { isHealthy, objectStatusView } from '../../translate/status.js';
+import type { Snapshot } from '../../runtime/snapshot.js';
 import { flag, parseArgs } from '../args.js';
 import { type Command, UsageError } from '../command.js';
 import { loadSnapshot } from '../load-snapshot.js';
 import { diagnosticsText, objectText } from '../status-text.js';
 
-/** Diagnostics that are warnings: the object is ignored, nothing else is affected. */
-const WARNINGS = new Set(['unknown-kind']);
+export interface ValidateSummary {
+  readonly files: number;
+  readonly objects: number;
+  /** Objects with an error or a False Accepted/Programmed/ResolvedRefs condition. */
+  readonly objectsWithProblems: number;
+  /** File-level errors: YAML syntax, documents that are not objects, duplicates. */
+  readonly fileErrors: number;
+  /** Warnings on objects and in files; they do not fail validation. */
+  readonly warnings: number;
+  /** True when nothing is wrong (warnings allowed): the exit code is 0. */
+  readonly ok: boolean;
+}
+
+export function validateSummary(snap: Snapshot, files: number): ValidateSummary {
+  const objectsWithProblems = snap.statuses.filter((s) => !isHealthy(s)).length;
+  const fileErrors = snap.diagnostics.filter((d) => !isWarning(d)).length;
+  const warnings =
+    snap.diagnostics.filter(isWarning).length +
+    snap.statuses.reduce((n, s) => n + (s.warnings?.length ?? 0), 0);
+  return {
+    files,
+    objects: snap.statuses.length,
+    objectsWithProblems,
+    fileErrors,
+    warnings,
+    ok: objectsWithProblems === 0 && fileErrors === 0,
+  };
+}
+
+/** `ok: 12 object(s) in 3 file(s), all accepted and resolved` or `FAIL: 1 object(s) with problems, …`. */
+export function summaryLine(s: ValidateSummary): string {
+  const read = `${s.objects} object(s) in ${s.files} file(s)`;
+  const warnings = s.warnings > 0 ? `, ${s.warnings} warning(s)` : '';
+  if (s.ok) return `ok: ${read}, all accepted and resolved${warnings}`;
+  return `FAIL: ${s.objectsWithProblems} object(s) with problems, ${s.fileErrors} file error(s)${warnings} (${read})`;
+}
 
 export const validateCommand: Command = {
   name: 'validate',
@@ -22,22 +59,25 @@ export const validateCommand: Command = {
     const loaded = await loadSnapshot(parsed.positionals, io);
     if (!loaded) return 2;
     const snap = loaded.snapshot;
-    const fileLevel = snap.diagnostics;
-    const healthy = snap.statuses.every(isHealthy) && fileLevel.every((d) => WARNINGS.has(d.code));
+    const summary = validateSummary(snap, loaded.fileCount);
     if (output === 'json') {
-      const objects = snap.statuses.map(objectStatusView);
-      io.out(JSON.stringify(objects, null, 2));
-      if (fileLevel.length > 0) io.err(diagnosticsText(fileLevel));
+      io.out(
+        JSON.stringify(
+          {
+            summary,
+            objects: snap.statuses.map(objectStatusView),
+            diagnostics: snap.diagnostics.map(diagnosticView),
+          },
+          null,
+          2,
+        ),
+      );
     } else {
       const parts = snap.statuses.map(objectText);
-      if (fileLevel.length > 0) parts.push(diagnosticsText(fileLevel));
-      const bad = snap.statuses.filter((s) => !isHealthy(s)).length;
-      parts.push(
-        `${snap.statuses.length} object(s) in ${loaded.fileCount} file(s): ${bad === 0 ? 'all accepted and resolved' : `${bad} with problems`}` +
-          (fileLevel.length > 0 ? `, ${fileLevel.length} file-level diagnostic(s)` : ''),
-      );
+      if (snap.diagnostics.length > 0) parts.push(diagnosticsText(snap.diagnostics));
+      parts.push(summaryLine(summary));
       io.out(parts.join('\n'));
     }
-    return healthy ? 0 : 1;
+    return summary.ok ? 0 : 1;
   },
 };
