@@ -31,6 +31,9 @@ export interface VariantInputs {
   readonly sessionKey: string;
 }
 
+/** The CPU meter reads one process, and the system under test gets one CPU anyway. */
+const ONE_PROCESS = ['--workers', '1'];
+
 const configs = (root: string, ...dirs: string[]): string[] =>
   dirs.flatMap((d) => ['--config', join(root, 'bench', 'configs', d)]);
 
@@ -123,7 +126,7 @@ export function benchVariants(inputs: VariantInputs): Variant[] {
         'envoy/attach-example.yaml with `steadfast serve` on an empty configuration: every ext_proc answer is empty',
       envoyConfig: attach,
       filterConfig: attachFilter,
-      serveArgs: ['--config', emptyConfig],
+      serveArgs: ['--config', emptyConfig, ...ONE_PROCESS],
       expectCounters: ['steadfast_policy_missing_total'],
     },
     {
@@ -133,7 +136,7 @@ export function benchVariants(inputs: VariantInputs): Variant[] {
         'envoy/attach-example.yaml with `steadfast serve --config` bench/configs/retry-session: the policy over ext_proc; clients resume their session',
       envoyConfig: attach,
       filterConfig: attachFilter,
-      serveArgs: configs(inputs.root, 'base', 'retry-session'),
+      serveArgs: [...configs(inputs.root, 'base', 'retry-session'), ...ONE_PROCESS],
       sessionCookie: 'bench-session',
       expectCounters: ['steadfast_policy_applied_total', 'steadfast_session_resumed_total'],
     },

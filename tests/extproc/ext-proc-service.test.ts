@@ -45,7 +45,7 @@ function exchange(messages: Message[]): Promise<Message[]> {
 
 beforeAll(async () => {
   server = await startGrpcServer('127.0.0.1:0', {
-    metrics,
+    metrics: metrics.extProc,
     lookup: (req) => {
       seen.push(req);
       if (req.path.startsWith('/boom')) throw new Error('resolver bug');
@@ -189,6 +189,82 @@ describe('ext_proc request headers', () => {
     ]);
     const last = seen.at(-1)!;
     expect(Object.keys(last.headers).length).toBeLessThanOrEqual(256);
+  });
+});
+
+describe('headers the resolver reads', () => {
+  async function seenWith(headersRead: () => ReadonlySet<string>): Promise<RequestAttributes | undefined> {
+    let got: RequestAttributes | undefined;
+    const own = await startGrpcServer('127.0.0.1:0', {
+      metrics: new ServiceMetrics().extProc,
+      headersRead,
+      lookup: (req) => {
+        got = req;
+        return undefined;
+      },
+    });
+    const Ctor = grpc.makeGenericClientConstructor(loadServiceProtos().extProc, 'ExternalProcessor');
+    const c = new Ctor(own.address, grpc.credentials.createInsecure());
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const call = (c as unknown as { Process: () => grpc.ClientDuplexStream<Message, Message> }).Process();
+        call.on('data', () => call.end());
+        call.on('error', reject);
+        call.on('end', resolve);
+        call.write(
+          envoyHeaders([
+            [':authority', 'shop.example'],
+            ['x-env', 'canary'],
+            ['cookie', 'c=1'],
+          ]),
+        );
+      });
+    } finally {
+      c.close();
+      await own.shutdown(1000);
+    }
+    return got;
+  }
+
+  it('decodes only the headers the resolver reads, besides pseudo-headers and host', async () => {
+    const read = new Set(['x-env']);
+    expect({ ...(await seenWith(() => read))?.headers }).toEqual({
+      ':authority': 'shop.example',
+      'x-env': 'canary',
+    });
+  });
+
+  it('reads the message again when the configuration changed between decoding and resolving', async () => {
+    // A new set on every call: each request sees a "reload" after it was decoded.
+    let calls = 0;
+    const seen = await seenWith(() => (++calls === 1 ? new Set<string>() : new Set(['cookie'])));
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(seen?.headers['cookie']).toBe('c=1');
+  });
+});
+
+describe('metrics', () => {
+  it('exposes what the streams counted: answers by result, the resolve-time histogram, open streams', async () => {
+    await exchange([envoyHeaders([[':authority', 'shop.example']])]);
+    const text = await metrics.registry.metrics();
+    const value = (line: RegExp): number => Number(line.exec(text)?.[1]);
+    const matched = value(/^steadfast_extproc_requests_total\{result="matched"\} (\d+)$/m);
+    const unmatched = value(/^steadfast_extproc_requests_total\{result="unmatched"\} (\d+)$/m);
+    const invalid = value(/^steadfast_extproc_requests_total\{result="invalid"\} (\d+)$/m);
+    expect(matched).toBeGreaterThan(0);
+    // Every resolved request is timed once (the one whose resolver threw is not).
+    const count = value(/^steadfast_extproc_resolve_seconds_count (\d+)$/m);
+    expect(count).toBe(matched + unmatched + invalid);
+    expect(value(/^steadfast_extproc_resolve_seconds_bucket\{le="\+Inf"\} (\d+)$/m)).toBe(count);
+    expect(value(/^steadfast_extproc_resolve_seconds_bucket\{le="0\.01"\} (\d+)$/m)).toBeLessThanOrEqual(
+      count,
+    );
+    expect(value(/^steadfast_extproc_resolve_seconds_sum (\S+)$/m)).toBeGreaterThan(0);
+    // Scraping twice reports the same totals (the tallies are read, not drained).
+    const extProcLines = (t: string): string[] =>
+      t.split('\n').filter((l) => l.startsWith('steadfast_extproc_'));
+    expect(extProcLines(await metrics.registry.metrics())).toEqual(extProcLines(text));
+    expect(text).toMatch(/^steadfast_extproc_streams 0$/m);
   });
 });
 

@@ -3,14 +3,15 @@
 // `steadfast` namespace, and every other phase with "continue". It never fails a
 // stream because of a request it cannot match or a message it does not expect.
 import type * as grpc from '@grpc/grpc-js';
-import type { Counter, Gauge, Histogram } from 'prom-client';
 import {
-  continueResponse,
-  phaseOf,
-  type ProcessingRequest,
-  type ProcessingResponse,
-} from './ext-proc-messages.js';
-import { type RequestAttributes, requestAttributes } from './request-attributes.js';
+  type ExtProcRequest,
+  type HeaderFilter,
+  decodeProcessingRequest,
+  encodePolicyAnswer,
+  encodedContinue,
+} from './ext-proc-codec.js';
+import type { ExtProcTallies } from './ext-proc-tallies.js';
+import type { RequestAttributes } from './request-attributes.js';
 import { METADATA_NAMESPACE, METADATA_POLICY_KEY } from '../table/policy-token.js';
 
 /** How a request was resolved; `invalid`: it matched a rule that fails closed. */
@@ -28,56 +29,71 @@ function normalize(answer: PolicyOutcome | string | undefined): PolicyOutcome {
   return answer;
 }
 
-/** The counters ext_proc updates; the service's metrics registry provides them. */
-export interface ExtProcMetrics {
-  readonly extProcRequests: Counter<'result'>;
-  readonly extProcResolveSeconds: Histogram;
-  readonly extProcStreams: Gauge;
-  readonly extProcErrors: Counter<'kind'>;
-}
-
 export interface ExtProcDeps {
   readonly lookup: PolicyLookup;
-  readonly metrics: ExtProcMetrics;
+  /**
+   * The header names `lookup` reads (lower-case), so the others are never decoded;
+   * pseudo-headers and `host` are always read. Absent or undefined: every header.
+   */
+  readonly headersRead?: () => HeaderFilter;
+  /** Where ext_proc counts; the service's metrics registry reads it. */
+  readonly metrics: ExtProcTallies;
   readonly onError?: (error: unknown) => void;
   /** Close each stream once request headers are answered (default true). */
   readonly closeAfterHeaders?: boolean;
 }
 
-export function policyResponse(token: string | undefined): ProcessingResponse {
-  const response: ProcessingResponse = { request_headers: { response: {} } };
-  if (token !== undefined) {
-    response.dynamic_metadata = {
-      fields: {
-        [METADATA_NAMESPACE]: {
-          structValue: { fields: { [METADATA_POLICY_KEY]: { stringValue: token } } },
-        },
-      },
-    };
+/** Most distinct answers kept encoded; a configuration has one per rule, so this is ample. */
+const MAX_CACHED_ANSWERS = 4096;
+
+/**
+ * Encoded answers by policy token: each distinct answer is serialized once. Keyed by the
+ * token itself, so a reload needs no invalidation; tokens of old configurations fall out
+ * when the map is full and is started again.
+ */
+export class AnswerCache {
+  private readonly byToken = new Map<string, Buffer>();
+
+  answer(token: string | undefined): Buffer {
+    if (token === undefined) return encodedContinue('request_headers');
+    let b = this.byToken.get(token);
+    if (b === undefined) {
+      if (this.byToken.size >= MAX_CACHED_ANSWERS) this.byToken.clear();
+      b = encodePolicyAnswer(METADATA_NAMESPACE, METADATA_POLICY_KEY, token);
+      this.byToken.set(token, b);
+    }
+    return b;
   }
-  return response;
 }
 
-function answerRequestHeaders(req: ProcessingRequest, deps: ExtProcDeps): ProcessingResponse {
-  const started = process.hrtime.bigint();
+function answerRequestHeaders(req: ExtProcRequest, deps: ExtProcDeps, answers: AnswerCache): Buffer {
+  const started = performance.now();
   let outcome: PolicyOutcome;
   try {
-    outcome = normalize(deps.lookup(requestAttributes(req.request_headers)));
+    // A reload between decoding and now may read other headers: read the message again.
+    const keep = deps.headersRead?.();
+    const attributes =
+      keep === req.keep || req.bytes === undefined
+        ? req.attributes
+        : decodeProcessingRequest(req.bytes, keep).attributes;
+    outcome = normalize(deps.lookup(attributes as RequestAttributes));
   } catch (e) {
     // A resolver bug must not fail the request: answer without policy, and count it.
-    deps.metrics.extProcRequests.inc({ result: 'error' });
-    deps.metrics.extProcErrors.inc({ kind: 'resolve' });
+    deps.metrics.requests.error++;
+    deps.metrics.errors.resolve++;
     deps.onError?.(e);
-    return policyResponse(undefined);
+    return answers.answer(undefined);
   }
-  deps.metrics.extProcResolveSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
-  deps.metrics.extProcRequests.inc({ result: outcome.result });
-  return policyResponse(outcome.result === 'matched' ? outcome.token : undefined);
+  deps.metrics.observeResolve((performance.now() - started) / 1e3);
+  deps.metrics.requests[outcome.result]++;
+  return answers.answer(outcome.result === 'matched' ? outcome.token : undefined);
 }
 
+/** The Process handler; its messages come decoded by ext-proc-codec.ts and go out encoded. */
 export function extProcHandler(deps: ExtProcDeps) {
-  return (call: grpc.ServerDuplexStream<ProcessingRequest, ProcessingResponse>): void => {
-    deps.metrics.extProcStreams.inc();
+  const answers = new AnswerCache();
+  return (call: grpc.ServerDuplexStream<ExtProcRequest, Buffer>): void => {
+    deps.metrics.streams++;
     let open = true;
     let answered = false;
     let ended = false;
@@ -92,18 +108,18 @@ export function extProcHandler(deps: ExtProcDeps) {
     const countGaveUp = (): void => {
       if (answered || gaveUp) return;
       gaveUp = true;
-      deps.metrics.extProcErrors.inc({ kind: 'cancelled_unanswered' });
+      deps.metrics.errors.cancelled_unanswered++;
     };
     const close = (): void => {
       if (!open) return;
       open = false;
-      deps.metrics.extProcStreams.dec();
+      deps.metrics.streams--;
     };
-    call.on('data', (req: ProcessingRequest) => {
+    call.on('data', (req: ExtProcRequest) => {
       try {
-        const phase = req ? phaseOf(req) : undefined;
+        const phase = req.phase;
         if (phase === undefined) {
-          deps.metrics.extProcErrors.inc({ kind: 'unexpected_message' });
+          deps.metrics.errors.unexpected_message++;
           return;
         }
         if (call.cancelled) {
@@ -111,7 +127,7 @@ export function extProcHandler(deps: ExtProcDeps) {
           return;
         }
         const response =
-          phase === 'request_headers' ? answerRequestHeaders(req, deps) : continueResponse(phase);
+          phase === 'request_headers' ? answerRequestHeaders(req, deps, answers) : encodedContinue(phase);
         if (open && call.writable) {
           call.write(response);
           if (phase === 'request_headers') {
@@ -124,7 +140,7 @@ export function extProcHandler(deps: ExtProcDeps) {
         }
       } catch (e) {
         // Nothing a peer sends may take the service down: count it, leave the stream to Envoy.
-        deps.metrics.extProcErrors.inc({ kind: 'internal' });
+        deps.metrics.errors.internal++;
         deps.onError?.(e);
       }
     });
@@ -135,7 +151,7 @@ export function extProcHandler(deps: ExtProcDeps) {
     call.on('error', (e) => {
       // Envoy cancels the stream when the request ends early; that is not our error.
       if ((e as { code?: number }).code !== 1) {
-        deps.metrics.extProcErrors.inc({ kind: 'stream' });
+        deps.metrics.errors.stream++;
         deps.onError?.(e);
       }
       close();

@@ -2,6 +2,7 @@
 // `grpcurl -plaintext HOST:PORT list` works without proto files) and stops it gracefully.
 import * as grpc from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
+import { decodeProcessingRequest, type ExtProcRequest } from './ext-proc-codec.js';
 import { extProcHandler, type ExtProcDeps } from './ext-proc-service.js';
 import { HealthState } from './health-service.js';
 import { loadServiceProtos } from './protos.js';
@@ -14,15 +15,35 @@ export interface GrpcServerHandle {
   shutdown(graceMs?: number): Promise<void>;
 }
 
+/**
+ * ext_proc's Process method with steadfast's own codec in place of proto-loader's: requests
+ * are decoded only as far as the resolver reads, answers go out as prepared bytes.
+ * Reflection still describes the method from the protos.
+ */
+function extProcDefinition(
+  generated: grpc.ServiceDefinition,
+  deps: ExtProcDeps,
+): grpc.ServiceDefinition<grpc.UntypedServiceImplementation> {
+  const process = generated['Process'] as grpc.MethodDefinition<unknown, unknown>;
+  const method: grpc.MethodDefinition<ExtProcRequest, Buffer> = {
+    ...(process as unknown as grpc.MethodDefinition<ExtProcRequest, Buffer>),
+    requestDeserialize: (bytes: Buffer) => decodeProcessingRequest(bytes, deps.headersRead?.()),
+    responseSerialize: (answer: Buffer) => answer,
+  };
+  return { Process: method };
+}
+
 export async function startGrpcServer(address: string, deps: ExtProcDeps): Promise<GrpcServerHandle> {
   const protos = loadServiceProtos();
   const server = new grpc.Server({
     // One stream per request: allow plenty of concurrent streams on Envoy's connection.
     'grpc.max_concurrent_streams': 10_000,
     'grpc.keepalive_permit_without_calls': 1,
+    // Channelz (per-call tracking for gRPC's debugging service) is not served: do not pay for it per stream.
+    'grpc.enable_channelz': 0,
   });
   const health = new HealthState();
-  server.addService(protos.extProc, { Process: extProcHandler(deps) });
+  server.addService(extProcDefinition(protos.extProc, deps), { Process: extProcHandler(deps) });
   server.addService(protos.health, health.handlers());
   new ReflectionService(Object.assign({}, ...protos.packages)).addToServer(server);
   const port = await new Promise<number>((resolve, reject) => {

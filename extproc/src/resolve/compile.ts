@@ -10,6 +10,8 @@ export interface Resolver {
   resolve(request: ResolveRequest): ResolveResult | undefined;
   /** Number of (hostname, match) entries compiled. */
   readonly size: number;
+  /** The request headers any match reads, lower-case (besides `:authority`, `:path`, `:method`). */
+  readonly headersRead: ReadonlySet<string>;
 }
 
 export function compileResolver(table: PolicyTable): Resolver {
@@ -18,6 +20,7 @@ export function compileResolver(table: PolicyTable): Resolver {
   const wildcard = new Map<string, HostBucket>();
   const any = new HostBucket('*');
   let size = 0;
+  const headersRead = new Set<string>();
   const bucketFor = (hostname: string): HostBucket => {
     if (hostname === '*') return any;
     const map = hostname.startsWith('*.') ? wildcard : exact;
@@ -33,6 +36,7 @@ export function compileResolver(table: PolicyTable): Resolver {
     for (const rule of route.rules) {
       for (const match of rule.matches) {
         const entry = compileEntry(route, rule, match, order);
+        for (const h of match.headers) headersRead.add(h.name.toLowerCase());
         for (const h of route.hostnames) {
           bucketFor(h).add(entry);
           size++;
@@ -47,6 +51,7 @@ export function compileResolver(table: PolicyTable): Resolver {
 
   return {
     size,
+    headersRead,
     resolve(req) {
       const host = hostOf(req.authority);
       const q = req.path.indexOf('?');

@@ -11,6 +11,8 @@ export interface ControlServiceOptions {
   readonly adminAddress: string;
   readonly adminPort: number;
   readonly lookup: PolicyLookup;
+  /** The headers `lookup` reads; the others are not decoded (absent: all). */
+  readonly headersRead?: () => ReadonlySet<string> | undefined;
   readonly notReadyReason?: () => string | null;
   readonly onError?: (error: unknown) => void;
   /** Shared with whoever else counts (the served configuration's reloads). */
@@ -31,7 +33,8 @@ export async function startControlService(options: ControlServiceOptions): Promi
   const metrics = options.metrics ?? new ServiceMetrics();
   const grpc = await startGrpcServer(options.grpcAddress, {
     lookup: options.lookup,
-    metrics,
+    ...(options.headersRead ? { headersRead: options.headersRead } : {}),
+    metrics: metrics.extProc,
     ...(options.onError ? { onError: options.onError } : {}),
   });
   const admin = buildAdminServer({

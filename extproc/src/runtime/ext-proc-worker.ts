@@ -35,7 +35,8 @@ async function main(): Promise<void> {
     try {
       server = await startGrpcServer(address, {
         lookup,
-        metrics,
+        headersRead: () => resolver?.headersRead,
+        metrics: metrics.extProc,
         onError: (e) => send({ type: 'steadfast:log', line: e instanceof Error ? e.message : String(e) }),
       });
       send({ type: 'steadfast:listening', address: server.address });

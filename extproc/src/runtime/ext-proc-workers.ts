@@ -30,6 +30,15 @@ export interface ExtProcWorkersOptions {
 }
 
 const RESTART_DELAY_MS = 200;
+
+/**
+ * `--workers` when not given: one process up to 2 CPUs (Envoy needs the other, and a second
+ * Node process measured no gain there, docs/attach.md), else one per two CPUs, at most 8 —
+ * Envoy's own workers take the other half, and it opens one connection per worker thread.
+ */
+export function defaultExtProcWorkers(cpus: number): number {
+  return cpus <= 2 ? 1 : Math.min(8, Math.floor(cpus / 2));
+}
 const METRICS_TIMEOUT_MS = 1000;
 
 export async function startExtProcWorkers(options: ExtProcWorkersOptions): Promise<ControlService> {

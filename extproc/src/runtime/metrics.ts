@@ -1,36 +1,102 @@
 // The control service's Prometheus metrics, in a registry of its own (never the global
 // one), all prefixed `steadfast_`.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { ExtProcTallies, RESOLVE_BUCKETS } from '../grpc/ext-proc-tallies.js';
+
+/** A labelled counter that adds what `tallies` gained since it was last scraped. */
+function tallyCounter<K extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  label: string,
+  tallies: Readonly<Record<K, number>>,
+): Counter {
+  const reported = Object.fromEntries(Object.keys(tallies).map((k) => [k, 0])) as Record<K, number>;
+  return new Counter({
+    name,
+    help,
+    labelNames: [label],
+    registers: [registry],
+    collect(this: Counter) {
+      for (const k of Object.keys(tallies) as K[]) {
+        const gained = tallies[k] - reported[k];
+        if (gained > 0) this.inc({ [label]: k }, gained);
+        reported[k] = tallies[k];
+      }
+    },
+  });
+}
+
+function streamsGauge(registry: Registry, t: ExtProcTallies): Gauge {
+  return new Gauge({
+    name: 'steadfast_extproc_streams',
+    help: 'ext_proc streams open now (one per in-flight request).',
+    registers: [registry],
+    collect(this: Gauge) {
+      this.set(t.streams);
+    },
+  });
+}
+
+/** `steadfast_extproc_resolve_seconds`: a histogram read from the tallies when scraped. */
+function resolveHistogram(registry: Registry, t: ExtProcTallies): Metric {
+  const name = 'steadfast_extproc_resolve_seconds';
+  const help = 'Time to resolve one request to its policy token.';
+  const metric = {
+    name,
+    help,
+    type: 'histogram',
+    aggregator: 'sum',
+    get: () => {
+      let cumulative = 0;
+      const values = RESOLVE_BUCKETS.map((le, i) => {
+        cumulative += t.resolveBuckets[i] as number;
+        return { labels: { le }, value: cumulative, metricName: `${name}_bucket` };
+      });
+      return Promise.resolve({
+        name,
+        help,
+        type: 'histogram',
+        aggregator: 'sum',
+        values: [
+          ...values,
+          { labels: { le: '+Inf' }, value: t.resolveCount, metricName: `${name}_bucket` },
+          { labels: {}, value: t.resolveSum, metricName: `${name}_sum` },
+          { labels: {}, value: t.resolveCount, metricName: `${name}_count` },
+        ],
+      });
+    },
+    reset: () => undefined,
+  };
+  registry.registerMetric(metric as unknown as Metric);
+  return metric as unknown as Metric;
+}
 
 export class ServiceMetrics {
   readonly registry = new Registry();
 
-  readonly extProcRequests = new Counter({
-    name: 'steadfast_extproc_requests_total',
-    help: 'ext_proc request-header messages answered, by result (matched, unmatched, invalid: a rule that fails closed, error).',
-    labelNames: ['result'] as const,
-    registers: [this.registry],
-  });
+  /** ext_proc counts here, in plain numbers; the four metrics below read it when scraped. */
+  readonly extProc = new ExtProcTallies();
 
-  readonly extProcResolveSeconds = new Histogram({
-    name: 'steadfast_extproc_resolve_seconds',
-    help: 'Time to resolve one request to its policy token.',
-    buckets: [1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 1e-3, 1e-2],
-    registers: [this.registry],
-  });
+  readonly extProcRequests = tallyCounter(
+    this.registry,
+    'steadfast_extproc_requests_total',
+    'ext_proc request-header messages answered, by result (matched, unmatched, invalid: a rule that fails closed, error).',
+    'result',
+    this.extProc.requests,
+  );
 
-  readonly extProcStreams = new Gauge({
-    name: 'steadfast_extproc_streams',
-    help: 'ext_proc streams open now (one per in-flight request).',
-    registers: [this.registry],
-  });
+  readonly extProcResolveSeconds = resolveHistogram(this.registry, this.extProc);
 
-  readonly extProcErrors = new Counter({
-    name: 'steadfast_extproc_errors_total',
-    help: 'ext_proc streams or messages that failed, by kind.',
-    labelNames: ['kind'] as const,
-    registers: [this.registry],
-  });
+  readonly extProcStreams: Gauge = streamsGauge(this.registry, this.extProc);
+
+  readonly extProcErrors = tallyCounter(
+    this.registry,
+    'steadfast_extproc_errors_total',
+    'ext_proc streams or messages that failed, by kind.',
+    'kind',
+    this.extProc.errors,
+  );
 
   readonly configReloads = new Counter({
     name: 'steadfast_config_reloads_total',

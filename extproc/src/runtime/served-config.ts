@@ -139,6 +139,9 @@ export class ServedConfig implements ConfigView {
   readonly lookup: PolicyLookup = (req) =>
     this.resolver ? outcomeOf(this.resolver, req) : { result: 'unmatched' };
 
+  /** The headers the resolver being served reads: ext_proc decodes no others. */
+  readonly headersRead = (): ReadonlySet<string> | undefined => this.resolver?.headersRead;
+
   /** null once a configuration without file-level errors is being served. */
   notReadyReason(): string | null {
     if (this.store.generation === 0) return 'no configuration loaded yet';

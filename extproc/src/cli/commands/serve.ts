@@ -1,9 +1,10 @@
 // `steadfast serve`: the control service in attach mode — ext_proc over gRPC for an
 // existing Envoy, plus the admin API. Loads and watches a configuration directory and
 // resolves every request against it; prints one ready line, drains on SIGINT/SIGTERM.
+import { availableParallelism } from 'node:os';
 import type { PolicyLookup } from '../../grpc/ext-proc-service.js';
 import { startControlService, untilSignalled } from '../../runtime/control-service.js';
-import { startExtProcWorkers } from '../../runtime/ext-proc-workers.js';
+import { defaultExtProcWorkers, startExtProcWorkers } from '../../runtime/ext-proc-workers.js';
 import { ServiceMetrics } from '../../runtime/metrics.js';
 import { checkPortsFree, splitHostPort } from '../../runtime/port-check.js';
 import { ServedConfig } from '../../runtime/served-config.js';
@@ -45,7 +46,7 @@ export const serveCommand: Command = {
     if (configPaths.length > 0 && staticToken !== undefined) {
       throw new UsageError('--config and --policy-token exclude each other');
     }
-    const workers = intFlag(parsed, 'workers', 1, 1, 64);
+    const workers = intFlag(parsed, 'workers', defaultExtProcWorkers(availableParallelism()), 1, 64);
     const adminAddress = flag(parsed, 'admin-address') ?? '127.0.0.1';
     const adminPort = intFlag(parsed, 'admin-port', 9902);
     const keysFile = flag(parsed, 'session-keys');
@@ -81,6 +82,9 @@ export const serveCommand: Command = {
       configPaths.length > 0 ? new ServedConfig({ paths: configPaths, metrics, log }) : undefined;
     await config?.start();
     const lookup: PolicyLookup = config ? config.lookup : () => staticToken;
+    // A fixed token reads no header at all.
+    const noHeaders: ReadonlySet<string> = new Set();
+    const headersRead = config ? config.headersRead : () => noHeaders;
     const notReadyReason = config ? () => config.notReadyReason() : () => null;
 
     const service =
@@ -100,6 +104,7 @@ export const serveCommand: Command = {
             adminAddress,
             adminPort,
             lookup,
+            headersRead,
             metrics,
             notReadyReason,
             ...(config ? { config } : {}),
