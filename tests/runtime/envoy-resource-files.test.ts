@@ -13,6 +13,7 @@ function files(clusters: string[], routeFiles: string[]): ResourceFiles {
   return {
     clusters: new Map(clusters.map((name) => [name, { name }])),
     routes: new Map(routeFiles.map((f) => [f, `resources: [{ name: ${f} }]\n`])),
+    secrets: new Map(),
     listeners: `resources: [{ name: listener }]\n`,
     warnings: [],
   };

@@ -14,6 +14,7 @@ describe('snapshotFrom', () => {
   const data: CompiledData = {
     tableJson: JSON.stringify(direct.table),
     statusesJson: JSON.stringify(direct.statuses),
+    tls: direct.tls,
     diagnostics: direct.diagnostics,
     errors: direct.errors,
     warnings: direct.warnings,

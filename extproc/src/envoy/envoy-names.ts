@@ -22,6 +22,9 @@ export const TYPE_HTTP_PROTOCOL_OPTIONS =
   'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
 export const TYPE_UPSTREAM_TLS =
   'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext';
+export const TYPE_DOWNSTREAM_TLS =
+  'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext';
+export const TYPE_SECRET = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret';
 export const TYPE_ROUND_ROBIN =
   'type.googleapis.com/envoy.extensions.load_balancing_policies.round_robin.v3.RoundRobin';
 export const TYPE_LISTENER = 'type.googleapis.com/envoy.config.listener.v3.Listener';

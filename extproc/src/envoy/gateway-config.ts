@@ -1,5 +1,6 @@
 // Gateway mode: the whole Envoy configuration from a PolicyTable. A pure function of the
-// table and the options: listeners from Gateway listeners (HTTP/1.1 and h2c on one port),
+// table and the options: listeners from Gateway listeners (HTTP/1.1 and h2c on one port;
+// HTTPS with TLS terminated, tls-listener.ts),
 // virtual hosts from hostnames, routes in Gateway API precedence order carrying their
 // policy token, and one cluster per rule.
 import {
@@ -24,6 +25,14 @@ import type { OutlierDetectionOptions } from './outlier-detection.js';
 import { type RuleClusters, ruleClusters } from './rule-clusters.js';
 import { virtualHosts } from '../resolve/virtual-hosts.js';
 import type { Json } from '../json.js';
+import type { TlsMaterial } from '../table/tls-material.js';
+import {
+  type ListenerTls,
+  NO_TLS,
+  TLS_INSPECTOR,
+  httpsFilterChains,
+  secretResource,
+} from './tls-listener.js';
 
 export interface GatewayConfigOptions extends FilterOptions {
   /** Address every listener binds; default 127.0.0.1. */
@@ -54,6 +63,8 @@ export interface GatewayResources {
   readonly listeners: readonly Json[];
   readonly routeConfigurations: readonly Json[];
   readonly clusters: readonly Json[];
+  /** SDS secrets (HTTPS listeners' certificates) the listeners name. */
+  readonly secrets: readonly Json[];
   /** What could not be given to Envoy as written (and was left out). */
   readonly warnings: readonly string[];
 }
@@ -62,18 +73,27 @@ export const DEFAULT_SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
 
 interface PortGroup {
   readonly port: number;
+  /** HTTP or HTTPS: the protocol of the port's first listener. */
+  readonly protocol: string;
   readonly listeners: TableListener[];
 }
 
-function portGroups(table: PolicyTable): PortGroup[] {
-  const byPort = new Map<number, TableListener[]>();
+function portGroups(table: PolicyTable, warnings: Set<string>): PortGroup[] {
+  const byPort = new Map<number, PortGroup>();
   for (const l of table.listeners) {
-    if (l.protocol !== 'HTTP') continue;
-    const list = byPort.get(l.port) ?? [];
-    list.push(l);
-    byPort.set(l.port, list);
+    if (l.protocol !== 'HTTP' && l.protocol !== 'HTTPS') continue;
+    const group = byPort.get(l.port) ?? { port: l.port, protocol: l.protocol, listeners: [] };
+    byPort.set(l.port, group);
+    // Listeners of different Gateways may share a port; one port speaks one protocol.
+    if (group.protocol !== l.protocol) {
+      warnings.add(
+        `${l.id}: port ${l.port} already serves ${group.protocol}; this ${l.protocol} listener is left out`,
+      );
+      continue;
+    }
+    group.listeners.push(l);
   }
-  return [...byPort.entries()].sort(([a], [b]) => a - b).map(([port, listeners]) => ({ port, listeners }));
+  return [...byPort.values()].sort((a, b) => a.port - b.port);
 }
 
 /** A single Gateway listener names its Envoy listener; listeners sharing a port are named by the port. */
@@ -158,6 +178,7 @@ export function generateGatewayResources(
   table: PolicyTable,
   options: GatewayConfigOptions,
   routeSource: RouteSource = { kind: 'inline' },
+  tls: ListenerTls = NO_TLS,
 ): GatewayResources {
   const clusterOptions = {
     systemCaFile: options.systemCaFile ?? DEFAULT_SYSTEM_CA_FILE,
@@ -179,11 +200,14 @@ export function generateGatewayResources(
   const routeConfigurations: Json[] = [];
   const warnings = new Set<string>();
   for (const l of table.listeners) {
-    if (l.protocol !== 'HTTP') {
-      warnings.add(`${l.id}: protocol ${l.protocol} is not served in gateway mode (HTTP listeners only)`);
+    if (l.protocol !== 'HTTP' && l.protocol !== 'HTTPS') {
+      warnings.add(
+        `${l.id}: protocol ${l.protocol} is not served in gateway mode (HTTP and HTTPS listeners only)`,
+      );
     }
   }
-  for (const group of portGroups(table)) {
+  const secrets = new Map<string, Json>();
+  for (const group of portGroups(table, warnings)) {
     const name = listenerName(group);
     const routes = table.routes
       .map((route) => servedOn(route, group))
@@ -203,6 +227,23 @@ export function generateGatewayResources(
         : { rds: { route_config_name: name, config_source: routeSource.source(name) } }),
       http_filters: gatewayHttpFilters(options),
     };
+    const network = (): Json => ({
+      name: 'envoy.filters.network.http_connection_manager',
+      typed_config: structuredClone(hcm),
+    });
+    const https = group.protocol === 'HTTPS';
+    if (https) {
+      for (const l of group.listeners) {
+        for (const id of l.tls?.certificates ?? []) {
+          const secret = secretResource(id, tls.material);
+          if (secret) secrets.set(id, secret);
+        }
+      }
+    }
+    const filterChains = https
+      ? httpsFilterChains(group.listeners, network, tls.source, warnings)
+      : [{ filters: [network()] }];
+    if (filterChains.length === 0) continue;
     listeners.push({
       name,
       address: {
@@ -213,12 +254,17 @@ export function generateGatewayResources(
       },
       ...(options.exclusiveListeners ? { enable_reuse_port: false } : {}),
       ...edgeListener(options.edge),
-      filter_chains: [
-        { filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: hcm }] },
-      ],
+      ...(https ? { listener_filters: [TLS_INSPECTOR] } : {}),
+      filter_chains: filterChains,
     });
   }
-  return { listeners, routeConfigurations, clusters, warnings: [...warnings] };
+  return {
+    listeners,
+    routeConfigurations,
+    clusters,
+    secrets: [...secrets.values()],
+    warnings: [...warnings],
+  };
 }
 
 export function adminConfig(options: GatewayConfigOptions): Json {
@@ -230,12 +276,18 @@ export function adminConfig(options: GatewayConfigOptions): Json {
 export function generateGatewayConfig(
   table: PolicyTable,
   options: GatewayConfigOptions,
+  tls: TlsMaterial = NO_TLS.material,
 ): Record<string, unknown> {
-  const { listeners, clusters } = generateGatewayResources(table, options);
+  const { listeners, clusters, secrets } = generateGatewayResources(
+    table,
+    options,
+    { kind: 'inline' },
+    { material: tls, source: { kind: 'static' } },
+  );
   return {
     node: { id: 'steadfast-gateway', cluster: 'steadfast' },
     admin: adminConfig(options),
     overload_manager: edgeOverloadManager(options.edge),
-    static_resources: { listeners, clusters },
+    static_resources: { listeners, clusters, ...(secrets.length > 0 ? { secrets } : {}) },
   };
 }

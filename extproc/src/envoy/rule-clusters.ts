@@ -14,19 +14,21 @@
 // share of that split that names no cluster: "the proportion of requests that would
 // otherwise have been routed to an invalid backend MUST receive a 500 status code", which
 // the route answers through `cluster_not_found_response_code`.
-import type { TableBackend, TableEndpoint, TableRouteKind, TableRule } from '../table/policy-table.js';
+import type {
+  TableBackend,
+  TableBackendTls,
+  TableEndpoint,
+  TableRouteKind,
+  TableRule,
+} from '../table/policy-table.js';
+import { backendTlsTransportSocket } from './backend-tls.js';
 import { TYPE_ROUND_ROBIN, backendLocality, ruleClusterName } from './envoy-names.js';
 import { type OutlierDetectionOptions, outlierDetection } from './outlier-detection.js';
-import {
-  type ClusterProtocol,
-  clusterProtocol,
-  protocolOptions,
-  tlsTransportSocket,
-} from './upstream-protocol.js';
+import { type ClusterProtocol, clusterProtocol, protocolOptions } from './upstream-protocol.js';
 import type { Json } from '../json.js';
 
 export interface ClusterOptions {
-  /** The CA bundle wss clusters trust (BackendTLSPolicy `wellKnownCACertificates: System`). */
+  /** The CA bundle TLS clusters trust for BackendTLSPolicy `wellKnownCACertificates: System`. */
   readonly systemCaFile: string;
   readonly connectTimeout: string;
   /**
@@ -55,7 +57,10 @@ export interface RuleClusters {
 }
 
 interface Group {
-  readonly key: ClusterProtocol | 'invalid';
+  /** The protocol, and the BackendTLSPolicy when there is one: backends differing in either need their own cluster. */
+  readonly key: string;
+  readonly protocol: ClusterProtocol | 'invalid';
+  readonly tls?: TableBackendTls;
   readonly backends: TableBackend[];
 }
 
@@ -89,6 +94,7 @@ function cluster(
   backends: readonly TableBackend[],
   options: ClusterOptions,
   backoffFloor: boolean,
+  tls: TableBackendTls | undefined,
 ): Json {
   const endpoints = backends.map((b) => ({
     locality: backendLocality(b),
@@ -125,21 +131,18 @@ function cluster(
       backoffFloor ? options.backoffFloorFilters : undefined,
     ),
   };
-  if (protocol === 'wss') {
-    const hostname = backends.find((b) => b.tlsHostname !== undefined)?.tlsHostname;
-    if (hostname !== undefined) {
-      out['transport_socket'] = tlsTransportSocket({ hostname, caFile: options.systemCaFile });
-    }
-  }
+  if (tls) out['transport_socket'] = backendTlsTransportSocket(tls, protocol, options.systemCaFile);
   return out;
 }
 
 export function ruleClusters(kind: TableRouteKind, rule: TableRule, options: ClusterOptions): RuleClusters {
   const groups: Group[] = [];
   for (const b of rule.backends) {
-    const key = b.invalid ? 'invalid' : clusterProtocol(kind, b.protocol);
+    const protocol = b.invalid ? 'invalid' : clusterProtocol(kind, b.protocol);
+    const tls = b.invalid ? undefined : b.tls;
+    const key = tls ? `${protocol}+${tls.policy}` : protocol;
     let g = groups.find((x) => x.key === key);
-    if (!g) groups.push((g = { key, backends: [] }));
+    if (!g) groups.push((g = { key, protocol, ...(tls ? { tls } : {}), backends: [] }));
     g.backends.push(b);
   }
   const single = groups.length === 1 && groups[0]?.key !== 'invalid';
@@ -148,13 +151,14 @@ export function ruleClusters(kind: TableRouteKind, rule: TableRule, options: Clu
   const targets: RuleTarget[] = [];
   for (const g of groups) {
     const name = ruleClusterName(rule, single ? undefined : g.key);
-    if (g.key !== 'invalid') clusters.push(cluster(name, g.key, g.backends, options, backoffFloor));
+    if (g.protocol !== 'invalid')
+      clusters.push(cluster(name, g.protocol, g.backends, options, backoffFloor, g.tls));
     targets.push({ name, weight: g.backends.reduce((sum, b) => sum + b.weight, 0) });
   }
   return {
     clusters,
     targets,
     unresolved: groups.some((g) => g.key === 'invalid'),
-    websocket: groups.some((g) => g.key === 'ws' || g.key === 'wss'),
+    websocket: groups.some((g) => g.protocol === 'ws' || g.protocol === 'wss'),
   };
 }

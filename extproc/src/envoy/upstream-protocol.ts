@@ -1,10 +1,10 @@
 // GEP-1911: the upstream protocol a cluster speaks, from its backends' appProtocol.
 // `kubernetes.io/h2c` → HTTP/2 prior knowledge; `kubernetes.io/ws` → HTTP/1.1 (the route
-// allows the WebSocket upgrade); `kubernetes.io/wss` → HTTP/1.1 over TLS with the
-// BackendTLSPolicy hostname as SNI. No appProtocol: HTTP/1.1 for HTTPRoute, HTTP/2 for
+// allows the WebSocket upgrade); `kubernetes.io/wss` → HTTP/1.1 over TLS (the TLS comes
+// from the BackendTLSPolicy, backend-tls.ts). No appProtocol: HTTP/1.1 for HTTPRoute, HTTP/2 for
 // GRPCRoute (gRPC needs HTTP/2).
 import type { TableRouteKind, UpstreamProtocol } from '../table/policy-table.js';
-import { TYPE_HTTP_PROTOCOL_OPTIONS, TYPE_UPSTREAM_TLS } from './envoy-names.js';
+import { TYPE_HTTP_PROTOCOL_OPTIONS } from './envoy-names.js';
 import type { Json } from '../json.js';
 
 export type ClusterProtocol = 'http1' | 'http2' | 'ws' | 'wss';
@@ -24,32 +24,6 @@ export function protocolOptions(protocol: ClusterProtocol, upstreamFilters?: rea
       '@type': TYPE_HTTP_PROTOCOL_OPTIONS,
       explicit_http_config: explicit,
       ...(upstreamFilters ? { http_filters: [...upstreamFilters] } : {}),
-    },
-  };
-}
-
-export interface TlsOptions {
-  /** The BackendTLSPolicy hostname: SNI and the name the certificate must carry. */
-  readonly hostname: string;
-  /** PEM bundle of trusted CAs (BackendTLSPolicy `wellKnownCACertificates: System`). */
-  readonly caFile: string;
-}
-
-/** The TLS transport socket of a `kubernetes.io/wss` cluster. */
-export function tlsTransportSocket(tls: TlsOptions): Json {
-  return {
-    name: 'envoy.transport_sockets.tls',
-    typed_config: {
-      '@type': TYPE_UPSTREAM_TLS,
-      sni: tls.hostname,
-      common_tls_context: {
-        // WebSocket upgrades are HTTP/1.1.
-        alpn_protocols: ['http/1.1'],
-        validation_context: {
-          trusted_ca: { filename: tls.caFile },
-          match_typed_subject_alt_names: [{ san_type: 'DNS', matcher: { exact: tls.hostname } }],
-        },
-      },
     },
   };
 }

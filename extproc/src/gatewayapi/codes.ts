@@ -48,6 +48,7 @@ export const Reason = {
   // Listener
   UnsupportedProtocol: 'UnsupportedProtocol',
   InvalidRouteKinds: 'InvalidRouteKinds',
+  InvalidCertificateRef: 'InvalidCertificateRef',
   ProtocolConflict: 'ProtocolConflict',
   HostnameConflict: 'HostnameConflict',
   // Route parents
@@ -61,5 +62,8 @@ export const Reason = {
   // Policies
   Conflicted: 'Conflicted',
   TargetNotFound: 'TargetNotFound',
+  // BackendTLSPolicy
+  NoValidCACertificate: 'NoValidCACertificate',
+  InvalidCACertificateRef: 'InvalidCACertificateRef',
 } as const;
 export type ReasonName = (typeof Reason)[keyof typeof Reason];

@@ -1,4 +1,5 @@
 // The apiVersion/kind pairs steadfast reads, and the decoder for each.
+import { decodeConfigMap, decodeSecret } from './decode/config-data.js';
 import { decodeEndpointSlice, decodeNamespace, decodeService } from './decode/core.js';
 import { decodeGateway, decodeGatewayClass } from './decode/gateway.js';
 import {
@@ -30,4 +31,6 @@ export const KINDS: Readonly<
   Service: { versions: ['v1'], decode: decodeService },
   EndpointSlice: { versions: ['discovery.k8s.io/v1'], decode: decodeEndpointSlice },
   Namespace: { versions: ['v1'], decode: decodeNamespace },
+  Secret: { versions: ['v1'], decode: decodeSecret },
+  ConfigMap: { versions: ['v1'], decode: decodeConfigMap },
 };

@@ -38,12 +38,30 @@ export interface Listener {
   readonly port: number;
   readonly protocol: string;
   readonly hasTls: boolean;
+  readonly tls?: ListenerTls;
+  /** tls.frontendValidation (client certificates) was given: not supported. */
+  readonly frontendValidation?: boolean;
   readonly allowedNamespaces: {
     readonly from: 'All' | 'Same' | 'Selector';
     readonly selector?: LabelSelector;
   };
   /** Undefined: the protocol's default kinds. */
   readonly allowedKinds?: readonly RouteGroupKind[];
+}
+
+/** A reference to a Secret (or another kind, reported as invalid) holding a certificate. */
+export interface SecretObjectRef {
+  readonly index: number;
+  readonly group: string;
+  readonly kind: string;
+  /** The Gateway's namespace when unset. */
+  readonly namespace: string;
+  readonly name: string;
+}
+
+export interface ListenerTls {
+  readonly mode: 'Terminate' | 'Passthrough';
+  readonly certificateRefs: readonly SecretObjectRef[];
 }
 
 export interface Gateway extends ModelObject {
@@ -202,10 +220,45 @@ export interface PolicyTargetRef {
   readonly sectionName?: string;
 }
 
+export interface LocalObjectRef {
+  readonly index: number;
+  readonly group: string;
+  readonly kind: string;
+  readonly name: string;
+}
+
+export interface SubjectAltName {
+  readonly type: 'Hostname' | 'URI';
+  readonly value: string;
+}
+
 export interface BackendTLSPolicy extends ModelObject {
   readonly kind: 'BackendTLSPolicy';
   readonly targetRefs: readonly PolicyTargetRef[];
   readonly hostname?: string;
+  /** ConfigMaps (key `ca.crt`) in the policy's namespace holding the trusted CA certificates. */
+  readonly caCertificateRefs: readonly LocalObjectRef[];
+  readonly wellKnownCACertificates?: 'System';
+  readonly subjectAltNames: readonly SubjectAltName[];
+}
+
+/** One value of a Secret or ConfigMap, and the field it was read from (for diagnostics). */
+export interface DataValue {
+  readonly value: string;
+  /** `data` or `stringData` (Secret), `data` (ConfigMap). */
+  readonly from: 'data' | 'stringData';
+}
+
+/** A core/v1 Secret. Values are decoded text; they never appear in messages or status. */
+export interface Secret extends ModelObject {
+  readonly kind: 'Secret';
+  readonly type: string;
+  readonly data: Readonly<Record<string, DataValue>>;
+}
+
+export interface ConfigMap extends ModelObject {
+  readonly kind: 'ConfigMap';
+  readonly data: Readonly<Record<string, DataValue>>;
 }
 
 export interface RetryConstraintSpec {
@@ -243,6 +296,8 @@ export interface Model {
   readonly backendTrafficPolicies: readonly BackendTrafficPolicy[];
   readonly sessionPolicies: readonly SessionPersistencePolicy[];
   readonly namespaces: readonly Namespace[];
+  readonly secrets: readonly Secret[];
+  readonly configMaps: readonly ConfigMap[];
 }
 
 export type AnyObject =
@@ -255,4 +310,6 @@ export type AnyObject =
   | BackendTLSPolicy
   | BackendTrafficPolicy
   | SessionPersistencePolicy
-  | Namespace;
+  | Namespace
+  | Secret
+  | ConfigMap;

@@ -70,6 +70,8 @@ export function validateObjects(sources: readonly SourceObject[]): ValidateResul
     backendTrafficPolicies: of('XBackendTrafficPolicy'),
     sessionPolicies: of('SessionPersistencePolicy'),
     namespaces: of('Namespace'),
+    secrets: of('Secret'),
+    configMaps: of('ConfigMap'),
   };
   return { model, objects, diagnostics };
 }

@@ -2,8 +2,8 @@
 // configuration takes effect without a restart and without failing requests in flight.
 // Each file is written under a temporary name and renamed into place: Envoy only reacts
 // to moves, so it never reads half a file. The order keeps every route's cluster present:
-// clusters (old and new together), then routes, then listeners; clusters no route uses any
-// more are removed only after a settling delay.
+// clusters (old and new together), then routes, then certificates, then listeners; clusters
+// no route uses any more are removed only after a settling delay.
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CDS_FILE, LDS_FILE, type ResourceFiles, clustersFile } from '../envoy/file-resources.js';
@@ -24,6 +24,7 @@ export interface ResourceWriterOptions {
 export class EnvoyResourceFiles {
   private clusters: ReadonlyMap<string, Json> = new Map();
   private routeFiles = new Set<string>();
+  private secretFiles = new Set<string>();
   private writing: Promise<void> = Promise.resolve();
   private serial = 0;
 
@@ -39,9 +40,9 @@ export class EnvoyResourceFiles {
     return next;
   }
 
-  private async put(name: string, text: string): Promise<void> {
+  private async put(name: string, text: string, mode = 0o644): Promise<void> {
     const tmp = join(this.directory, `.${name}.${process.pid}.${++this.serial}.tmp`);
-    await writeFile(tmp, text);
+    await writeFile(tmp, text, { mode });
     await rename(tmp, join(this.directory, name));
   }
 
@@ -58,7 +59,12 @@ export class EnvoyResourceFiles {
       await (until ? until(added) : sleep(settle));
     }
     for (const [name, text] of files.routes) await this.put(name, text);
+    // Private keys: readable by this user only. Before the listeners that name them.
+    for (const [name, text] of files.secrets) await this.put(name, text, 0o600);
     await this.put(LDS_FILE, files.listeners);
+    const staleSecrets = [...this.secretFiles].filter((f) => !files.secrets.has(f));
+    this.secretFiles = new Set(files.secrets.keys());
+    for (const f of staleSecrets) await rm(join(this.directory, f), { force: true });
     const staleRoutes = [...this.routeFiles].filter((f) => !files.routes.has(f));
     this.routeFiles = new Set(files.routes.keys());
     this.clusters = files.clusters;

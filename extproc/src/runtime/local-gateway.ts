@@ -199,7 +199,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
 
   const apply = async (snapshot: Snapshot, generation: number): Promise<void> => {
     try {
-      const next = resourceFiles(snapshot.table, envoyOptions, directory, String(generation));
+      const next = resourceFiles(snapshot.table, envoyOptions, directory, String(generation), snapshot.tls);
       for (const w of next.warnings) options.log(`warning: ${w}`);
       await files.write(next, String(generation));
       applied = generation;

@@ -22,6 +22,7 @@ export interface CompileRequest {
 export interface CompiledData {
   readonly tableJson: string;
   readonly statusesJson: string;
+  readonly tls: Snapshot['tls'];
   readonly diagnostics: Snapshot['diagnostics'];
   readonly errors: Snapshot['errors'];
   readonly warnings: Snapshot['warnings'];
@@ -37,6 +38,7 @@ export function snapshotFrom(data: CompiledData): Snapshot {
   let statuses: Snapshot['statuses'] | undefined;
   return {
     table,
+    tls: data.tls,
     resolver: compileResolver(table),
     get statuses() {
       return (statuses ??= JSON.parse(data.statusesJson) as Snapshot['statuses']);

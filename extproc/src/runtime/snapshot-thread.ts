@@ -8,10 +8,11 @@ import type { CompileRequest, CompileResponse } from './snapshot-compiler.js';
 parentPort?.on('message', (req: CompileRequest) => {
   let res: CompileResponse;
   try {
-    const { table, statuses, diagnostics, errors, warnings } = compileSnapshot(req.files, req.extra);
+    const { table, tls, statuses, diagnostics, errors, warnings } = compileSnapshot(req.files, req.extra);
     const data = {
       tableJson: JSON.stringify(table),
       statusesJson: JSON.stringify(statuses),
+      tls,
       diagnostics,
       errors,
       warnings,

@@ -6,10 +6,13 @@ import { validateObjects } from '../gatewayapi/validate.js';
 import { type Resolver, compileResolver } from '../resolve/compile.js';
 import type { PolicyTable } from '../table/policy-table.js';
 import type { ObjectStatus } from '../translate/status.js';
+import type { TlsMaterial } from '../table/tls-material.js';
 import { translate } from '../translate/translate.js';
 
 export interface Snapshot {
   readonly table: PolicyTable;
+  /** The HTTPS listeners' key pairs (never logged, never served by the admin API). */
+  readonly tls: TlsMaterial;
   readonly resolver: Resolver;
   readonly statuses: readonly ObjectStatus[];
   /** Problems not tied to a status: YAML errors, unknown kinds, duplicates, I/O. */
@@ -23,7 +26,7 @@ export interface Snapshot {
 export function compileSnapshot(files: readonly ConfigFile[], extra: readonly Diagnostic[] = []): Snapshot {
   const parsed = parseConfigFiles(files);
   const validated = validateObjects(parsed.objects);
-  const { table, statuses } = translate(validated);
+  const { table, tls, statuses } = translate(validated);
   const resolver = compileResolver(table);
   const fileLevel = [
     ...extra,
@@ -32,6 +35,7 @@ export function compileSnapshot(files: readonly ConfigFile[], extra: readonly Di
   ];
   return {
     table,
+    tls,
     resolver,
     statuses,
     diagnostics: fileLevel,

@@ -20,6 +20,8 @@ export interface TableListener {
   readonly port: number;
   readonly hostname?: string;
   readonly protocol: string;
+  /** HTTPS listeners: the certificates to present, by id (`secret/<ns>/<name>`); the key pairs travel beside the table. */
+  readonly tls?: { readonly certificates: readonly string[] };
 }
 
 export type TableRouteKind = 'http' | 'grpc';
@@ -79,6 +81,18 @@ export interface TableRetryConstraint {
   readonly minRetryIntervalMs: number;
 }
 
+/** BackendTLSPolicy, as a backend's connection needs it. */
+export interface TableBackendTls {
+  /** `backendtlspolicy/<ns>/<name>` */
+  readonly policy: string;
+  /** SNI, and the name the certificate must carry unless subjectAltNames are given. */
+  readonly hostname: string;
+  /** When given, the certificate must carry one of these instead of `hostname`. */
+  readonly subjectAltNames: readonly { readonly type: 'Hostname' | 'URI'; readonly value: string }[];
+  /** PEM CA certificates to trust (caCertificateRefs); absent: the system bundle (wellKnownCACertificates: System). */
+  readonly caCertificates?: string;
+}
+
 export interface TableBackend {
   /** `<ns>/<service>:<port>` */
   readonly id: string;
@@ -90,8 +104,8 @@ export interface TableBackend {
   /** The Service port's appProtocol, as written. */
   readonly appProtocol?: string;
   readonly endpoints: readonly TableEndpoint[];
-  /** Set when a BackendTLSPolicy targets the Service: connect with TLS and verify this hostname. */
-  readonly tlsHostname?: string;
+  /** Set when a BackendTLSPolicy targets the Service (or its port): connect with TLS and verify. */
+  readonly tls?: TableBackendTls;
   readonly retryConstraint?: TableRetryConstraint;
   /** Set when the reference does not resolve: requests sent its share answer 500. */
   readonly invalid?: { readonly reason: string; readonly message: string };

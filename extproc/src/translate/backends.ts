@@ -11,6 +11,7 @@ import type {
   ServicePort,
 } from '../gatewayapi/model.js';
 import { GATEWAY_GROUP } from '../gatewayapi/patterns.js';
+import type { BackendTlsClaim } from './policies.js';
 import type {
   TableBackend,
   TableEndpoint,
@@ -27,8 +28,8 @@ export interface BackendContext {
   /** EndpointSlices by `<ns>/<service>`. */
   readonly slices: ReadonlyMap<string, readonly EndpointSlice[]>;
   readonly referenceGrants: readonly ReferenceGrant[];
-  /** The BackendTLSPolicy hostname validating a Service (`<ns>/<service>` or `<ns>/<service>/<port name>`). */
-  readonly tlsHostnames: ReadonlyMap<string, string>;
+  /** The BackendTLSPolicy of a Service (`<ns>/<service>` or `<ns>/<service>/<port name>`). */
+  readonly backendTls: ReadonlyMap<string, BackendTlsClaim>;
   readonly retryConstraints: ReadonlyMap<string, TableRetryConstraint>;
 }
 
@@ -53,7 +54,7 @@ function permitted(route: Route, ref: BackendRef, grants: readonly ReferenceGran
 export function upstreamProtocol(
   appProtocol: string | undefined,
   routeKind: Route['kind'],
-  tlsHostname: string | undefined,
+  tls: boolean,
   service: string,
 ): { protocol: UpstreamProtocol } | Invalid {
   const bad = (message: string): Invalid => ({ reason: Reason.UnsupportedProtocol, message });
@@ -68,7 +69,7 @@ export function upstreamProtocol(
         `appProtocol ${appProtocol} of Service ${service} cannot carry gRPC; use ${APP_PROTOCOL_H2C}`,
       );
     if (appProtocol === APP_PROTOCOL_WS) return { protocol: 'ws' };
-    if (tlsHostname === undefined) {
+    if (!tls) {
       return bad(
         `appProtocol ${APP_PROTOCOL_WSS} of Service ${service} needs a BackendTLSPolicy targeting the Service`,
       );
@@ -161,17 +162,21 @@ export function resolveBackend(route: Route, ref: BackendRef, ctx: BackendContex
   const appProtocol =
     sp.appProtocol ??
     slices.flatMap((s) => s.ports).find((p) => (p.name ?? '') === (sp.name ?? ''))?.appProtocol;
-  const tlsHostname = ctx.tlsHostnames.get(`${svcKey}/${sp.name ?? ''}`) ?? ctx.tlsHostnames.get(svcKey);
-  const proto = upstreamProtocol(appProtocol, route.kind, tlsHostname, svcKey);
+  const tls = ctx.backendTls.get(`${svcKey}/${sp.name ?? ''}`) ?? ctx.backendTls.get(svcKey);
+  const proto = upstreamProtocol(appProtocol, route.kind, tls !== undefined, svcKey);
   const withProto = { ...base, ...(appProtocol !== undefined ? { appProtocol } : {}) };
   if ('reason' in proto) return { ...withProto, invalid: proto };
+  if (tls && 'invalid' in tls) {
+    // Never connect unverified: the backend's share answers 500 instead.
+    return { ...withProto, invalid: { reason: Reason.UnsupportedProtocol, message: tls.invalid } };
+  }
   const retryConstraint = ctx.retryConstraints.get(svcKey);
   return {
     ...withProto,
     protocol: proto.protocol,
     endpoints: resolveEndpoints(svc, sp, slices),
     // A BackendTLSPolicy means the gateway speaks TLS to the backend, whatever the protocol.
-    ...(tlsHostname !== undefined ? { tlsHostname } : {}),
+    ...(tls ? { tls } : {}),
     ...(retryConstraint ? { retryConstraint } : {}),
   };
 }

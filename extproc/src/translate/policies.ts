@@ -2,9 +2,18 @@
 // seed's SessionPersistencePolicy. Resolves targets, settles conflicts (the oldest policy
 // wins, then namespace/name), and reports one ancestor status per target.
 import { ConditionType as T, Reason } from '../gatewayapi/codes.js';
-import type { Model, ModelObject, PolicyTargetRef, SessionSpec } from '../gatewayapi/model.js';
+import { formatFieldPath } from '../gatewayapi/diagnostic.js';
+import type {
+  BackendTLSPolicy,
+  ConfigMap,
+  Model,
+  ModelObject,
+  PolicyTargetRef,
+  SessionSpec,
+} from '../gatewayapi/model.js';
 import { GATEWAY_GROUP } from '../gatewayapi/patterns.js';
-import type { TableRetryConstraint } from '../table/policy-table.js';
+import type { TableBackendTls, TableRetryConstraint } from '../table/policy-table.js';
+import { parseCertificates } from './certificates.js';
 import { olderFirst } from './precedence.js';
 import {
   CONTROLLER_NAME,
@@ -20,8 +29,12 @@ export interface SessionSource {
   readonly from: string;
 }
 
+/** What a BackendTLSPolicy gives a Service: how to verify it, or why the gateway must not connect. */
+export type BackendTlsClaim = TableBackendTls | { readonly invalid: string };
+
 export interface PolicyResult {
-  readonly tlsHostnames: Map<string, string>;
+  /** By `<ns>/<service>` or `<ns>/<service>/<port name>`. */
+  readonly backendTls: Map<string, BackendTlsClaim>;
   readonly retryConstraints: Map<string, TableRetryConstraint>;
   /** Session persistence by target: `service/<ns>/<name>`, `route/<kind>/<ns>/<name>`, `rule/<kind>/<ns>/<name>/<section>`. */
   readonly sessions: Map<string, SessionSource>;
@@ -35,6 +48,8 @@ export interface PolicyTargetState {
   /** `service/<ns>/<name>[/<port name>]`, `route/<kind>/<ns>/<name>` or `rule/<kind>/<ns>/<name>/<rule>`. */
   readonly target?: string;
   readonly condition: Condition;
+  /** Further conditions for every ancestor (BackendTLSPolicy's ResolvedRefs). */
+  readonly extra?: readonly Condition[];
 }
 
 type Feature = 'tls' | 'retryConstraint' | 'session';
@@ -53,7 +68,7 @@ function policyId(p: ModelObject): string {
 
 export function evaluatePolicies(model: Model): PolicyResult {
   const result: PolicyResult = {
-    tlsHostnames: new Map(),
+    backendTls: new Map(),
     retryConstraints: new Map(),
     sessions: new Map(),
     targets: new Map(),
@@ -61,11 +76,23 @@ export function evaluatePolicies(model: Model): PolicyResult {
   const services = new Set(model.services.map((s) => `${s.namespace}/${s.name}`));
   const routes = new Map(model.routes.map((r) => [`${r.kind}/${r.namespace}/${r.name}`, r]));
   const claims: Claim[] = [];
-  const statuses = new Map<ModelObject, Map<PolicyTargetRef, { condition: Condition; target?: string }>>();
-  const setStatus = (p: ModelObject, ref: PolicyTargetRef, c: Condition, target?: string) => {
-    const m = statuses.get(p) ?? new Map<PolicyTargetRef, { condition: Condition; target?: string }>();
+  type RefStatus = { condition: Condition; target?: string; extra?: readonly Condition[] };
+  const statuses = new Map<ModelObject, Map<PolicyTargetRef, RefStatus>>();
+  const setStatus = (
+    p: ModelObject,
+    ref: PolicyTargetRef,
+    c: Condition,
+    target?: string,
+    extra?: readonly Condition[],
+  ) => {
+    const m = statuses.get(p) ?? new Map<PolicyTargetRef, RefStatus>();
     const keep = target ?? m.get(ref)?.target;
-    m.set(ref, { condition: c, ...(keep !== undefined ? { target: keep } : {}) });
+    const keepExtra = extra ?? m.get(ref)?.extra;
+    m.set(ref, {
+      condition: c,
+      ...(keep !== undefined ? { target: keep } : {}),
+      ...(keepExtra !== undefined ? { extra: keepExtra } : {}),
+    });
     statuses.set(p, m);
   };
 
@@ -146,10 +173,46 @@ export function evaluatePolicies(model: Model): PolicyResult {
     }
   };
 
+  const configMaps = new Map(model.configMaps.map((c) => [`${c.namespace}/${c.name}`, c]));
   for (const p of model.backendTlsPolicies) {
+    const trust = backendTrust(p, configMaps);
+    const claim: BackendTlsClaim =
+      trust.caCertificates === undefined && p.wellKnownCACertificates === undefined
+        ? {
+            invalid: `BackendTLSPolicy ${p.namespace}/${p.name} has no valid CA certificate (${trust.problems.join('; ')}): the gateway does not connect unverified`,
+          }
+        : {
+            policy: policyId(p),
+            hostname: p.hostname ?? '',
+            subjectAltNames: p.subjectAltNames,
+            ...(trust.caCertificates !== undefined ? { caCertificates: trust.caCertificates } : {}),
+          };
     claimAll(p, p.targetRefs, false, [
-      ['tls', (t) => result.tlsHostnames.set(t.slice('service/'.length), p.hostname ?? '')],
+      ['tls', (t) => result.backendTls.set(t.slice('service/'.length), claim)],
     ]);
+    if (trust.problems.length === 0 || p.errors.length > 0) continue;
+    // The targets are claimed either way (a policy without a valid CA fails its backends
+    // closed); the conditions say why.
+    const resolved = condition(
+      T.ResolvedRefs,
+      'False',
+      trust.kindProblem ? Reason.InvalidKind : Reason.InvalidCACertificateRef,
+      trust.problems.join('; '),
+      p.generation,
+    );
+    for (const [ref, st] of statuses.get(p) ?? []) {
+      const accepted =
+        'invalid' in claim && st.condition.status === 'True'
+          ? condition(
+              T.Accepted,
+              'False',
+              Reason.NoValidCACertificate,
+              'no caCertificateRefs entry is usable; requests to the targeted backends answer 500',
+              p.generation,
+            )
+          : st.condition;
+      setStatus(p, ref, accepted, st.target, [resolved]);
+    }
   }
   for (const p of model.backendTrafficPolicies) {
     const features: [Feature, (t: string) => void][] = [];
@@ -208,6 +271,7 @@ export function evaluatePolicies(model: Model): PolicyResult {
         namespace: p.namespace,
         condition: st.condition,
         ...(st.target ? { target: st.target } : {}),
+        ...(st.extra ? { extra: st.extra } : {}),
       })),
     );
   }
@@ -222,7 +286,10 @@ export function policyAncestors(
   targets: readonly PolicyTargetState[],
   reach: ReadonlyMap<string, ReadonlySet<string>>,
 ): PolicyAncestorStatus[] {
-  const byAncestor = new Map<string, { ref: ParentReferenceStatus; condition: Condition }>();
+  const byAncestor = new Map<
+    string,
+    { ref: ParentReferenceStatus; condition: Condition; extra: readonly Condition[] }
+  >();
   for (const t of targets) {
     const gateways = t.target !== undefined ? [...(reach.get(t.target) ?? [])].sort() : [];
     const refs: ParentReferenceStatus[] =
@@ -245,13 +312,52 @@ export function policyAncestors(
       const seen = byAncestor.get(key);
       // With several targets under one ancestor, a False condition is the one to show.
       if (!seen || (seen.condition.status === 'True' && t.condition.status !== 'True')) {
-        byAncestor.set(key, { ref, condition: t.condition });
+        byAncestor.set(key, { ref, condition: t.condition, extra: t.extra ?? [] });
       }
     }
   }
-  return [...byAncestor.values()].map(({ ref, condition: c }) => ({
+  return [...byAncestor.values()].map(({ ref, condition: c, extra }) => ({
     ancestorRef: ref,
     controllerName: CONTROLLER_NAME,
-    conditions: [c],
+    conditions: [c, ...extra],
   }));
+}
+
+/** The CA certificates a BackendTLSPolicy trusts from its caCertificateRefs, and what is wrong with the others. */
+function backendTrust(
+  p: BackendTLSPolicy,
+  configMaps: ReadonlyMap<string, ConfigMap>,
+): { caCertificates?: string; problems: string[]; kindProblem: boolean } {
+  const pems: string[] = [];
+  const problems: string[] = [];
+  let kindProblem = false;
+  for (const ref of p.caCertificateRefs) {
+    const field = `spec.validation.caCertificateRefs[${ref.index}]`;
+    if (ref.group !== '' || ref.kind !== 'ConfigMap') {
+      kindProblem = true;
+      problems.push(
+        `${field}: ${ref.group === '' ? 'core' : ref.group}/${ref.kind} is not supported; use a ConfigMap`,
+      );
+      continue;
+    }
+    const cm = configMaps.get(`${p.namespace}/${ref.name}`);
+    if (!cm) {
+      problems.push(`${field}: ConfigMap ${p.namespace}/${ref.name} not found`);
+      continue;
+    }
+    const ca = cm.data['ca.crt'];
+    const path = ['data', 'ca.crt'];
+    const where = `ConfigMap ${cm.namespace}/${cm.name} ${formatFieldPath(path)} (${cm.origin.source.file}:${cm.origin.lineOf(path)})`;
+    if (!ca) {
+      problems.push(`${field}: ConfigMap ${cm.namespace}/${cm.name} has no ca.crt`);
+      continue;
+    }
+    const certs = parseCertificates(ca.value);
+    if (typeof certs === 'string') {
+      problems.push(`${field}: ${where} ${certs}`);
+      continue;
+    }
+    pems.push(...certs.map((c) => c.toString()));
+  }
+  return { ...(pems.length > 0 ? { caCertificates: pems.join('') } : {}), problems, kindProblem };
 }

@@ -16,6 +16,7 @@ import { type Attachment, attachRoute } from './attach.js';
 import { type BackendContext, resolveBackend } from './backends.js';
 import { type GatewayState, classStatus, evaluateGateways, gatewayStatus } from './gateways.js';
 import { KindConflicts } from './kind-conflicts.js';
+import type { CertificateMaterial, TlsMaterial } from '../table/tls-material.js';
 import { grpcMatch, httpMatch } from './matches.js';
 import { type PolicyResult, type SessionSource, evaluatePolicies, policyAncestors } from './policies.js';
 import { olderFirst } from './precedence.js';
@@ -35,6 +36,8 @@ export const SUPPORTED_FILTERS = ['RequestHeaderModifier', 'ResponseHeaderModifi
 
 export interface Translation {
   readonly table: PolicyTable;
+  /** Key pairs of the HTTPS listeners' certificates: kept out of the table, which the admin API serves. */
+  readonly tls: TlsMaterial;
   /** One entry per decoded object, in input order. */
   readonly statuses: readonly ObjectStatus[];
 }
@@ -185,7 +188,8 @@ function parentStatus(a: Attachment, attachedConditions: Condition[] | undefined
 
 export function translate(input: ValidateResult): Translation {
   const { model } = input;
-  const gateways = evaluateGateways(model);
+  const certificates: Record<string, CertificateMaterial> = {};
+  const gateways = evaluateGateways(model, certificates);
   const policies = evaluatePolicies(model);
   const slices = new Map<string, EndpointSlice[]>();
   for (const s of model.endpointSlices) {
@@ -197,7 +201,7 @@ export function translate(input: ValidateResult): Translation {
     services: new Map(model.services.map((s) => [`${s.namespace}/${s.name}`, s])),
     slices,
     referenceGrants: model.referenceGrants,
-    tlsHostnames: policies.tlsHostnames,
+    backendTls: policies.backendTls,
     retryConstraints: policies.retryConstraints,
   };
   const namespaces = new Map(model.namespaces.map((n) => [n.name, n]));
@@ -285,6 +289,7 @@ export function translate(input: ValidateResult): Translation {
         port: l.listener.port,
         ...(l.listener.hostname !== undefined ? { hostname: l.listener.hostname } : {}),
         protocol: l.listener.protocol,
+        ...(l.listener.protocol === 'HTTPS' ? { tls: { certificates: l.certificates } } : {}),
       });
     }
   }
@@ -294,7 +299,11 @@ export function translate(input: ValidateResult): Translation {
     const warnings = routeWarnings.get(o as Route) ?? [];
     return warnings.length > 0 ? { ...status, warnings } : status;
   });
-  return { table: { version: POLICY_TABLE_VERSION, listeners, routes }, statuses };
+  return {
+    table: { version: POLICY_TABLE_VERSION, listeners, routes },
+    tls: { certificates },
+    statuses,
+  };
 }
 
 /**

@@ -86,7 +86,10 @@ export const envoyConfigCommand: Command = {
     }
     if (flag(parsed, 'compose') === 'true') {
       io.out(
-        envoyYaml(generateGatewayConfig(snap.table, composeGatewayOptions(sessionKeys)), COMPOSE_HEADER),
+        envoyYaml(
+          generateGatewayConfig(snap.table, composeGatewayOptions(sessionKeys), snap.tls),
+          COMPOSE_HEADER,
+        ),
       );
       return 0;
     }
@@ -96,12 +99,16 @@ export const envoyConfigCommand: Command = {
           'without a key they cannot issue tokens. Add --session-key "$(openssl rand -base64 32)".',
       );
     }
-    const config = generateGatewayConfig(snap.table, {
-      address: flag(parsed, 'address') ?? '127.0.0.1',
-      admin: { address: '127.0.0.1', port: intFlag(parsed, 'envoy-admin-port', 9901) },
-      wasmPath,
-      sessionKeys,
-    });
+    const config = generateGatewayConfig(
+      snap.table,
+      {
+        address: flag(parsed, 'address') ?? '127.0.0.1',
+        admin: { address: '127.0.0.1', port: intFlag(parsed, 'envoy-admin-port', 9901) },
+        wasmPath,
+        sessionKeys,
+      },
+      snap.tls,
+    );
     io.out(envoyYaml(config));
     return 0;
   },

@@ -1,8 +1,25 @@
 // GatewayClass and Gateway (v1, v1beta1).
 import { Fields, type Rec, isRec } from '../fields.js';
-import type { Gateway, GatewayClass, LabelSelector, Listener, RouteGroupKind } from '../model.js';
+import type {
+  Gateway,
+  GatewayClass,
+  LabelSelector,
+  Listener,
+  ListenerTls,
+  RouteGroupKind,
+  SecretObjectRef,
+} from '../model.js';
 import type { SourceObject } from '../parse.js';
-import { CONTROLLER, GATEWAY_GROUP, GROUP, HOSTNAME, KIND, PROTOCOL, SECTION_NAME } from '../patterns.js';
+import {
+  CONTROLLER,
+  GATEWAY_GROUP,
+  GROUP,
+  HOSTNAME,
+  KIND,
+  NAMESPACE,
+  PROTOCOL,
+  SECTION_NAME,
+} from '../patterns.js';
 import { decodeMetadata, spec as specOf } from './metadata.js';
 import type { FieldPath } from '../diagnostic.js';
 
@@ -44,7 +61,34 @@ export function decodeLabelSelector(sel: Rec, at: FieldPath, f: Fields): LabelSe
   return { matchLabels, matchExpressions };
 }
 
-function decodeListener(l: Rec, i: number, f: Fields): Listener | undefined {
+function decodeListenerTls(
+  tls: Rec,
+  at: FieldPath,
+  gatewayNamespace: string,
+  f: Fields,
+): ListenerTls & { frontendValidation: boolean } {
+  f.known(tls, at, ['mode', 'certificateRefs', 'options', 'frontendValidation']);
+  const mode = (f.str(tls, 'mode', at, { enum: ['Terminate', 'Passthrough'] }) ?? 'Terminate') as
+    'Terminate' | 'Passthrough';
+  const certificateRefs: SecretObjectRef[] = [];
+  for (const [r, j] of f.recs(tls, 'certificateRefs', at, { max: 64 })) {
+    const rat = [...at, 'certificateRefs', j];
+    f.known(r, rat, ['group', 'kind', 'name', 'namespace']);
+    const group = f.str(r, 'group', rat, { maxLength: 253, pattern: GROUP }) ?? '';
+    const kind = f.str(r, 'kind', rat, { minLength: 1, maxLength: 63, pattern: KIND }) ?? 'Secret';
+    const name = f.str(r, 'name', rat, { required: true, minLength: 1, maxLength: 253 });
+    const namespace = f.str(r, 'namespace', rat, { minLength: 1, maxLength: 63, pattern: NAMESPACE });
+    if (name !== undefined)
+      certificateRefs.push({ index: j, group, kind, name, namespace: namespace ?? gatewayNamespace });
+  }
+  const options = f.rec(tls, 'options', at);
+  if (mode === 'Terminate' && certificateRefs.length === 0 && !(options && Object.keys(options).length > 0)) {
+    f.add(at, 'rule-violation', 'certificateRefs or options must be specified when mode is Terminate');
+  }
+  return { mode, certificateRefs, frontendValidation: tls.frontendValidation != null };
+}
+
+function decodeListener(l: Rec, i: number, gatewayNamespace: string, f: Fields): Listener | undefined {
   const at = ['spec', 'listeners', i];
   f.known(l, at, ['name', 'hostname', 'port', 'protocol', 'tls', 'allowedRoutes']);
   const name = f.str(l, 'name', at, { required: true, minLength: 1, maxLength: 253, pattern: SECTION_NAME });
@@ -60,6 +104,11 @@ function decodeListener(l: Rec, i: number, f: Fields): Listener | undefined {
   if (protocol && ['HTTP', 'TCP', 'UDP'].includes(protocol) && hasTls) {
     f.add([...at, 'tls'], 'rule-violation', "tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']");
   }
+  if (protocol && ['HTTPS', 'TLS'].includes(protocol) && !hasTls) {
+    f.add([...at, 'tls'], 'rule-violation', "tls mode must be set for protocols ['HTTPS', 'TLS']");
+  }
+  const tlsRec = f.rec(l, 'tls', at);
+  const tls = tlsRec ? decodeListenerTls(tlsRec, [...at, 'tls'], gatewayNamespace, f) : undefined;
   if (protocol && ['TCP', 'UDP'].includes(protocol) && hostname !== undefined) {
     f.add(
       [...at, 'hostname'],
@@ -104,6 +153,8 @@ function decodeListener(l: Rec, i: number, f: Fields): Listener | undefined {
     port,
     protocol,
     hasTls,
+    ...(tls ? { tls: { mode: tls.mode, certificateRefs: tls.certificateRefs } } : {}),
+    ...(tls?.frontendValidation ? { frontendValidation: true } : {}),
     allowedNamespaces,
     ...(allowedKinds ? { allowedKinds } : {}),
   };
@@ -117,7 +168,7 @@ export function decodeGateway(src: SourceObject): Gateway {
     f.str(spec, 'gatewayClassName', ['spec'], { required: true, minLength: 1, maxLength: 253 }) ?? '';
   const listeners: Listener[] = [];
   for (const [l, i] of f.recs(spec, 'listeners', ['spec'], { required: true, min: 1, max: 64 })) {
-    const listener = decodeListener(l, i, f);
+    const listener = decodeListener(l, i, meta.namespace, f);
     if (listener) listeners.push(listener);
   }
   for (const l of listeners) {

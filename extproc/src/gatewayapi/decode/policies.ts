@@ -4,13 +4,15 @@ import { Fields, type Rec } from '../fields.js';
 import type {
   BackendTLSPolicy,
   BackendTrafficPolicy,
+  LocalObjectRef,
   PolicyTargetRef,
   ReferenceGrant,
   RetryConstraintSpec,
   SessionPersistencePolicy,
+  SubjectAltName,
 } from '../model.js';
 import type { SourceObject } from '../parse.js';
-import { GROUP, KIND, NAMESPACE, PRECISE_HOSTNAME, SECTION_NAME } from '../patterns.js';
+import { GROUP, HOSTNAME, KIND, NAMESPACE, PRECISE_HOSTNAME, SECTION_NAME } from '../patterns.js';
 import { durationField } from './duration-field.js';
 import { decodeMetadata, spec as specOf } from './metadata.js';
 import { decodeSessionPersistence, decodeSessionPolicyFields } from './session-persistence.js';
@@ -76,26 +78,62 @@ export function decodeBackendTlsPolicy(src: SourceObject): BackendTLSPolicy {
   const f = new Fields();
   const meta = decodeMetadata(src, f);
   const spec = specOf(src, f);
+  f.known(spec, ['spec'], ['targetRefs', 'validation', 'options']);
   const refs = targetRefs(spec, f, true);
   const validation = f.rec(spec, 'validation', ['spec'], true) ?? {};
   const vat = ['spec', 'validation'];
+  f.known(validation, vat, ['caCertificateRefs', 'wellKnownCACertificates', 'hostname', 'subjectAltNames']);
   const hostname = f.str(validation, 'hostname', vat, {
     required: true,
     minLength: 1,
     maxLength: 253,
     pattern: PRECISE_HOSTNAME,
   });
+  const caCertificateRefs: LocalObjectRef[] = [];
+  for (const [r, i] of f.recs(validation, 'caCertificateRefs', vat, { max: 8 })) {
+    const at = [...vat, 'caCertificateRefs', i];
+    f.known(r, at, ['group', 'kind', 'name']);
+    const group = f.str(r, 'group', at, { required: true, maxLength: 253, pattern: GROUP });
+    const kind = f.str(r, 'kind', at, { required: true, minLength: 1, maxLength: 63, pattern: KIND });
+    const name = f.str(r, 'name', at, { required: true, minLength: 1, maxLength: 253 });
+    if (group !== undefined && kind !== undefined && name !== undefined)
+      caCertificateRefs.push({ index: i, group, kind, name });
+  }
+  const wellKnown = f.str(validation, 'wellKnownCACertificates', vat, { enum: ['System'] }) as
+    'System' | undefined;
   const hasCa = Array.isArray(validation.caCertificateRefs) && validation.caCertificateRefs.length > 0;
   const hasWellKnown = validation.wellKnownCACertificates !== undefined;
   if (hasCa && hasWellKnown)
     f.add(vat, 'rule-violation', 'must not contain both CACertificateRefs and WellKnownCACertificates');
   if (!hasCa && !hasWellKnown)
     f.add(vat, 'rule-violation', 'must specify either CACertificateRefs or WellKnownCACertificates');
+  const subjectAltNames: SubjectAltName[] = [];
+  for (const [r, i] of f.recs(validation, 'subjectAltNames', vat, { max: 5 })) {
+    const at = [...vat, 'subjectAltNames', i];
+    f.known(r, at, ['type', 'hostname', 'uri']);
+    const type = f.str(r, 'type', at, { required: true, enum: ['Hostname', 'URI'] }) as
+      'Hostname' | 'URI' | undefined;
+    const host = f.str(r, 'hostname', at, { minLength: 1, maxLength: 253, pattern: HOSTNAME });
+    const uri = f.str(r, 'uri', at, { minLength: 1, maxLength: 253 });
+    if (type === 'Hostname' && host === undefined && r.hostname === undefined)
+      f.add(at, 'rule-violation', 'SubjectAltName element must contain Hostname, if Type is set to Hostname');
+    if (type === 'Hostname' && r.uri !== undefined)
+      f.add(at, 'rule-violation', 'SubjectAltName element must not contain URI, if Type is set to Hostname');
+    if (type === 'URI' && uri === undefined && r.uri === undefined)
+      f.add(at, 'rule-violation', 'SubjectAltName element must contain URI, if Type is set to URI');
+    if (type === 'URI' && r.hostname !== undefined)
+      f.add(at, 'rule-violation', 'SubjectAltName element must not contain Hostname, if Type is set to URI');
+    if (type === 'Hostname' && host !== undefined) subjectAltNames.push({ type, value: host });
+    if (type === 'URI' && uri !== undefined) subjectAltNames.push({ type, value: uri });
+  }
   return {
     ...meta,
     kind: 'BackendTLSPolicy',
     targetRefs: refs,
     ...(hostname ? { hostname } : {}),
+    caCertificateRefs,
+    ...(wellKnown ? { wellKnownCACertificates: wellKnown } : {}),
+    subjectAltNames,
     errors: f.errors,
   };
 }
