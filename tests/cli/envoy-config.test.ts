@@ -46,14 +46,14 @@ spec:
   listeners: [{ name: http, protocol: HTTP, port: 10000 }]
 ---
 apiVersion: v1
-kind: ConfigMap
+kind: Pod
 metadata: { name: unrelated }
 `,
     );
     const r = await envoyConfig('--config', dir);
     expect(r.code).toBe(0);
     expect(r.err.trim().split('\n')).toEqual([
-      'steadfast envoy-config: warning: plain.yaml:8: kind ConfigMap (v1) is not read by steadfast; ignored',
+      'steadfast envoy-config: warning: plain.yaml:8: kind Pod (v1) is not read by steadfast; ignored',
     ]);
   });
 
