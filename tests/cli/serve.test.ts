@@ -56,7 +56,7 @@ describe('steadfast serve: configuration paths', () => {
     writeFileSync(join(empty, 'notes.txt'), 'not configuration\n');
     const r = await serve('--config', empty);
     expect(r.code).toBe(2);
-    expect(r.err).toContain('no *.yaml or *.yml file there, so there is nothing to serve');
+    expect(r.err).toContain('no *.yaml, *.yml or *.json file there, so there is nothing to serve');
     expect(r.out).toBe('');
   });
 });

@@ -135,7 +135,7 @@ describe('steadfast dev and envoy-config: usage', () => {
     expect(missing.stderr).toContain(`--config ${join(dir, 'nowhere')}: ENOENT`);
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain(
-      `--config ${dir}: no *.yaml or *.yml file there, so there is nothing to serve. ` +
+      `--config ${dir}: no *.yaml, *.yml or *.json file there, so there is nothing to serve. ` +
         'Give a directory of Gateway API YAML, or --allow-empty to start and wait for files',
     );
     expect(empty.stdout).toBe('');

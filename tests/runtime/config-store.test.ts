@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigStore, type ReloadFailure } from '../../extproc/src/runtime/config-store.js';
+import { ConfigStore, type ReloadFailure, errorLines } from '../../extproc/src/runtime/config-store.js';
 import type { Snapshot } from '../../extproc/src/runtime/snapshot.js';
 
 const route = (path: string) => `
@@ -99,18 +99,92 @@ describe('ConfigStore on a single file', () => {
 });
 
 describe('ConfigStore on a growing directory tree', () => {
-  it('watches a directory created after watch() began', async () => {
+  it('watches a directory created after watch() began, and reads what was written before it was watched', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steadfast-store-'));
     writeFileSync(join(dir, 'config.yaml'), route('/one'));
     store = new ConfigStore({ paths: [dir], debounceMs: 20 });
     await store.load();
     store.watch();
     const first = new Promise<Snapshot>((resolve) => store?.once('swap', (s) => resolve(s)));
+    // The file may land before the new directory is watched: adding the watch reloads.
     mkdirSync(join(dir, 'team'));
-    await first;
-    const second = new Promise<Snapshot>((resolve) => store?.once('swap', (s) => resolve(s)));
     const extra = route('/two').split('---')[1]?.replace('name: r }', 'name: r2 }') ?? '';
     writeFileSync(join(dir, 'team', 'r2.yaml'), extra);
-    expect(resolves(await second, '/two')).toBe(true);
+    expect(resolves(await first, '/two')).toBe(true);
+    const second = new Promise<Snapshot>((resolve) => store?.once('swap', (s) => resolve(s)));
+    const third = route('/three').split('---')[1]?.replace('name: r }', 'name: r3 }') ?? '';
+    writeFileSync(join(dir, 'team', 'r3.yaml'), third);
+    expect(resolves(await second, '/three')).toBe(true);
+  });
+});
+
+describe('ConfigStore generations', () => {
+  it('makes no new generation when a reload reads the same objects', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steadfast-store-'));
+    writeFileSync(join(dir, 'config.yaml'), route('/one'));
+    store = new ConfigStore({ paths: [dir] });
+    const swaps: number[] = [];
+    store.on('swap', (_s, gen) => swaps.push(gen));
+    await store.load();
+    const first = store.snapshot;
+    writeFileSync(join(dir, 'config.yaml'), route('/one'));
+    expect(await store.load()).toBe(true);
+    expect(store.generation).toBe(1);
+    expect(store.snapshot).toBe(first);
+    writeFileSync(join(dir, 'config.yaml'), route('/two'));
+    expect(await store.load()).toBe(true);
+    expect(swaps).toEqual([1, 2]);
+  });
+
+  it('loads *.json files as well as *.yaml and *.yml, and nothing else', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steadfast-store-'));
+    const [gateway, httpRoute] = route('/one').split('---');
+    writeFileSync(join(dir, 'gateway.yml'), gateway ?? '');
+    writeFileSync(join(dir, 'notes.txt'), httpRoute ?? '');
+    store = new ConfigStore({ paths: [dir] });
+    await store.load();
+    expect(store.snapshot.statuses.map((s) => s.kind)).toEqual(['Gateway']);
+    writeFileSync(
+      join(dir, 'route.json'),
+      JSON.stringify({
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'HTTPRoute',
+        metadata: { name: 'r' },
+        spec: {
+          parentRefs: [{ name: 'gw' }],
+          rules: [{ matches: [{ path: { type: 'Exact', value: '/json' } }] }],
+        },
+      }),
+    );
+    await store.load();
+    expect(resolves(store.snapshot, '/json')).toBe(true);
+    expect(store.snapshot.statuses.find((s) => s.kind === 'HTTPRoute')?.source).toEqual({
+      file: 'route.json',
+      line: 1,
+    });
+  });
+});
+
+describe('ConfigStore reload errors', () => {
+  it('reports a failed reload once, one line per error, and again only when the content changes', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steadfast-store-'));
+    writeFileSync(join(dir, 'config.yaml'), route('/one'));
+    store = new ConfigStore({ paths: [dir] });
+    await store.load();
+    const failures: ReloadFailure[] = [];
+    store.on('reload-failed', (f) => failures.push(f));
+    writeFileSync(join(dir, 'config.yaml'), `${route('/two')}\n  broken: [`);
+    writeFileSync(join(dir, 'other.yaml'), 'a: [\n');
+    expect(await store.load()).toBe(false);
+    expect(await store.load()).toBe(false);
+    expect(failures).toHaveLength(1);
+    expect(errorLines(failures[0]?.errors ?? [])).toEqual([
+      expect.stringMatching(/^config\.yaml:\d+: \S.*$/),
+      expect.stringMatching(/^other\.yaml:\d+: \S.*$/),
+    ]);
+    writeFileSync(join(dir, 'other.yaml'), 'b: [\n');
+    expect(await store.load()).toBe(false);
+    expect(failures).toHaveLength(2);
+    expect(store.generation).toBe(1);
   });
 });

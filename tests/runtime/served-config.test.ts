@@ -122,6 +122,29 @@ describe('ServedConfig', () => {
     expect(config.lookup(request('shop.example', '/cart'))).toMatchObject({ result: 'matched' });
   });
 
+  it('logs a failed reload as one line per error, file:line first, and not again until the files change', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'steadfast-served-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'base.yaml'), BASE);
+    writeFileSync(join(dir, 'routes.yaml'), ROUTES);
+    const lines: string[] = [];
+    const metrics = new ServiceMetrics();
+    const config = new ServedConfig({ paths: [dir], metrics, log: (l) => lines.push(l) });
+    served.push(config);
+    await config.start();
+    lines.length = 0;
+    writeFileSync(join(dir, 'routes.yaml'), 'kind: [oops\n');
+    await config.reload();
+    await config.reload();
+    expect(lines).toEqual([
+      expect.stringMatching(/^routes\.yaml:\d+: [^\n]+ \(kept configuration generation 1\)$/),
+    ]);
+    expect(await metrics.registry.metrics()).toMatch(/^steadfast_config_reload_errors_total 1$/m);
+    writeFileSync(join(dir, 'routes.yaml'), 'kind: [oops again\n');
+    await config.reload();
+    expect(lines).toHaveLength(2);
+  });
+
   it('gives a rule that fails closed no policy, counted as invalid', async () => {
     const broken = routesYaml([
       { name: 'shop', hostnames: ['shop.example'], rules: [{ path: '/cart', retry: { attempts: 2 } }] },

@@ -1,7 +1,7 @@
 // The configuration paths a long-running command serves: each must exist and the whole must
 // hold at least one file, or the command would start, say ready, and serve nothing. With
 // --allow-empty it starts anyway and waits for files to appear.
-import { readConfigFiles } from '../runtime/config-files.js';
+import { readConfigFiles } from '../provider/config-files.js';
 import { type CommandIO, UsageError } from './command.js';
 
 export const ALLOW_EMPTY_HELP =
@@ -19,7 +19,7 @@ export async function checkConfigPaths(
     missing.length > 0
       ? `--config ${missing.map((d) => d.file).join(', ')}: ${missing[0]?.message ?? 'cannot be read'}`
       : read.files.length === 0
-        ? `--config ${paths.join(', ')}: no *.yaml or *.yml file there, so there is nothing to serve`
+        ? `--config ${paths.join(', ')}: no *.yaml, *.yml or *.json file there, so there is nothing to serve`
         : undefined;
   if (problem === undefined) return;
   if (!allowEmpty) {

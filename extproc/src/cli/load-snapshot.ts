@@ -1,14 +1,21 @@
-// Reads configuration paths for a one-shot CLI command and compiles them. An unreadable
-// path is a usage/I-O failure (exit 2), reported once, here.
-import { readConfigFiles } from '../runtime/config-files.js';
-import { compileSnapshot, type Snapshot } from '../runtime/snapshot.js';
+// Reads configuration paths for a one-shot CLI command through the file provider and
+// compiles them with the one snapshot compiler the served configuration uses too. An
+// unreadable path is a usage/I-O failure (exit 2), reported once, here.
+import { FileProvider } from '../provider/file.js';
+import { compileConfig, type Snapshot } from '../runtime/snapshot.js';
 import type { CommandIO } from './command.js';
 import { diagnosticsText } from './status-text.js';
 
 export interface LoadedSnapshot {
   readonly snapshot: Snapshot;
-  /** How many YAML files were read. */
+  /** How many files were read. */
   readonly fileCount: number;
+}
+
+/** The compiled snapshot of `paths`, I/O problems included as its diagnostics. */
+export async function readSnapshot(paths: readonly string[]): Promise<LoadedSnapshot> {
+  const provided = await new FileProvider({ paths }).read();
+  return { snapshot: compileConfig(provided), fileCount: provided.documents.length };
 }
 
 /** The compiled snapshot, or undefined after reporting I/O errors to `io`. */
@@ -16,11 +23,11 @@ export async function loadSnapshot(
   paths: readonly string[],
   io: CommandIO,
 ): Promise<LoadedSnapshot | undefined> {
-  const read = await readConfigFiles(paths);
-  const ioErrors = read.diagnostics.filter((d) => d.code === 'io-error');
+  const loaded = await readSnapshot(paths);
+  const ioErrors = loaded.snapshot.diagnostics.filter((d) => d.code === 'io-error');
   if (ioErrors.length > 0) {
     io.err(diagnosticsText(ioErrors));
     return undefined;
   }
-  return { snapshot: compileSnapshot(read.files), fileCount: read.files.length };
+  return loaded;
 }

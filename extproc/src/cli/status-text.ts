@@ -21,10 +21,11 @@ export function objectText(o: ObjectStatus): string {
   const name =
     o.metadata.namespace !== undefined ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
   const mark = isHealthy(o) ? 'ok  ' : 'FAIL';
-  const lines = [`${mark} ${o.kind} ${name}  (${o.source.file}:${o.source.line})`];
-  for (const e of o.errors) lines.push(`       ${o.source.file}:${e.line} ${e.field}: ${e.message}`);
-  for (const w of o.warnings ?? [])
-    lines.push(`       warning: ${o.source.file}:${w.line} ${w.field}: ${w.message}`);
+  // file:line only where the provider knew one (a file does; an object from a cluster does not).
+  const at = (line: number) => (o.source ? `${o.source.file}:${line} ` : '');
+  const lines = [`${mark} ${o.kind} ${name}${o.source ? `  (${o.source.file}:${o.source.line})` : ''}`];
+  for (const e of o.errors) lines.push(`       ${at(e.line)}${e.field}: ${e.message}`);
+  for (const w of o.warnings ?? []) lines.push(`       warning: ${at(w.line)}${w.field}: ${w.message}`);
   const s = o.status;
   for (const c of s.conditions ?? []) lines.push(`       ${cond(c)}`);
   for (const l of s.listeners ?? []) {

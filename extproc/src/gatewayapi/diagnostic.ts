@@ -5,10 +5,17 @@ import type { DiagnosticCode } from './codes.js';
 export type FieldPath = readonly (string | number)[];
 
 export interface Source {
-  /** Path relative to the configuration root the user gave. */
+  /** Path relative to the configuration root the user gave; empty when the provider has no file. */
   readonly file: string;
-  /** 1-based line. */
+  /** 1-based line; 0 when unknown. */
   readonly line: number;
+}
+
+/** Where an object came from when its provider did not say (an object read from a cluster). */
+export const NO_SOURCE: Source = { file: '', line: 0 };
+
+export function hasSource(s: Source): boolean {
+  return s.file !== '';
 }
 
 export interface ObjectRef {
@@ -73,8 +80,8 @@ export function formatObjectRef(ref: ObjectRef): string {
 
 /** `routes/shop.yaml:14 HTTPRoute default/shop spec.rules[1].retry.codes[0]: 600 is not in 400-599` */
 export function formatDiagnostic(d: Diagnostic): string {
-  const where = `${d.file}:${d.line}`;
-  const what = d.object ? ` ${formatObjectRef(d.object)}` : '';
+  const where = hasSource(d) ? `${d.file}:${d.line}` : '';
+  const what = d.object ? `${where === '' ? '' : ' '}${formatObjectRef(d.object)}` : '';
   const field = d.field === '' ? '' : ` ${d.field}`;
   return `${where}${what}${field}: ${d.message}`;
 }

@@ -1,7 +1,8 @@
-// YAML text → located objects. Pure: the caller reads the files (runtime/config-files.ts).
+// YAML text → located objects. Pure: a provider reads the files (provider/file.ts).
 // Every object keeps its file and line, and can tell the line of any of its fields.
+// Objects a provider hands over already decoded (no text) keep the location it gave, if any.
 import { type Document, LineCounter, isNode, isScalar, parseAllDocuments } from 'yaml';
-import type { Diagnostic, FieldPath, Source } from './diagnostic.js';
+import { type Diagnostic, type FieldPath, NO_SOURCE, type Source } from './diagnostic.js';
 
 export interface ConfigFile {
   /** Path relative to the configuration root, shown in diagnostics. */
@@ -20,6 +21,12 @@ export interface SourceObject {
   readonly source: Source;
   /** The line of a field, or of its nearest present ancestor. */
   readonly lineOf: (path: FieldPath) => number;
+}
+
+/** A Gateway API object as plain data, with where it came from when the provider knows. */
+export interface ObjectInput {
+  readonly body: unknown;
+  readonly source?: Source;
 }
 
 export interface ParseResult {
@@ -54,7 +61,13 @@ export function parseConfigFiles(files: readonly ConfigFile[]): ParseResult {
     try {
       docs = parseAllDocuments(file.text, { lineCounter: counter, prettyErrors: false }) as Document.Parsed[];
     } catch (e) {
-      diagnostics.push({ code: 'yaml-syntax', file: file.path, line: 1, field: '', message: String(e) });
+      diagnostics.push({
+        code: 'yaml-syntax',
+        file: file.path,
+        line: 1,
+        field: '',
+        message: firstLine(String(e)),
+      });
       continue;
     }
     if (!Array.isArray(docs)) docs = [];
@@ -85,34 +98,52 @@ export function parseConfigFiles(files: readonly ConfigFile[]): ParseResult {
           file: file.path,
           line: docLine,
           field: '',
-          message: String(e),
+          message: firstLine(String(e)),
         });
         continue;
       }
-      if (!isRecord(body) || typeof body.apiVersion !== 'string' || typeof body.kind !== 'string') {
-        diagnostics.push({
-          code: 'not-an-object',
-          file: file.path,
-          line: docLine,
-          field: '',
-          message: 'a document must be a mapping with string apiVersion and kind',
-        });
-        continue;
-      }
-      const meta = isRecord(body.metadata) ? body.metadata : {};
-      const lineOf = lineFinder(doc, counter, docLine);
-      objects.push({
-        apiVersion: body.apiVersion,
-        kind: body.kind,
-        namespace: typeof meta.namespace === 'string' && meta.namespace !== '' ? meta.namespace : 'default',
-        name: typeof meta.name === 'string' ? meta.name : '',
-        body,
-        source: { file: file.path, line: docLine },
-        lineOf,
-      });
+      const source = { file: file.path, line: docLine };
+      const o = sourceObject(body, source, lineFinder(doc, counter, docLine));
+      if (typeof o === 'string')
+        diagnostics.push({ code: 'not-an-object', ...source, field: '', message: o });
+      else objects.push(o);
     }
   }
   return { objects, diagnostics };
+}
+
+/** Objects a provider hands over as data: checked like a document, located where the provider says. */
+export function parseObjects(inputs: readonly ObjectInput[]): ParseResult {
+  const objects: SourceObject[] = [];
+  const diagnostics: Diagnostic[] = [];
+  for (const input of inputs) {
+    const source = input.source ?? NO_SOURCE;
+    const o = sourceObject(input.body, source, () => source.line);
+    if (typeof o === 'string') diagnostics.push({ code: 'not-an-object', ...source, field: '', message: o });
+    else objects.push(o);
+  }
+  return { objects, diagnostics };
+}
+
+/** The located object, or why the value is not one. */
+function sourceObject(
+  body: unknown,
+  source: Source,
+  lineOf: (path: FieldPath) => number,
+): SourceObject | string {
+  if (!isRecord(body) || typeof body.apiVersion !== 'string' || typeof body.kind !== 'string') {
+    return 'a document must be a mapping with string apiVersion and kind';
+  }
+  const meta = isRecord(body.metadata) ? body.metadata : {};
+  return {
+    apiVersion: body.apiVersion,
+    kind: body.kind,
+    namespace: typeof meta.namespace === 'string' && meta.namespace !== '' ? meta.namespace : 'default',
+    name: typeof meta.name === 'string' ? meta.name : '',
+    body,
+    source,
+    lineOf,
+  };
 }
 
 function firstLine(message: string): string {

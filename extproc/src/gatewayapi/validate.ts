@@ -1,7 +1,7 @@
 // Located objects → the typed model, checked like the API server would (schema + CEL).
 // Unknown kinds are reported and ignored; duplicates keep the first object.
 import type { Diagnostic } from './diagnostic.js';
-import { formatFieldPath } from './diagnostic.js';
+import { formatFieldPath, hasSource } from './diagnostic.js';
 import { KINDS } from './kinds.js';
 import type { AnyObject, Model } from './model.js';
 import type { SourceObject } from './parse.js';
@@ -49,7 +49,9 @@ export function validateObjects(sources: readonly SourceObject[]): ValidateResul
         ...where,
         code: 'duplicate-object',
         object: { kind: obj.kind, namespace: obj.namespace, name: obj.name },
-        message: `already defined at ${first.source.file}:${first.source.line}; this one is ignored`,
+        message: hasSource(first.source)
+          ? `already defined at ${first.source.file}:${first.source.line}; this one is ignored`
+          : 'already defined; this one is ignored',
       });
       continue;
     }

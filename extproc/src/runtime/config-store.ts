@@ -1,13 +1,14 @@
-// Holds the current Snapshot of a configuration directory and keeps it fresh: watches the
-// files (fs.watch, debounced), compiles a new snapshot and swaps it in atomically only if
-// it compiled cleanly. A failed reload keeps the last good snapshot and records why.
+// Holds the current Snapshot of a provider's configuration and keeps it fresh: when the
+// provider says something changed (debounced), it reads and compiles a new snapshot and swaps
+// it in atomically only if it compiled cleanly and differs from the current one. A failed
+// reload keeps the last good snapshot and records why, once per distinct failure.
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { type FSWatcher, readdirSync, statSync, watch } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
 import { formatDiagnostic, isFatal, type Diagnostic } from '../gatewayapi/diagnostic.js';
-import type { ConfigFile } from '../gatewayapi/parse.js';
-import { readConfigFiles } from './config-files.js';
-import { type Snapshot, compileSnapshot } from './snapshot.js';
+import { FileProvider } from '../provider/file.js';
+import type { ProvidedConfig, Provider } from '../provider/provider.js';
+import { statusByObject } from '../translate/status.js';
+import { type Snapshot, compileConfig } from './snapshot.js';
 
 export interface ReloadFailure {
   readonly at: Date;
@@ -21,31 +22,47 @@ export interface ConfigStoreEvents {
   'reload-failed': [failure: ReloadFailure];
 }
 
-export interface ConfigStoreOptions {
-  /** Files or directories; the first sets the root diagnostics are relative to. */
-  readonly paths: readonly string[];
-  /** Quiet period after the last file event before reloading. */
+export type ConfigStoreOptions = (
+  | {
+      /** Where the objects come from. */
+      readonly provider: Provider;
+    }
+  | {
+      /** Files or directories (a FileProvider); the first sets the root diagnostics are relative to. */
+      readonly paths: readonly string[];
+    }
+) & {
+  /** Quiet period after the last change before reloading. */
   readonly debounceMs?: number;
-  /** Compiles a snapshot; `steadfast serve` does it on a worker thread. Default: compileSnapshot. */
-  readonly compile?: (
-    files: readonly ConfigFile[],
-    extra: readonly Diagnostic[],
-  ) => Snapshot | Promise<Snapshot>;
+  /** Compiles a snapshot; `steadfast serve` does it on a worker thread. Default: compileConfig. */
+  readonly compile?: (provided: ProvidedConfig) => Snapshot | Promise<Snapshot>;
+};
+
+/** A digest of what a provider handed over: an unchanged input fails the same way. */
+function inputDigest(provided: ProvidedConfig): string {
+  return createHash('sha256').update(JSON.stringify(provided)).digest('hex');
+}
+
+/** One line per error (file:line: message); a message of several lines keeps its first. */
+export function errorLines(errors: readonly Diagnostic[]): string[] {
+  return errors.map((d) => formatDiagnostic(d).split('\n')[0] ?? '');
 }
 
 export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
   private current: Snapshot | undefined;
   private gen = 0;
   private failure: ReloadFailure | undefined;
-  /** Watched directories; directories created later are added when a change arrives. */
-  private readonly watchers = new Map<string, FSWatcher>();
-  private watching = false;
+  readonly provider: Provider;
+  private unwatch: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private reloading: Promise<boolean> | undefined;
   private again = false;
+  /** Digest of the input of the last failed reload. */
+  private failedInput = '';
 
   constructor(private readonly options: ConfigStoreOptions) {
     super();
+    this.provider = 'provider' in options ? options.provider : new FileProvider({ paths: options.paths });
   }
 
   /** The current snapshot; throws before the first load. */
@@ -54,7 +71,7 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
     return this.current;
   }
 
-  /** Increments on every swap, starting at 1 after the first load. */
+  /** Increments on every swap, starting at 1 after the first load; a reload that changes nothing keeps it. */
   get generation(): number {
     return this.gen;
   }
@@ -66,7 +83,8 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
 
   /**
    * Loads the configuration. The first load always installs a snapshot (even with errors,
-   * which then show in status); later loads swap only when they compile cleanly.
+   * which then show in status); later loads swap only when they compile cleanly and differ
+   * from the current snapshot. True when the configuration being served is the one just read.
    */
   async load(): Promise<boolean> {
     if (this.reloading) {
@@ -87,100 +105,66 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
 
   private async doLoad(): Promise<boolean> {
     let next: Snapshot;
+    let provided: ProvidedConfig | undefined;
     try {
-      const read = await readConfigFiles(this.options.paths);
-      next = await (this.options.compile ?? compileSnapshot)(read.files, read.diagnostics);
+      provided = await this.provider.read();
+      next = await (this.options.compile ?? compileConfig)(provided);
     } catch (e) {
-      return this.fail([], `reload failed: ${(e as Error).message}`);
+      const message = (e as Error).message.split('\n')[0] ?? '';
+      return this.fail([], `reload failed: ${message}`, provided);
     }
     const fatal = next.diagnostics.filter(isFatal);
     if (fatal.length > 0 && this.current) {
       return this.fail(
         fatal,
-        `reload kept the previous configuration: ${fatal.map(formatDiagnostic).join('; ')}`,
+        `reload kept the previous configuration: ${errorLines(fatal).join('; ')}`,
+        provided,
       );
+    }
+    if (this.current && fatal.length === 0 && next.fingerprint === this.current.fingerprint) {
+      // Same objects, same status: nothing to swap (a file touched, a comment edited).
+      this.failure = undefined;
+      this.failedInput = '';
+      return true;
     }
     this.current = next;
     this.gen++;
     this.failure =
-      fatal.length > 0
-        ? { at: new Date(), errors: fatal, message: fatal.map(formatDiagnostic).join('; ') }
-        : undefined;
+      fatal.length > 0 ? { at: new Date(), errors: fatal, message: errorLines(fatal).join('; ') } : undefined;
+    this.failedInput = fatal.length > 0 && provided ? inputDigest(provided) : '';
     this.emit('swap', next, this.gen);
+    this.provider.report({ generation: this.gen, objects: statusByObject(next.statuses) });
     return true;
   }
 
-  private fail(errors: readonly Diagnostic[], message: string): false {
+  /** Records a failed reload; the same failure of the same input (nothing changed since) is not reported again. */
+  private fail(errors: readonly Diagnostic[], message: string, provided: ProvidedConfig | undefined): false {
+    const input = provided ? inputDigest(provided) : '';
+    if (this.failure && input !== '' && this.failedInput === input) return false;
     this.failure = { at: new Date(), errors, message };
+    this.failedInput = input;
     this.emit('reload-failed', this.failure);
     return false;
   }
 
-  /** Watches the configured paths and reloads after file changes settle. */
+  /** Watches the provider and reloads after its changes settle. */
   watch(): void {
-    if (this.watching) return;
-    this.watching = true;
-    this.syncWatchers();
+    if (this.unwatch) return;
+    this.unwatch = this.provider.watch(() => this.onChange());
   }
 
   private onChange(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      // Directories may have come or gone since the last change.
-      this.syncWatchers();
       void this.load();
     }, this.options.debounceMs ?? 200);
   }
 
-  private syncWatchers(): void {
-    if (!this.watching) return;
-    const wanted = new Map<string, string | undefined>();
-    for (const p of this.options.paths) {
-      try {
-        // A single file is watched through its directory: editors often save by renaming a new file over it.
-        if (statSync(p).isDirectory()) for (const dir of directoriesUnder(p)) wanted.set(dir, undefined);
-        else wanted.set(dirname(p), basename(p));
-      } catch {
-        // A path that cannot be read still loads (as an io-error); the next change will tell.
-      }
-    }
-    for (const [dir, w] of this.watchers) {
-      if (!wanted.has(dir)) {
-        w.close();
-        this.watchers.delete(dir);
-      }
-    }
-    for (const [dir, only] of wanted) {
-      if (this.watchers.has(dir)) continue;
-      try {
-        // Each directory on its own: Node 20's recursive fs.watch on Linux stops reporting a
-        // file once it has been replaced by a rename (how tools write files atomically).
-        const w = watch(dir, (_event, file) => {
-          if (only === undefined || file === null || file === only) this.onChange();
-        });
-        w.on('error', () => this.onChange());
-        this.watchers.set(dir, w);
-      } catch {
-        // Gone between the scan and the watch: the next change rescans.
-      }
-    }
-  }
-
   close(): void {
-    this.watching = false;
-    for (const w of this.watchers.values()) w.close();
-    this.watchers.clear();
+    this.unwatch?.();
+    this.unwatch = undefined;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
   }
-}
-
-/** `dir` and every directory below it, skipping hidden ones as the loader does. */
-function directoriesUnder(dir: string): string[] {
-  const out = [dir];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    if (e.isDirectory() && !e.name.startsWith('.')) out.push(...directoriesUnder(join(dir, e.name)));
-  }
-  return out;
 }

@@ -1,13 +1,14 @@
 // The configuration `steadfast serve` answers from: a ConfigStore (watched, swapped
 // atomically), its reloads counted in the metrics, and the lookup ext_proc calls per
 // request. Readiness means a configuration without file-level errors has been loaded.
-import { existsSync } from 'node:fs';
 import type { ConfigView } from '../admin/config-view.js';
 import { formatDiagnostic, isFatal, isWarning } from '../gatewayapi/diagnostic.js';
+import { FileProvider } from '../provider/file.js';
+import type { Provider } from '../provider/provider.js';
 import type { PolicyLookup, PolicyOutcome } from '../grpc/ext-proc-service.js';
 import type { RequestAttributes } from '../grpc/request-attributes.js';
 import type { Resolver } from '../resolve/compile.js';
-import { ConfigStore, type ReloadFailure } from './config-store.js';
+import { ConfigStore, type ReloadFailure, errorLines } from './config-store.js';
 import type { ServiceMetrics } from './metrics.js';
 import { SnapshotCompiler } from './snapshot-compiler.js';
 import type { Snapshot } from './snapshot.js';
@@ -23,7 +24,10 @@ export function outcomeOf(resolver: Resolver, req: RequestAttributes): PolicyOut
 }
 
 export interface ServedConfigOptions {
-  readonly paths: readonly string[];
+  /** Files or directories to serve (a FileProvider), unless `provider` is given. */
+  readonly paths?: readonly string[];
+  /** Where the Gateway API objects come from. */
+  readonly provider?: Provider;
   readonly metrics: ServiceMetrics;
   readonly debounceMs?: number;
   /** How often to look again for a configuration path that cannot be read yet. */
@@ -37,14 +41,18 @@ export class ServedConfig implements ConfigView {
   private readonly compiler = new SnapshotCompiler();
   private at: Date | undefined;
   private resolver: Resolver | undefined;
-  private retry: NodeJS.Timeout | undefined;
-  private readonly retryMs: number;
   private warned = new Set<string>();
 
   constructor(private readonly options: ServedConfigOptions) {
-    this.retryMs = options.retryMs ?? 2000;
+    const provider =
+      options.provider ??
+      new FileProvider({
+        paths: options.paths ?? [],
+        ...(options.retryMs !== undefined ? { retryMs: options.retryMs } : {}),
+        ...(options.log ? { log: options.log } : {}),
+      });
     this.store = new ConfigStore({
-      paths: options.paths,
+      provider,
       ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
       compile: this.compiler.compile,
     });
@@ -69,7 +77,12 @@ export class ServedConfig implements ConfigView {
     });
     this.store.on('reload-failed', (failure) => {
       options.metrics.configReloadErrors.inc();
-      options.log?.(failure.message);
+      // One line per error, file:line first; reported once until the files change again.
+      const lines = errorLines(failure.errors);
+      if (lines.length === 0) options.log?.(failure.message);
+      for (const line of lines) {
+        options.log?.(`${line} (kept configuration generation ${this.store.generation})`);
+      }
     });
   }
 
@@ -80,34 +93,9 @@ export class ServedConfig implements ConfigView {
     if (failure) {
       // The first load installs even a broken snapshot; count it as a failed load too.
       this.options.metrics.configReloadErrors.inc();
-      this.options.log?.(failure.errors.map(formatDiagnostic).join('\n') || failure.message);
+      for (const line of errorLines(failure.errors)) this.options.log?.(line);
     }
     this.store.watch();
-    this.retryWhileMissing();
-  }
-
-  /**
-   * A directory that cannot be read yet (a volume mounted after start) has no watcher:
-   * try again every `retryMs` until it loads, then watch it.
-   */
-  private retryWhileMissing(): void {
-    if (!this.missing()) return;
-    this.options.log?.(`waiting for the configuration to appear; trying again every ${this.retryMs} ms`);
-    this.retry = setInterval(() => {
-      // Quietly until every path exists: a reload that fails would log and count each time.
-      if (!this.options.paths.every((p) => existsSync(p))) return;
-      void this.store.load().then(() => {
-        if (this.missing()) return;
-        clearInterval(this.retry);
-        this.retry = undefined;
-        this.store.watch();
-      });
-    }, this.retryMs);
-    this.retry.unref();
-  }
-
-  private missing(): boolean {
-    return this.store.generation > 0 && this.store.snapshot.diagnostics.some((d) => d.code === 'io-error');
   }
 
   get snapshot(): Snapshot | undefined {
@@ -155,7 +143,6 @@ export class ServedConfig implements ConfigView {
   }
 
   close(): void {
-    if (this.retry) clearInterval(this.retry);
     this.store.close();
     this.compiler.close();
   }

@@ -3,15 +3,13 @@
 // message_timeout. Only the resolver is compiled here, from the table (a fraction of that).
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Diagnostic } from '../gatewayapi/diagnostic.js';
-import type { ConfigFile } from '../gatewayapi/parse.js';
+import type { ProvidedConfig } from '../provider/provider.js';
 import { compileResolver } from '../resolve/compile.js';
-import { type Snapshot, compileSnapshot } from './snapshot.js';
+import { type Snapshot, compileConfig, fingerprintOf } from './snapshot.js';
 
 export interface CompileRequest {
   readonly id: number;
-  readonly files: readonly ConfigFile[];
-  readonly extra: readonly Diagnostic[];
+  readonly provided: ProvidedConfig;
 }
 
 /**
@@ -36,6 +34,7 @@ export type CompileResponse =
 export function snapshotFrom(data: CompiledData): Snapshot {
   const table = JSON.parse(data.tableJson) as Snapshot['table'];
   let statuses: Snapshot['statuses'] | undefined;
+  let fingerprint: string | undefined;
   return {
     table,
     tls: data.tls,
@@ -46,6 +45,9 @@ export function snapshotFrom(data: CompiledData): Snapshot {
     diagnostics: data.diagnostics,
     errors: data.errors,
     warnings: data.warnings,
+    get fingerprint() {
+      return (fingerprint ??= fingerprintOf(data.tableJson, data.tls, data.statusesJson, data.diagnostics));
+    },
   };
 }
 
@@ -59,15 +61,15 @@ export class SnapshotCompiler {
     return import.meta.url.endsWith('.js');
   }
 
-  compile = async (files: readonly ConfigFile[], extra: readonly Diagnostic[] = []): Promise<Snapshot> => {
-    if (!SnapshotCompiler.available()) return compileSnapshot(files, extra);
+  compile = async (provided: ProvidedConfig): Promise<Snapshot> => {
+    if (!SnapshotCompiler.available()) return compileConfig(provided);
     const worker = this.thread();
     const id = ++this.next;
     // Held while a compile is under way (the process must wait for it), idle otherwise.
     worker.ref();
     const res = await new Promise<CompileResponse>((resolve) => {
       this.pending.set(id, resolve);
-      worker.postMessage({ id, files, extra } satisfies CompileRequest);
+      worker.postMessage({ id, provided } satisfies CompileRequest);
     });
     if (this.pending.size === 0) worker.unref();
     if (!res.ok) throw new Error(res.message);

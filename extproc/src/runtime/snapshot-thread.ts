@@ -1,14 +1,14 @@
 // The worker-thread side of SnapshotCompiler: loads configurations off the thread that
-// answers ext_proc. Receives files, answers the snapshot's plain data as CompiledData (no
-// resolver: a compiled resolver holds closures, which do not cross threads).
+// answers ext_proc. Receives what a provider handed over, answers the snapshot's plain data
+// as CompiledData (no resolver: a compiled resolver holds closures, which do not cross threads).
 import { parentPort } from 'node:worker_threads';
-import { compileSnapshot } from './snapshot.js';
+import { compileConfig } from './snapshot.js';
 import type { CompileRequest, CompileResponse } from './snapshot-compiler.js';
 
 parentPort?.on('message', (req: CompileRequest) => {
   let res: CompileResponse;
   try {
-    const { table, tls, statuses, diagnostics, errors, warnings } = compileSnapshot(req.files, req.extra);
+    const { table, tls, statuses, diagnostics, errors, warnings } = compileConfig(req.provided);
     const data = {
       tableJson: JSON.stringify(table),
       statusesJson: JSON.stringify(statuses),

@@ -1,12 +1,14 @@
-// The whole pipeline from file contents to a compiled snapshot: parse → validate →
-// translate → compile. Pure: the ConfigStore and the CLI do the reading.
+// The one compiler from what a provider hands over to a compiled snapshot: parse → validate
+// → translate → compile. Pure: providers do the reading; the ConfigStore and the CLI call it.
+import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../gatewayapi/diagnostic.js';
-import { type ConfigFile, parseConfigFiles } from '../gatewayapi/parse.js';
+import { type ConfigFile, parseConfigFiles, parseObjects } from '../gatewayapi/parse.js';
 import { validateObjects } from '../gatewayapi/validate.js';
+import type { ProvidedConfig } from '../provider/provider.js';
 import { type Resolver, compileResolver } from '../resolve/compile.js';
 import type { PolicyTable } from '../table/policy-table.js';
-import type { ObjectStatus } from '../translate/status.js';
 import type { TlsMaterial } from '../table/tls-material.js';
+import type { ObjectStatus } from '../translate/status.js';
 import { translate } from '../translate/translate.js';
 
 export interface Snapshot {
@@ -21,34 +23,66 @@ export interface Snapshot {
   readonly errors: readonly Diagnostic[];
   /** The objects' warnings (e.g. no ready endpoints), located, for the log. */
   readonly warnings: readonly Diagnostic[];
+  /** Equal for two snapshots with the same table, key material, statuses and diagnostics: nothing to swap. */
+  readonly fingerprint: string;
 }
 
-export function compileSnapshot(files: readonly ConfigFile[], extra: readonly Diagnostic[] = []): Snapshot {
-  const parsed = parseConfigFiles(files);
-  const validated = validateObjects(parsed.objects);
+/** A digest of what a snapshot serves and reports, from their JSON. */
+export function fingerprintOf(
+  tableJson: string,
+  tls: TlsMaterial,
+  statusesJson: string,
+  diagnostics: readonly Diagnostic[],
+): string {
+  return createHash('sha256')
+    .update(tableJson)
+    .update('\0')
+    .update(JSON.stringify(tls))
+    .update('\0')
+    .update(statusesJson)
+    .update('\0')
+    .update(JSON.stringify(diagnostics))
+    .digest('hex');
+}
+
+export function compileConfig(provided: ProvidedConfig): Snapshot {
+  const documents = parseConfigFiles(provided.documents);
+  const objects = parseObjects(provided.objects);
+  const parsedDiagnostics = [...documents.diagnostics, ...objects.diagnostics];
+  const validated = validateObjects([...documents.objects, ...objects.objects]);
   const { table, tls, statuses } = translate(validated);
   const resolver = compileResolver(table);
   const fileLevel = [
-    ...extra,
-    ...parsed.diagnostics,
+    ...provided.diagnostics,
+    ...parsedDiagnostics,
     ...validated.diagnostics.filter((d) => d.object === undefined || d.code === 'duplicate-object'),
   ];
+  let fingerprint: string | undefined;
   return {
     table,
     tls,
     resolver,
     statuses,
     diagnostics: fileLevel,
-    errors: [...extra, ...parsed.diagnostics, ...validated.diagnostics],
+    errors: [...provided.diagnostics, ...parsedDiagnostics, ...validated.diagnostics],
     warnings: statuses.flatMap((s) =>
       (s.warnings ?? []).map((w) => ({
         code: w.code,
-        file: s.source.file,
+        file: s.source?.file ?? '',
         line: w.line,
         object: { kind: s.kind, namespace: s.metadata.namespace ?? '', name: s.metadata.name },
         field: w.field,
         message: w.message,
       })),
     ),
+    // Only a reload compares snapshots: the CLI's one-shot commands never pay for it.
+    get fingerprint() {
+      return (fingerprint ??= fingerprintOf(JSON.stringify(table), tls, JSON.stringify(statuses), fileLevel));
+    },
   };
+}
+
+/** Documents as text, plus what reading them found: the one compiler with only documents. */
+export function compileSnapshot(files: readonly ConfigFile[], extra: readonly Diagnostic[] = []): Snapshot {
+  return compileConfig({ documents: files, objects: [], diagnostics: extra });
 }

@@ -51,7 +51,8 @@ export interface ObjectStatus {
   readonly apiVersion: string;
   readonly kind: string;
   readonly metadata: { readonly namespace?: string; readonly name: string };
-  readonly source: { readonly file: string; readonly line: number };
+  /** Where the object was read, when its provider knows (an attribute, not its identity). */
+  readonly source?: { readonly file: string; readonly line: number };
   readonly errors: readonly {
     readonly field: string;
     readonly line: number;
@@ -88,6 +89,16 @@ export function condition(
 
 export { CONTROLLER_NAME };
 
+/** An object's identity in status: `kind/namespace/name` (namespace empty for cluster-scoped kinds). */
+export function objectKey(o: Pick<ObjectStatus, 'kind' | 'metadata'>): string {
+  return `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+}
+
+/** Statuses by object key; input order is kept. */
+export function statusByObject(statuses: readonly ObjectStatus[]): ReadonlyMap<string, ObjectStatus> {
+  return new Map(statuses.map((s) => [objectKey(s), s]));
+}
+
 /** Conditions that must be True for `steadfast validate` to pass. */
 const MUST_BE_TRUE = new Set(['Accepted', 'Programmed', 'ResolvedRefs']);
 
@@ -115,7 +126,7 @@ export function objectStatusView(s: ObjectStatus) {
     apiVersion: s.apiVersion,
     kind: s.kind,
     metadata: s.metadata,
-    source: s.source,
+    ...(s.source ? { source: s.source } : {}),
     errors: s.errors.map((e) => ({ field: e.field, message: e.message, line: e.line, code: e.code })),
     warnings: (s.warnings ?? []).map((w) => ({
       field: w.field,

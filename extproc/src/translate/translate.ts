@@ -1,6 +1,6 @@
 // The validated model → status for every object + the PolicyTable. Pure: data in, data out.
 import { ConditionType as T, Reason } from '../gatewayapi/codes.js';
-import { formatFieldPath } from '../gatewayapi/diagnostic.js';
+import { formatFieldPath, hasSource } from '../gatewayapi/diagnostic.js';
 import type { FieldError } from '../gatewayapi/fields.js';
 import type { AnyObject, EndpointSlice, Route, RouteRule } from '../gatewayapi/model.js';
 import type { ValidateResult } from '../gatewayapi/validate.js';
@@ -366,7 +366,9 @@ function objectStatus(
     apiVersion: o.apiVersion,
     kind: o.kind,
     metadata: { ...(o.namespace !== '' ? { namespace: o.namespace } : {}), name: o.name },
-    source: { file: o.origin.source.file, line: o.origin.source.line },
+    ...(hasSource(o.origin.source)
+      ? { source: { file: o.origin.source.file, line: o.origin.source.line } }
+      : {}),
     errors: o.errors.map((e) => ({
       field: formatFieldPath(e.path),
       line: o.origin.lineOf(e.path),

@@ -6,13 +6,11 @@ import { generateAttachSnippet } from '../../envoy/attach-snippet.js';
 import { COMPOSE_HEADER, composeGatewayOptions } from '../../envoy/compose-preset.js';
 import { envoyYaml } from '../../envoy/envoy-yaml.js';
 import { generateGatewayConfig, generateGatewayResources } from '../../envoy/gateway-config.js';
-import { readConfigFiles } from '../../runtime/config-files.js';
 import { projectRoot } from '../../runtime/project-root.js';
 import { readSessionKeyFile } from '../../runtime/session-key-file.js';
-import { compileSnapshot } from '../../runtime/snapshot.js';
 import { flag, intFlag, parseArgs } from '../args.js';
 import { type Command, UsageError } from '../command.js';
-import { diagnosticsText } from '../status-text.js';
+import { loadSnapshot } from '../load-snapshot.js';
 import { formatDiagnostic, isWarning } from '../../gatewayapi/diagnostic.js';
 
 const USAGE =
@@ -41,13 +39,9 @@ export const envoyConfigCommand: Command = {
     const mode = flag(parsed, 'mode') ?? 'gateway';
     if (mode !== 'gateway' && mode !== 'attach')
       throw new UsageError(`--mode must be gateway or attach, not ${mode}`);
-    const read = await readConfigFiles(configPaths);
-    const ioErrors = read.diagnostics.filter((d) => d.code === 'io-error');
-    if (ioErrors.length > 0) {
-      io.err(diagnosticsText(ioErrors));
-      return 2;
-    }
-    const snap = compileSnapshot(read.files);
+    const loaded = await loadSnapshot(configPaths, io);
+    if (!loaded) return 2;
+    const snap = loaded.snapshot;
     // Only what is really wrong, each located; then what it means for the generated config.
     for (const d of snap.errors) {
       io.err(`steadfast envoy-config: ${isWarning(d) ? 'warning' : 'problem'}: ${formatDiagnostic(d)}`);

@@ -6,17 +6,16 @@ import { AttemptLedger } from '../../../../backends/attempt-ledger.js';
 import { startEchoBackend } from '../../../../backends/echo/start-echo-backend.js';
 import { startGrpcBackend } from '../../../../backends/grpc/start-grpc-backend.js';
 import type { RunningBackend } from '../../../../backends/running-backend.js';
-import { readConfigFiles } from '../../runtime/config-files.js';
 import { untilSignalled } from '../../runtime/control-service.js';
 import { grpcurlBinary } from '../../runtime/envoy-binary.js';
 import { gatewayPortNeeds } from '../../runtime/local-gateway.js';
 import { checkPortsFree } from '../../runtime/port-check.js';
 import { projectRoot } from '../../runtime/project-root.js';
-import { compileSnapshot } from '../../runtime/snapshot.js';
 import type { PolicyTable } from '../../table/policy-table.js';
 import { flag, parseArgs } from '../args.js';
 import { checkConfigPaths } from '../config-paths.js';
 import type { Command } from '../command.js';
+import { readSnapshot } from '../load-snapshot.js';
 import { DEV_FLAGS, devSettings, readyLine, startDevGateway } from './dev.js';
 
 const PREFIX = 'steadfast quickstart';
@@ -123,8 +122,7 @@ export const quickstartCommand: Command = {
     const settings = devSettings(parsed, io, PREFIX);
     await checkConfigPaths(settings.configPaths, flag(parsed, 'allow-empty') === 'true', io, PREFIX);
 
-    const read = await readConfigFiles(settings.configPaths);
-    const table = compileSnapshot(read.files, read.diagnostics).table;
+    const { table } = (await readSnapshot(settings.configPaths)).snapshot;
     // Every port, the demo backends' and the gateway's, before anything starts: a second
     // quickstart must name the gateway's port, not the first backend it tripped over.
     const demo = demoBackends(table);

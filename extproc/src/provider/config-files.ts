@@ -1,4 +1,5 @@
-// Reads configuration from disk: directories recursively (*.yaml, *.yml) and single files.
+// Reads configuration from disk: directories recursively (*.yaml, *.yml, *.json, as
+// `kubectl apply -f` does; hidden files and directories skipped) and single files of any name.
 // Paths in the result are relative to the configuration root, as diagnostics show them.
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -12,7 +13,12 @@ export interface ConfigFiles {
   readonly diagnostics: readonly Diagnostic[];
 }
 
-const YAML = /\.ya?ml$/i;
+const LOADED = /\.(ya?ml|json)$/i;
+
+/** Whether a file of this name in a configuration directory is loaded (so its changes matter). */
+export function isLoadedFile(name: string): boolean {
+  return !name.startsWith('.') && LOADED.test(name);
+}
 
 async function walk(dir: string, out: string[]): Promise<void> {
   const entries = await readdir(dir, { withFileTypes: true });
@@ -21,7 +27,7 @@ async function walk(dir: string, out: string[]): Promise<void> {
     if (e.name.startsWith('.')) continue;
     const p = join(dir, e.name);
     if (e.isDirectory()) await walk(p, out);
-    else if (e.isFile() && YAML.test(e.name)) out.push(p);
+    else if (e.isFile() && isLoadedFile(e.name)) out.push(p);
   }
 }
 

@@ -1,0 +1,141 @@
+// The file provider: Gateway API YAML (or JSON) from files and directories. It reads them
+// as documents with their paths, watches every directory below them, and says a change
+// happened only for files it loads (*.yaml, *.yml, *.json) or when directories come or
+// go — an editor's swap file or a log kept in the folder changes nothing. A path that does
+// not exist yet (a volume mounted later) is looked for again until it appears. Files
+// cannot hold status: the admin API and `steadfast validate` show it instead.
+import { type FSWatcher, existsSync, readdirSync, statSync, watch } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { isLoadedFile, readConfigFiles } from './config-files.js';
+import type { ProvidedConfig, Provider, StatusReport } from './provider.js';
+
+export interface FileProviderOptions {
+  /** Files or directories; the first sets the root diagnostics are relative to. */
+  readonly paths: readonly string[];
+  /** How often to look again for a path that does not exist yet, while watching. */
+  readonly retryMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+/** Quiet period before directories are rescanned after events for files that are not loaded. */
+const RESCAN_MS = 100;
+
+export class FileProvider implements Provider {
+  readonly description: string;
+  /** Watched directories, each with the one file name it cares about (a single-file path) or all. */
+  private readonly watchers = new Map<string, FSWatcher>();
+  private changed: ((what: string) => void) | undefined;
+  private rescan: NodeJS.Timeout | undefined;
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: FileProviderOptions) {
+    this.description = options.paths.join(', ');
+  }
+
+  async read(): Promise<ProvidedConfig> {
+    // Directories may have come or gone since the last read: watch what is there now.
+    this.syncWatchers();
+    const read = await readConfigFiles(this.options.paths);
+    return { documents: read.files, objects: [], diagnostics: read.diagnostics };
+  }
+
+  watch(changed: (what: string) => void): () => void {
+    this.changed = changed;
+    this.syncWatchers();
+    this.lookForMissing();
+    return () => this.close();
+  }
+
+  /** Files hold no status. */
+  report(_status: StatusReport): void {}
+
+  private lookForMissing(): void {
+    if (this.retry || this.options.paths.every((p) => existsSync(p))) return;
+    const every = this.options.retryMs ?? 2000;
+    this.options.log?.(`waiting for the configuration to appear; trying again every ${every} ms`);
+    this.retry = setInterval(() => {
+      // Quietly until every path exists: a reload that fails would log and count each time.
+      if (!this.options.paths.every((p) => existsSync(p))) return;
+      clearInterval(this.retry);
+      this.retry = undefined;
+      this.syncWatchers();
+      this.changed?.(this.options.paths.join(', '));
+    }, every);
+    this.retry.unref();
+  }
+
+  private onEvent(dir: string, file: string | null, only: string | undefined): void {
+    const what = file === null ? dir : join(dir, file);
+    if (only !== undefined) {
+      if (file === null || file === only) this.changed?.(what);
+      return;
+    }
+    if (file === null || isLoadedFile(basename(file))) {
+      this.changed?.(what);
+      return;
+    }
+    // Not a file we load; it may be a directory that came or went.
+    if (this.rescan) return;
+    this.rescan = setTimeout(() => {
+      this.rescan = undefined;
+      if (this.syncWatchers()) this.changed?.(`the directories under ${this.description}`);
+    }, RESCAN_MS);
+  }
+
+  /** Watches every directory under the paths; true when the set of directories changed. */
+  private syncWatchers(): boolean {
+    if (!this.changed) return false;
+    const wanted = new Map<string, string | undefined>();
+    for (const p of this.options.paths) {
+      try {
+        // A single file is watched through its directory: editors often save by renaming a new file over it.
+        if (statSync(p).isDirectory()) for (const dir of directoriesUnder(p)) wanted.set(dir, undefined);
+        else wanted.set(dirname(p), basename(p));
+      } catch {
+        // A path that cannot be read still loads (as an io-error); lookForMissing waits for it.
+      }
+    }
+    let moved = false;
+    for (const [dir, w] of this.watchers) {
+      if (!wanted.has(dir)) {
+        w.close();
+        this.watchers.delete(dir);
+        moved = true;
+      }
+    }
+    for (const [dir, only] of wanted) {
+      if (this.watchers.has(dir)) continue;
+      try {
+        // Each directory on its own: Node 20's recursive fs.watch on Linux stops reporting a
+        // file once it has been replaced by a rename (how tools write files atomically).
+        const w = watch(dir, (_event, file) => this.onEvent(dir, file, only));
+        w.on('error', () => this.onEvent(dir, null, only));
+        this.watchers.set(dir, w);
+        // A new directory may already hold files written before it was watched.
+        moved = true;
+      } catch {
+        // Gone between the scan and the watch: the next event rescans.
+      }
+    }
+    return moved;
+  }
+
+  close(): void {
+    this.changed = undefined;
+    for (const w of this.watchers.values()) w.close();
+    this.watchers.clear();
+    if (this.rescan) clearTimeout(this.rescan);
+    if (this.retry) clearInterval(this.retry);
+    this.rescan = undefined;
+    this.retry = undefined;
+  }
+}
+
+/** `dir` and every directory below it, skipping hidden ones as the loader does. */
+function directoriesUnder(dir: string): string[] {
+  const out = [dir];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.isDirectory() && !e.name.startsWith('.')) out.push(...directoriesUnder(join(dir, e.name)));
+  }
+  return out;
+}

@@ -1,0 +1,38 @@
+// The seam between where Gateway API objects come from and the pipeline that compiles
+// them. A provider hands over everything it has as plain data (it crosses to the compiler's
+// thread), says when that may have changed, and receives the status of every object after
+// each compile, keyed by object. The file provider (file.ts) is the first one; a
+// Kubernetes provider would list and watch the API server and write status back.
+import type { Diagnostic } from '../gatewayapi/diagnostic.js';
+import type { ConfigFile, ObjectInput } from '../gatewayapi/parse.js';
+import type { ObjectStatus } from '../translate/status.js';
+
+/** Everything a provider has now. */
+export interface ProvidedConfig {
+  /** Documents as text (YAML or JSON): the compiler parses them, so each field keeps its line. */
+  readonly documents: readonly ConfigFile[];
+  /** Objects already decoded, with a source location when the provider knows one. */
+  readonly objects: readonly ObjectInput[];
+  /** What the provider could not read (`io-error`), located where it can be. */
+  readonly diagnostics: readonly Diagnostic[];
+}
+
+/** The status of every object of one compiled generation. */
+export interface StatusReport {
+  readonly generation: number;
+  /** By object: `kind/namespace/name` (translate/status.ts objectKey); the file:line is an attribute. */
+  readonly objects: ReadonlyMap<string, ObjectStatus>;
+}
+
+export interface Provider {
+  /** What it reads, for logs: a directory, a cluster. */
+  readonly description: string;
+  read(): Promise<ProvidedConfig>;
+  /**
+   * Calls `changed` whenever read() may answer differently, with what changed (a file, an
+   * object) for logs; returns what stops watching.
+   */
+  watch(changed: (what: string) => void): () => void;
+  /** Called after every generation is swapped in. */
+  report(status: StatusReport): void;
+}
