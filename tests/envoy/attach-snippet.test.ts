@@ -157,6 +157,7 @@ describe('envoy/attach-example.yaml', () => {
     expect(statics['clusters']).toContainEqual((s['clusters'] as Node[])[0]);
     const app = (statics['clusters'] as Node[]).find((c) => c['name'] === 'app') as Node;
     expect(app['outlier_detection']).toEqual(s['cluster_outlier_detection']);
+    expect(app['circuit_breakers']).toEqual(s['cluster_circuit_breakers']);
     expect(example['layered_runtime']).toEqual(s['layered_runtime']);
   });
 
@@ -213,6 +214,7 @@ describe('an Envoy with the generated snippet added', () => {
             name: 'app',
             type: 'STATIC',
             outlier_detection: s['cluster_outlier_detection'],
+            circuit_breakers: s['cluster_circuit_breakers'],
             load_assignment: {
               cluster_name: 'app',
               endpoints: [

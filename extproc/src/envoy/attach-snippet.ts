@@ -220,10 +220,14 @@ export function generateAttachSnippet(table: PolicyTable, options: AttachSnippet
       [
         '5b. Recommended on each of your clusters the routes above use: eject an endpoint that',
         "    refuses connections (only local failures count; a backend's 5xx never ejects it),",
-        '    so sessions and new requests stop trying it until it is back. Merge into an existing',
-        '    outlier_detection.',
+        '    so sessions and new requests stop trying it until it is back (merge into an existing',
+        "    outlier_detection); and raise Envoy's limit of 3 concurrent retries per cluster, past",
+        '    which a retry a rule asks for is silently dropped (or set a retry_budget instead).',
       ],
-      { cluster_outlier_detection: outlierDetection() },
+      {
+        cluster_outlier_detection: outlierDetection(),
+        cluster_circuit_breakers: { thresholds: [{ priority: 'DEFAULT', max_retries: 1024 }] },
+      },
     ),
     section(
       [

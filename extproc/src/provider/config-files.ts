@@ -20,6 +20,14 @@ export function isLoadedFile(name: string): boolean {
   return !name.startsWith('.') && LOADED.test(name);
 }
 
+/**
+ * The largest configuration file read: 10,000 HTTPRoutes take about 3.3 MiB, and parsing a
+ * file far beyond that would hold the control service for minutes and gigabytes.
+ */
+export const MAX_CONFIG_FILE_BYTES = 16 * 1024 * 1024;
+
+const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
 async function walk(dir: string, out: string[]): Promise<void> {
   const entries = await readdir(dir, { withFileTypes: true });
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -55,6 +63,12 @@ export async function readConfigFiles(paths: readonly string[]): Promise<ConfigF
   for (const abs of [...new Set(found)]) {
     const rel = relative(base, abs) || abs;
     try {
+      const { size } = await stat(abs);
+      if (size > MAX_CONFIG_FILE_BYTES) {
+        const message = `the file is ${mib(size)}; files over ${mib(MAX_CONFIG_FILE_BYTES)} are not read`;
+        diagnostics.push({ code: 'io-error', file: rel.split('\\').join('/'), line: 0, field: '', message });
+        continue;
+      }
       files.push({ path: rel.split('\\').join('/'), text: await readFile(abs, 'utf8') });
     } catch (e) {
       diagnostics.push({ code: 'io-error', file: rel, line: 0, field: '', message: (e as Error).message });
