@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run } from '../../extproc/src/cli/main.js';
-import { MAX_CONFIG_FILE_BYTES, readConfigFiles } from '../../extproc/src/runtime/config-files.js';
+import { MAX_CONFIG_FILE_BYTES, readConfigFiles } from '../../extproc/src/provider/config-files.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'steadfast-limits-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
