@@ -19,7 +19,7 @@ import {
 } from './edge-defaults.js';
 import { PIN_HEADER, TYPE_HCM } from './envoy-names.js';
 import { backoffFloorFilters, type FilterOptions, gatewayHttpFilters } from './http-filters.js';
-import { matchRe2Problem } from './re2-syntax.js';
+import { matchRe2Problem } from '../table/re2-syntax.js';
 import { envoyRoute } from './route-action.js';
 import type { OutlierDetectionOptions } from './outlier-detection.js';
 import { type RuleClusters, ruleClusters } from './rule-clusters.js';

@@ -101,6 +101,8 @@ export function statusByObject(statuses: readonly ObjectStatus[]): ReadonlyMap<s
 
 /** Conditions that must be True for `steadfast validate` to pass. */
 const MUST_BE_TRUE = new Set(['Accepted', 'Programmed', 'ResolvedRefs']);
+/** Conditions that must not be True: part of the object is not served as written. */
+const MUST_NOT_BE_TRUE = new Set(['PartiallyInvalid']);
 
 function conditionsOf(s: ObjectStatusBody): Condition[] {
   return [
@@ -111,10 +113,14 @@ function conditionsOf(s: ObjectStatusBody): Condition[] {
   ];
 }
 
-/** True when the object has no errors and nothing it reports is False. */
+/** True when the object has no errors, nothing it reports is False, and nothing of it was dropped. */
 export function isHealthy(o: ObjectStatus): boolean {
   if (o.errors.length > 0) return false;
-  return conditionsOf(o.status).every((c) => !(MUST_BE_TRUE.has(c.type) && c.status === 'False'));
+  return conditionsOf(o.status).every(
+    (c) =>
+      !(MUST_BE_TRUE.has(c.type) && c.status === 'False') &&
+      !(MUST_NOT_BE_TRUE.has(c.type) && c.status === 'True'),
+  );
 }
 
 /**

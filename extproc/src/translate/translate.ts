@@ -12,6 +12,7 @@ import {
   type TableRule,
 } from '../table/policy-table.js';
 import { encodePolicyToken } from '../table/policy-token.js';
+import { matchRe2Problem } from '../table/re2-syntax.js';
 import { type Attachment, attachRoute } from './attach.js';
 import { type BackendContext, resolveBackend } from './backends.js';
 import { type GatewayState, classStatus, evaluateGateways, gatewayStatus } from './gateways.js';
@@ -136,7 +137,29 @@ function translateRule(
   };
 }
 
-/** The parent conditions of an attached route: Accepted (False when a rule fails closed) and ResolvedRefs. */
+/**
+ * PartiallyInvalid when Envoy cannot take some of the route's matches (a regular expression
+ * RE2 cannot compile): gateway mode leaves them out of Envoy's routes. The upstream rule:
+ * Accepted stays True, and the message starts with "Dropped Rule".
+ */
+function partiallyInvalid(route: Route, rules: readonly TableRule[]): Condition[] {
+  const dropped = rules.flatMap((r) => r.matches.map(matchRe2Problem).filter((p) => p !== undefined));
+  if (dropped.length === 0) return [];
+  return [
+    condition(
+      T.PartiallyInvalid,
+      'True',
+      Reason.UnsupportedValue,
+      `Dropped Rule matches from Envoy's routes in gateway mode (attach mode still matches them): ${dropped.join('; ')}`,
+      route.generation,
+    ),
+  ];
+}
+
+/**
+ * The parent conditions of an attached route: Accepted (False when a rule fails closed),
+ * ResolvedRefs, and PartiallyInvalid when Envoy cannot take some matches.
+ */
 function routeConditions(route: Route, rules: readonly TableRule[]): Condition[] {
   const gen = route.generation;
   const configInvalid = rules.filter((r) => r.invalid?.reason === Reason.UnsupportedValue);
@@ -167,7 +190,7 @@ function routeConditions(route: Route, rules: readonly TableRule[]): Condition[]
         gen,
       )
     : condition(T.ResolvedRefs, 'True', Reason.ResolvedRefs, 'all references resolved', gen);
-  return [accepted, resolved];
+  return [accepted, resolved, ...partiallyInvalid(route, rules)];
 }
 
 function parentStatus(a: Attachment, attachedConditions: Condition[] | undefined): RouteParentStatus {

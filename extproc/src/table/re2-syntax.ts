@@ -1,9 +1,10 @@
 // Envoy matches regular expressions with RE2, which has no lookaround, backreferences or
 // atomic groups. One such expression would make Envoy refuse the whole route
-// configuration, so a match that uses them is left out of it (with a warning): the other
-// routes keep working, and requests it would have matched fall to the next route.
+// configuration, so gateway mode leaves a match that uses them out (with a warning), and
+// translation reports it on its route (PartiallyInvalid): the other routes keep working, and
+// requests it would have matched fall to the next route.
 
-import type { TableMatch } from '../table/policy-table.js';
+import type { TableMatch } from './policy-table.js';
 
 const UNSUPPORTED = /\(\?<?[=!]|\(\?>|\\[1-9]|\\k<|[*+?}]\+/;
 
