@@ -1,7 +1,9 @@
-// The echo backend: HTTP/1.1, h2c with prior knowledge and WebSocket on one loopback port.
+// The echo backend: HTTP/1.1, h2c with prior knowledge and WebSocket on one loopback port
+// (or, given a key pair, HTTPS: HTTP/1.1, WebSocket and h2 chosen by ALPN).
 import { createServer as createHttp1Server } from 'node:http';
 import { createServer as createHttp2Server } from 'node:http2';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { AttemptLedger } from '../attempt-ledger.js';
 import { backendName } from '../backend-name.js';
 import { listenPort, loopbackAddress } from '../loopback-endpoint.js';
@@ -20,6 +22,8 @@ export interface EchoBackendOptions {
   readonly name?: string;
   /** Share one ledger between backends so attempts count across them, as retries may move between hosts. */
   readonly ledger?: AttemptLedger;
+  /** Serve TLS with this PEM key pair (HTTP/1.1, WebSocket and h2 by ALPN) instead of cleartext. */
+  readonly tls?: { readonly certificate: string; readonly privateKey: string };
 }
 
 export async function startEchoBackend(options: EchoBackendOptions): Promise<RunningBackend> {
@@ -45,19 +49,30 @@ export async function startEchoBackend(options: EchoBackendOptions): Promise<Run
   http2.on('sessionError', () => undefined);
 
   const sockets = new Set<Socket>();
-  const tcp = createTcpServer((socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-    socket.on('error', () => socket.destroy());
-    sniffProtocol(socket, (protocol) => {
-      if (protocol === 'h2c') {
-        http2.emit('connection', socket);
-      } else {
-        http1.emit('connection', socket);
-        socket.resume();
-      }
-    });
-  });
+  const tcp = options.tls
+    ? createTlsServer(
+        { cert: options.tls.certificate, key: options.tls.privateKey, ALPNProtocols: ['h2', 'http/1.1'] },
+        (socket) => {
+          sockets.add(socket);
+          socket.once('close', () => sockets.delete(socket));
+          socket.on('error', () => socket.destroy());
+          if (socket.alpnProtocol === 'h2') http2.emit('connection', socket);
+          else http1.emit('connection', socket);
+        },
+      )
+    : createTcpServer((socket) => {
+        sockets.add(socket);
+        socket.once('close', () => sockets.delete(socket));
+        socket.on('error', () => socket.destroy());
+        sniffProtocol(socket, (protocol) => {
+          if (protocol === 'h2c') {
+            http2.emit('connection', socket);
+          } else {
+            http1.emit('connection', socket);
+            socket.resume();
+          }
+        });
+      });
 
   await new Promise<void>((resolve, reject) => {
     tcp.once('error', reject);
