@@ -71,6 +71,46 @@ describe('generateAttachSnippet', () => {
     });
   });
 
+  it('forwards to ext_proc only the request line and the headers the rules match on', () => {
+    expect(typed(filters[0])['forward_rules']).toEqual({
+      allowed_headers: { patterns: [':authority', ':method', ':path', 'host'].map((exact) => ({ exact })) },
+    });
+    const withHeaders = compileSnapshot([
+      { path: 'base.yaml', text: CONFIG['base.yaml'] },
+      {
+        path: 'routes.yaml',
+        text: routesYaml([
+          {
+            name: 'shop',
+            hostnames: ['shop.example'],
+            rules: [
+              { path: '/a', headers: { 'X-Env': 'canary', 'x-tenant': 't1' } },
+              { path: '/b', headers: { 'x-env': 'stable' } },
+            ],
+          },
+        ]),
+      },
+    ]).table;
+    const generated = parse(
+      generateAttachSnippet(withHeaders, { extProcAddress: '127.0.0.1:50051', wasmPath: 'w.wasm' }),
+    ) as Node;
+    const ext = typed((generated['http_filters'] as Node[])[0]);
+    // Lower-case (Envoy's header map is), each once, sorted: the output is stable.
+    expect(ext['forward_rules']).toEqual({
+      allowed_headers: {
+        patterns: [':authority', ':method', ':path', 'host', 'x-env', 'x-tenant'].map((exact) => ({ exact })),
+      },
+    });
+    const all = parse(
+      generateAttachSnippet(withHeaders, {
+        extProcAddress: '127.0.0.1:50051',
+        wasmPath: 'w.wasm',
+        forwardAllHeaders: true,
+      }),
+    ) as Node;
+    expect(typed((all['http_filters'] as Node[])[0])).not.toHaveProperty('forward_rules');
+  });
+
   it('gives the filter its policy source and the session keys', () => {
     const config = (typed(filters[1])['config'] as Node)['configuration'] as Node;
     expect(JSON.parse(config['value'] as string)).toEqual({ policySource: 'metadata', sessionKeys: KEYS });
@@ -259,6 +299,16 @@ describe('steadfast envoy-config --mode attach', () => {
     const value = ((typed(filters[1])['config'] as Node)['configuration'] as Node)['value'] as string;
     expect(JSON.parse(value)).toEqual({ policySource: 'metadata', sessionKeys: KEYS });
     expect(r.out).toContain('holds 2 session key(s): treat this output as a secret');
+  });
+
+  it('leaves forward_rules out with --forward-all-headers', async () => {
+    const ext = async (...extra: string[]) => {
+      const r = await capture(['envoy-config', '--config', dir, '--mode', 'attach', ...extra]);
+      expect(r.code).toBe(0);
+      return typed(((parse(r.out) as Node)['http_filters'] as Node[])[0]);
+    };
+    expect(await ext()).toHaveProperty('forward_rules');
+    expect(await ext('--forward-all-headers')).not.toHaveProperty('forward_rules');
   });
 
   it('refuses a bad key file, naming file and line', async () => {

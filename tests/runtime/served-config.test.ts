@@ -72,6 +72,43 @@ describe('ServedConfig', () => {
     expect(lines.filter((l) => l.startsWith('warning: '))).toHaveLength(1);
   });
 
+  it('says when a reload changes the headers the rules match on (the attach snippet forwards only those)', async () => {
+    const lines: string[] = [];
+    const dir = mkdtempSync(join(tmpdir(), 'steadfast-served-'));
+    dirs.push(dir);
+    const routes = (headers?: Record<string, string>) =>
+      routesYaml([
+        {
+          name: 'shop',
+          hostnames: ['shop.example'],
+          rules: [{ path: '/cart', ...(headers ? { headers } : {}) }],
+        },
+      ]);
+    writeFileSync(join(dir, 'base.yaml'), BASE);
+    writeFileSync(join(dir, 'routes.yaml'), routes());
+    const config = new ServedConfig({
+      paths: [dir],
+      metrics: new ServiceMetrics(),
+      debounceMs: 20,
+      log: (l) => lines.push(l),
+    });
+    served.push(config);
+    await config.start();
+    const said = () => lines.filter((l) => l.includes('match on request headers'));
+    expect(said()).toEqual([]);
+    expect(config.headersRead()).toEqual(new Set());
+    writeFileSync(join(dir, 'routes.yaml'), routes({ 'X-Env': 'canary' }));
+    await config.reload();
+    expect(said()).toEqual([
+      expect.stringMatching(
+        /now match on request headers \[x-env\] \(before: \[\]\).*envoy-config --mode attach/,
+      ),
+    ]);
+    expect(config.headersRead()).toEqual(new Set(['x-env']));
+    await config.reload();
+    expect(said()).toHaveLength(1);
+  });
+
   it('is not ready before the first load, then ready and resolving', async () => {
     const { config, metrics } = setup({ 'base.yaml': BASE, 'routes.yaml': ROUTES });
     expect(config.notReadyReason()).toBe('no configuration loaded yet');

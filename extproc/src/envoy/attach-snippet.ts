@@ -6,6 +6,7 @@
 import { stringify } from 'yaml';
 import type { PolicyTable, TableMatch, TableRule } from '../table/policy-table.js';
 import { METADATA_NAMESPACE, PIN_HEADER, TYPE_HTTP_PROTOCOL_OPTIONS } from './envoy-names.js';
+import { REQUEST_LINE_HEADERS, headersReadBy } from '../table/headers-read.js';
 import { routerFilter, statefulSessionFilter, steadfastWasmFilter } from './http-filters.js';
 import { outlierDetection } from './outlier-detection.js';
 import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
@@ -36,6 +37,11 @@ export interface AttachSnippetOptions {
   readonly sessionKeys?: readonly string[];
   /** Adds x-steadfast-policy to responses: for trying it out, never production. */
   readonly debug?: boolean;
+  /**
+   * Send ext_proc every request header, not only those the rules read: for configurations
+   * whose header matches change more often than the snippet can be deployed.
+   */
+  readonly forwardAllHeaders?: boolean;
 }
 
 /** `HOST:PORT` or `[v6]:PORT` → its parts; throws on anything else. */
@@ -59,7 +65,18 @@ export function attachFilterConfiguration(options: AttachSnippetOptions): string
   });
 }
 
-export function attachHttpFilters(options: AttachSnippetOptions): Json[] {
+/**
+ * ext_proc's `forward_rules`: only the request line and the headers the rules match on
+ * reach the control service (ext_proc.proto: "only headers in the allowed_headers are
+ * forwarded") — less for Envoy to serialize and for the service to read, and no cookie or
+ * credential leaves Envoy that no rule needs.
+ */
+export function extProcForwardRules(table: PolicyTable): Json {
+  const names = [...REQUEST_LINE_HEADERS, ...headersReadBy(table)];
+  return { allowed_headers: { patterns: names.map((exact) => ({ exact })) } };
+}
+
+export function attachHttpFilters(table: PolicyTable, options: AttachSnippetOptions): Json[] {
   return [
     {
       name: 'envoy.filters.http.ext_proc',
@@ -77,6 +94,7 @@ export function attachHttpFilters(options: AttachSnippetOptions): Json[] {
           response_trailer_mode: 'SKIP',
         },
         metadata_options: { receiving_namespaces: { untyped: [METADATA_NAMESPACE] } },
+        ...(options.forwardAllHeaders ? {} : { forward_rules: extProcForwardRules(table) }),
       },
     },
     steadfastWasmFilter('steadfast', attachFilterConfiguration(options), options.wasmPath),
@@ -185,7 +203,7 @@ export function generateAttachSnippet(table: PolicyTable, options: AttachSnippet
         '   requests go on without policy); steadfast.wasm applies it; stateful_session pins a',
         `   session to its backend through ${PIN_HEADER}, falling back to load balancing (strict: false).`,
       ],
-      { http_filters: attachHttpFilters(options) },
+      { http_filters: attachHttpFilters(table, options) },
     ),
     section(
       [

@@ -3,6 +3,7 @@
 // HostBucket indexed by path, so a lookup costs a few map reads, not a scan of routes.
 import type { PolicyTable } from '../table/policy-table.js';
 import { compileEntry } from './entry.js';
+import { headersReadBy } from '../table/headers-read.js';
 import { HostBucket } from './host-bucket.js';
 import { type ResolveRequest, type ResolveResult, hostOf } from './request.js';
 
@@ -20,7 +21,7 @@ export function compileResolver(table: PolicyTable): Resolver {
   const wildcard = new Map<string, HostBucket>();
   const any = new HostBucket('*');
   let size = 0;
-  const headersRead = new Set<string>();
+  const headersRead: ReadonlySet<string> = new Set(headersReadBy(table));
   const bucketFor = (hostname: string): HostBucket => {
     if (hostname === '*') return any;
     const map = hostname.startsWith('*.') ? wildcard : exact;
@@ -36,7 +37,6 @@ export function compileResolver(table: PolicyTable): Resolver {
     for (const rule of route.rules) {
       for (const match of rule.matches) {
         const entry = compileEntry(route, rule, match, order);
-        for (const h of match.headers) headersRead.add(h.name.toLowerCase());
         for (const h of route.hostnames) {
           bucketFor(h).add(entry);
           size++;

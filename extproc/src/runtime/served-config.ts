@@ -8,6 +8,7 @@ import type { Provider } from '../provider/provider.js';
 import type { PolicyLookup, PolicyOutcome } from '../grpc/ext-proc-service.js';
 import type { RequestAttributes } from '../grpc/request-attributes.js';
 import type { Resolver } from '../resolve/compile.js';
+import { headersReadBy } from '../table/headers-read.js';
 import { ConfigStore, type ReloadFailure, errorLines } from './config-store.js';
 import type { ServiceMetrics } from './metrics.js';
 import { SnapshotCompiler } from './snapshot-compiler.js';
@@ -42,6 +43,8 @@ export class ServedConfig implements ConfigView {
   private at: Date | undefined;
   private resolver: Resolver | undefined;
   private warned = new Set<string>();
+  /** The request headers the rules matched on at the last swap, as logged. */
+  private headersLogged: string | undefined;
 
   constructor(private readonly options: ServedConfigOptions) {
     const provider =
@@ -70,6 +73,16 @@ export class ServedConfig implements ConfigView {
           (problems > 0 ? `, ${problems} problem(s): see /v1/status` : '') +
           (warnings.length > 0 ? `, ${warnings.length} warning(s)` : ''),
       );
+      // Attach mode's Envoy forwards only the headers the rules read when its snippet was made.
+      const read = headersReadBy(snapshot.table).join(', ');
+      if (this.headersLogged !== undefined && read !== this.headersLogged) {
+        options.log?.(
+          `the rules now match on request headers [${read}] (before: [${this.headersLogged}]); ` +
+            'if your Envoy has the snippet of `steadfast envoy-config --mode attach`, generate it again ' +
+            'so that its ext_proc filter forwards them (forward_rules)',
+        );
+      }
+      this.headersLogged = read;
       // Each warning once, when it first appears (a reload repeats the ones that stay).
       const now = new Set(warnings.map(formatDiagnostic));
       for (const w of now) if (!this.warned.has(w)) options.log?.(`warning: ${w}`);

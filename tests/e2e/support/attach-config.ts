@@ -8,6 +8,8 @@ import { join } from 'node:path';
 export interface AttachRule {
   readonly path: string;
   readonly pathType?: 'PathPrefix' | 'Exact';
+  /** Exact header matches, all of which must hold. */
+  readonly headers?: Readonly<Record<string, string>>;
   readonly retry?: {
     readonly attempts: number;
     readonly codes?: readonly number[];
@@ -53,8 +55,13 @@ ${endpoints.map((e) => `  - addresses: ['${e.address}']`).join('\n')}
 }
 
 function ruleYaml(r: AttachRule): string {
+  const headers = Object.entries(r.headers ?? {}).map(
+    ([name, value]) => `{ name: ${name}, value: '${value}' }`,
+  );
   const lines = [
-    `    - matches: [{ path: { type: ${r.pathType ?? 'PathPrefix'}, value: '${r.path}' } }]`,
+    `    - matches: [{ path: { type: ${r.pathType ?? 'PathPrefix'}, value: '${r.path}' }` +
+      (headers.length > 0 ? `, headers: [${headers.join(', ')}]` : '') +
+      ' }]',
     '      backendRefs: [{ name: app, port: 80 }]',
   ];
   if (r.retry) {

@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { AttemptLedger } from '../../../backends/attempt-ledger.js';
 import { startEchoBackend } from '../../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../../backends/running-backend.js';
+import { extProcForwardRules } from '../../../extproc/src/envoy/attach-snippet.js';
 import { startEnvoy, type EnvoyProcess } from '../../../extproc/src/runtime/envoy-process.js';
+import { compileSnapshot } from '../../../extproc/src/runtime/snapshot.js';
 import { REPO_ROOT } from '../../support/paths.js';
 import { type AttachRoute, type ConfigDir, baseObjectsYaml, configDir, routesYaml } from './attach-config.js';
 import { startControlService, type ControlServiceHandle } from './control-service.js';
@@ -55,10 +57,11 @@ export async function startAttachStack(options: AttachStackOptions): Promise<Att
     }
     const port = (backends[0] as RunningBackend).port;
     const routesText = (r: readonly AttachRoute[] | string) => (typeof r === 'string' ? r : routesYaml(r));
-    const config = configDir({
+    const files = {
       'base.yaml': baseObjectsYaml(backends, port),
       'routes.yaml': routesText(options.routes),
-    });
+    };
+    const config = configDir(files);
     cleanup.push(() => config.remove());
     const serveArgs = [
       'serve',
@@ -82,6 +85,10 @@ export async function startAttachStack(options: AttachStackOptions): Promise<Att
           steadfast_extproc: [{ address: '127.0.0.1', port: grpcPort }],
         },
         ...(options.filterConfig === undefined ? {} : { filterConfig: options.filterConfig }),
+        // As an operator deploys it: the snippet's forward_rules for these rules.
+        extProcForwardRules: extProcForwardRules(
+          compileSnapshot(Object.entries(files).map(([path, text]) => ({ path, text }))).table,
+        ),
         ...(options.extProcMessageTimeout === undefined
           ? {}
           : { extProcMessageTimeout: options.extProcMessageTimeout }),

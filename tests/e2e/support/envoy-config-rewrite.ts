@@ -16,6 +16,8 @@ export interface RewriteOptions {
   readonly filterConfig?: string;
   /** Replaces the ext_proc filter's message_timeout (e.g. `1s`). */
   readonly extProcMessageTimeout?: string;
+  /** Replaces the ext_proc filter's forward_rules (what the snippet generates for the test's rules). */
+  readonly extProcForwardRules?: Readonly<Record<string, unknown>>;
 }
 
 type Node = Record<string, unknown>;
@@ -65,6 +67,9 @@ export function rewriteEnvoyConfig(yamlText: string, options: RewriteOptions = {
     }
     if (options.extProcMessageTimeout !== undefined && n['name'] === 'envoy.filters.http.ext_proc') {
       (n['typed_config'] as Node)['message_timeout'] = options.extProcMessageTimeout;
+    }
+    if (options.extProcForwardRules !== undefined && n['name'] === 'envoy.filters.http.ext_proc') {
+      (n['typed_config'] as Node)['forward_rules'] = options.extProcForwardRules;
     }
     // Only the downstream filter: the upstream one (`role: upstream`) keeps its configuration.
     if (options.filterConfig !== undefined && n['name'] === 'envoy.filters.http.wasm') {

@@ -15,7 +15,8 @@ import { formatDiagnostic, isWarning } from '../../gatewayapi/diagnostic.js';
 
 const USAGE =
   'steadfast envoy-config --config <dir> --mode gateway|attach [--address A] [--envoy-admin-port N] ' +
-  '[--wasm-path P] [--session-key BASE64]... [--session-keys FILE] [--ext-proc-address HOST:PORT] [--compose]';
+  '[--wasm-path P] [--session-key BASE64]... [--session-keys FILE] [--ext-proc-address HOST:PORT] ' +
+  '[--forward-all-headers] [--compose]';
 
 export const envoyConfigCommand: Command = {
   name: 'envoy-config',
@@ -31,6 +32,8 @@ export const envoyConfigCommand: Command = {
       'session-key': { type: 'string', multiple: true },
       'session-keys': { type: 'string' },
       'ext-proc-address': { type: 'string' },
+      // Attach mode: ext_proc gets every request header, not only those the rules read.
+      'forward-all-headers': { type: 'boolean' },
       // The preset compose.yaml runs: listeners and admin on 0.0.0.0, the demo key, debug.
       compose: { type: 'boolean' },
     });
@@ -71,6 +74,7 @@ export const envoyConfigCommand: Command = {
           extProcAddress: flag(parsed, 'ext-proc-address') ?? '127.0.0.1:50051',
           wasmPath,
           ...(sessionKeys.length > 0 ? { sessionKeys } : {}),
+          ...(flag(parsed, 'forward-all-headers') === 'true' ? { forwardAllHeaders: true } : {}),
         }),
       );
       return 0;
