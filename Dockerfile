@@ -24,9 +24,10 @@ COPY --from=build /steadfast/filter/build/steadfast.wasm ./filter/build/steadfas
 COPY bin ./bin
 COPY scripts/compose-backend.mjs ./scripts/compose-backend.mjs
 COPY examples ./examples
-# compose mounts a named volume here for handing steadfast.wasm to Envoy; Docker gives a new
-# volume this directory's owner, so the node user can write into it.
-RUN mkdir -p /shared/filter && chown node:node /shared/filter
+# compose mounts named volumes here: steadfast.wasm and the generated configuration for Envoy,
+# and the demo backends' shared attempt counts. Docker gives a new volume its directory's
+# owner, so the node user can write into them.
+RUN mkdir -p /shared/filter /shared/envoy /shared/attempts && chown node:node /shared/filter /shared/envoy /shared/attempts
 USER node
 EXPOSE 9902 50051
 CMD ["node", "bin/steadfast.js", "serve", "--config", "examples/quickstart", "--grpc-address", "0.0.0.0:50051", "--admin-address", "0.0.0.0", "--admin-port", "9902"]

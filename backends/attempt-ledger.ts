@@ -31,6 +31,19 @@ export interface AttemptStart {
 export interface LedgerLimits {
   readonly maxKeys?: number;
   readonly maxRecordsPerKey?: number;
+  /**
+   * Numbers the attempts instead of this ledger's own count: backends in separate processes
+   * (one container each in docker compose) hand theirs the same shared counter.
+   */
+  readonly counter?: AttemptCounter;
+}
+
+/** Numbers the attempts of a uuid, 1, 2, 3, … across everyone who shares it. */
+export interface AttemptCounter {
+  /** Counts one more attempt for the uuid and returns its number. */
+  next(uuid: string): number;
+  /** How many attempts were counted for the uuid. */
+  count(uuid: string): number;
 }
 
 interface Entry {
@@ -47,16 +60,18 @@ export class AttemptLedger {
   readonly #entries = new Map<string, Entry>();
   readonly #maxKeys: number;
   readonly #maxRecords: number;
+  readonly #counter: AttemptCounter | undefined;
 
   constructor(limits: LedgerLimits = {}) {
     this.#maxKeys = limits.maxKeys ?? 10_000;
     this.#maxRecords = limits.maxRecordsPerKey ?? 32;
+    this.#counter = limits.counter;
   }
 
   /** Counts a new attempt for the uuid and returns its record, to be completed with `finish`. */
   begin(uuid: string, start: AttemptStart): AttemptRecord {
     const entry = this.#touch(uuid);
-    entry.count += 1;
+    entry.count = this.#counter ? this.#counter.next(uuid) : entry.count + 1;
     const record: AttemptRecord = {
       attempt: entry.count,
       instance: start.instance,
@@ -72,14 +87,14 @@ export class AttemptLedger {
     return record;
   }
 
-  /** Attempts recorded for the uuid, oldest first; empty for an unknown uuid. */
+  /** Attempts recorded for the uuid by this ledger, oldest first; empty for an unknown uuid. */
   attempts(uuid: string): readonly AttemptRecord[] {
     return (this.#entries.get(uuid)?.records ?? []).map((record) => ({ ...record }));
   }
 
   /** How many attempts were seen for the uuid, including those beyond the recorded ones. */
   count(uuid: string): number {
-    return this.#entries.get(uuid)?.count ?? 0;
+    return this.#counter ? this.#counter.count(uuid) : (this.#entries.get(uuid)?.count ?? 0);
   }
 
   get size(): number {

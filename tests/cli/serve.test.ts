@@ -24,6 +24,11 @@ describe('steadfast serve', () => {
     expect(both).toMatchObject({ code: 2, err: expect.stringContaining('exclude each other') });
   });
 
+  it('writes Envoy files (--envoy-files) only from a configuration', async () => {
+    const r = await serve('--policy-token', 'sf1;id=x;k=h', '--envoy-files', join(tmp, 'envoy'));
+    expect(r).toMatchObject({ code: 2, err: expect.stringContaining('--envoy-files needs --config') });
+  });
+
   it('checks the address, the port and the worker count', async () => {
     expect((await serve('--config', tmp, '--grpc-address', 'nope')).err).toContain('is not HOST:PORT');
     expect((await serve('--config', tmp, '--admin-port', '70000')).err).toContain('--admin-port');

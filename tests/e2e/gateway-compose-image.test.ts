@@ -80,7 +80,7 @@ function stop(child: ChildProcess): Promise<number | null> {
   });
 }
 
-const compose = parse(readFileSync(join(REPO_ROOT, 'compose.yaml'), 'utf8')) as {
+const compose = parse(readFileSync(join(REPO_ROOT, 'compose.yaml'), 'utf8'), { merge: true }) as {
   services: Record<string, { command?: string[] }>;
 };
 
@@ -90,24 +90,34 @@ describe('the steadfast image, rebuilt as a directory from the Dockerfile', () =
   beforeAll(() => assemble(root, finalStageCopies(readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8'))));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  it("runs the control service with compose's command", async () => {
+  it("runs the control service with compose's command, writing Envoy's files", async () => {
     const shell = compose.services['steadfast']?.command?.at(-1) ?? '';
     const serve = /exec (node bin\/steadfast\.js serve .*)$/s.exec(shell)?.[1]?.split(/\s+/) ?? [];
     expect(serve.slice(0, 3)).toEqual(['node', 'bin/steadfast.js', 'serve']);
     const port = await freePort();
+    const envoyFiles = join(root, 'shared-envoy');
+    // compose mounts examples/compose at /config (by default) and a volume at /shared/envoy.
     const args = serve
       .slice(1)
       .map((a) => a.replace('0.0.0.0:50051', `127.0.0.1:${port}`).replace(/^0\.0\.0\.0$/, '127.0.0.1'))
-      .map((a) => (a === '9902' ? '0' : a));
+      .map((a) => (a === '9902' ? '0' : a))
+      .map((a) => (a === '/config' ? join(root, 'examples/compose') : a))
+      .map((a) => (a === '/shared/envoy' ? envoyFiles : a));
     const { child, output } = await startIn(root, args, /steadfast serve: ready/);
     expect(output).toMatch(/configuration generation 1: 3 route\(s\)/);
+    const bootstrap = parse(readFileSync(join(envoyFiles, 'envoy.yaml'), 'utf8')) as {
+      dynamic_resources: { lds_config: { path_config_source: { path: string } } };
+    };
+    expect(bootstrap.dynamic_resources.lds_config.path_config_source.path).toBe(join(envoyFiles, 'lds.yaml'));
+    expect(readFileSync(join(envoyFiles, 'cds.yaml'), 'utf8')).toContain('address: echo-canary');
     expect(await stop(child)).toBe(0);
   });
 
   it.each(['echo-1', 'grpc-echo'])('runs the demo backend %s with its compose command', async (name) => {
+    // node scripts/compose-backend.mjs <kind> <name> <port> <attempts-dir>
     const command = compose.services[name]?.command ?? [];
     const port = await freePort();
-    const args = [...command.slice(1, -1), String(port)];
+    const args = [...command.slice(1, 4), String(port), join(root, 'shared-attempts')];
     const { child } = await startIn(root, args, /"backend":/);
     // Through the forwarder: an HTTP answer from echo, a TCP connection for gRPC.
     const reply =

@@ -1,7 +1,7 @@
-// The gateway configuration `docker compose up` runs (compose.yaml mounts it as
-// envoy/compose.yaml). Envoy runs in /steadfast with the filter mounted at
-// filter/build/steadfast.wasm — the repository's own layout, so the file is also checked
-// with `envoy --mode validate` from the repository root.
+// The gateway configuration `docker compose up` runs: the control service writes it for the
+// Envoy container (`steadfast serve --envoy-files`), which runs in /steadfast with the filter
+// mounted at filter/build/steadfast.wasm — the repository's own layout, so the same
+// configuration is also checked with `envoy --mode validate` from the repository root.
 import type { GatewayConfigOptions } from './gateway-config.js';
 
 /**
@@ -10,15 +10,12 @@ import type { GatewayConfigOptions } from './gateway-config.js';
  */
 export const COMPOSE_DEMO_SESSION_KEY = Buffer.from('steadfast-docker-compose-demo-k!').toString('base64');
 
-export const COMPOSE_CONFIG_FILES = [
-  'examples/quickstart/gateway.yaml',
-  'examples/quickstart/routes.yaml',
-  'examples/compose/services.yaml',
-] as const;
+/** What compose mounts at /config unless STEADFAST_CONFIG names another directory. */
+export const COMPOSE_CONFIG_DIR = 'examples/compose';
 
-export const COMPOSE_HEADER = `Generated for docker compose (compose.yaml) from ${COMPOSE_CONFIG_FILES.join(', ')}.
-Do not edit: regenerate with \`npm run compose:config\`.
-The session key below is a published demo key: never use this file outside the demo.`;
+export const COMPOSE_HEADER = `What docker compose's Envoy runs (compose.yaml), every resource static, for reading:
+compose itself hands Envoy these resources in files that follow the configuration.
+The session key below is a published demo key: never use this configuration outside the demo.`;
 
 export function composeGatewayOptions(sessionKeys: readonly string[]): GatewayConfigOptions {
   return {

@@ -7,12 +7,10 @@ import { EventEmitter } from 'node:events';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { envoyYaml } from '../envoy/envoy-yaml.js';
-import { fileBootstrap, resourceFiles } from '../envoy/file-resources.js';
 import type { GatewayConfigOptions } from '../envoy/gateway-config.js';
 import { type ControlService, startControlService } from './control-service.js';
-import { EnvoyResourceFiles } from './envoy-resource-files.js';
 import { type EnvoyProcess, startEnvoy } from './envoy-process.js';
+import { GatewayFiles } from './gateway-files.js';
 import { ServiceMetrics } from './metrics.js';
 import { type PortNeed, PortUnavailableError, checkPortsFree, splitHostPort } from './port-check.js';
 import { projectRoot } from './project-root.js';
@@ -190,25 +188,16 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
   const directory = mkdtempSync(join(tmpdir(), 'steadfast-gateway-'));
   // Set once Envoy runs: what the writer and the rejection check ask it.
   const after: { report?: (generation: number) => Promise<void>; envoy?: EnvoyProcess } = {};
-  const files = new EnvoyResourceFiles(directory, {
+  const files = new GatewayFiles(directory, {
+    envoy: envoyOptions,
+    log: options.log,
     untilClustersActive: (names) =>
       after.envoy ? untilClustersActive(after.envoy, names) : Promise.resolve(),
   });
   const events = new EventEmitter<LocalGatewayEvents>();
-  let applied = 0;
 
   const apply = async (snapshot: Snapshot, generation: number): Promise<void> => {
-    try {
-      const next = resourceFiles(snapshot.table, envoyOptions, directory, String(generation), snapshot.tls);
-      for (const w of next.warnings) options.log(`warning: ${w}`);
-      await files.write(next, String(generation));
-      applied = generation;
-      events.emit('applied', generation);
-    } catch (e) {
-      options.log(
-        `configuration generation ${generation} not applied; Envoy keeps the last good one: ${(e as Error).message}`,
-      );
-    }
+    if (await files.apply(snapshot, generation)) events.emit('applied', generation);
   };
 
   // Swaps that land while Envoy starts are written too: the writer serializes them.
@@ -223,7 +212,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
   let envoy: EnvoyProcess | undefined;
   try {
     envoy = await startEnvoy({
-      config: envoyYaml(fileBootstrap(directory, envoyOptions)),
+      config: files.bootstrap(),
       guard: { removeOnOrphan: [directory] },
     });
     checkListenersBound(envoy, needs);
@@ -278,7 +267,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     envoy: { value: envoy },
     control: { value: control },
     config: { value: config },
-    appliedGeneration: { get: () => applied },
+    appliedGeneration: { get: () => files.appliedGeneration },
     stop: { value: stop },
   }) as LocalGateway;
 }

@@ -1,0 +1,61 @@
+// A gateway-mode Envoy fed from files: every configuration generation that compiles becomes
+// Envoy's listeners, routes and clusters, written where Envoy watches (EnvoyResourceFiles keeps
+// the order safe). `steadfast dev` runs that Envoy itself; `steadfast serve --envoy-files`
+// feeds one that runs elsewhere (docker compose's Envoy container, through a shared volume).
+import { envoyYaml } from '../envoy/envoy-yaml.js';
+import { fileBootstrap, resourceFiles } from '../envoy/file-resources.js';
+import type { GatewayConfigOptions } from '../envoy/gateway-config.js';
+import { EnvoyResourceFiles } from './envoy-resource-files.js';
+import type { Snapshot } from './snapshot.js';
+
+export interface GatewayFilesOptions {
+  readonly envoy: GatewayConfigOptions;
+  readonly log: (line: string) => void;
+  /** Resolves once Envoy serves these new clusters; without it the writer waits a settling delay. */
+  readonly untilClustersActive?: (names: readonly string[]) => Promise<void>;
+}
+
+export class GatewayFiles {
+  private readonly files: EnvoyResourceFiles;
+  private applied = 0;
+
+  constructor(
+    readonly directory: string,
+    private readonly options: GatewayFilesOptions,
+  ) {
+    const until = options.untilClustersActive;
+    this.files = new EnvoyResourceFiles(directory, until ? { untilClustersActive: until } : {});
+  }
+
+  /** The last generation written for Envoy (0 before the first). */
+  get appliedGeneration(): number {
+    return this.applied;
+  }
+
+  /** The bootstrap that points Envoy at this directory. */
+  bootstrap(): string {
+    return envoyYaml(fileBootstrap(this.directory, this.options.envoy));
+  }
+
+  /** Writes one generation; false (logged) when it could not be, and Envoy keeps the last good one. */
+  async apply(snapshot: Snapshot, generation: number): Promise<boolean> {
+    try {
+      const next = resourceFiles(
+        snapshot.table,
+        this.options.envoy,
+        this.directory,
+        String(generation),
+        snapshot.tls,
+      );
+      for (const w of next.warnings) this.options.log(`warning: ${w}`);
+      await this.files.write(next, String(generation));
+      this.applied = generation;
+      return true;
+    } catch (e) {
+      this.options.log(
+        `configuration generation ${generation} not applied; Envoy keeps the last good one: ${(e as Error).message}`,
+      );
+      return false;
+    }
+  }
+}
