@@ -178,6 +178,17 @@ endpoints: [{ addresses: [localhost] }]
     expect(logs.find((l) => l.includes('Envoy rejected'))).toMatch(
       /generation \d+ and keeps serving the previous one/,
     );
+    // Envoy's own reason, in the log and in /v1/status.
+    expect(logs.find((l) => l.includes('Envoy rejected'))).toMatch(
+      /keeps serving the previous one: Filesystem config update rejected: invalid repetition size: \{2000\}/,
+    );
+    const status = (await (await fetch(`${gateway.control.adminUrl}/v1/status`)).json()) as {
+      lastEnvoyRejection: { generation: number; message: string } | null;
+    };
+    expect(status.lastEnvoyRejection).toMatchObject({
+      generation: next,
+      message: 'Filesystem config update rejected: invalid repetition size: {2000}',
+    });
     // The refused routes never reach Envoy; the cluster update that came first did (xDS has no
     // transactions), so the old route answers from its rule's updated cluster — but it answers.
     const res = await fetch(`${gatewayUrl(gateway)}/app`);

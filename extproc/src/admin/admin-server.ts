@@ -77,6 +77,13 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
       lastReloadError: failure
         ? { at: failure.at.toISOString(), message: failure.message, errors: failure.errors }
         : null,
+      lastEnvoyRejection: config.lastEnvoyRejection
+        ? {
+            at: config.lastEnvoyRejection.at.toISOString(),
+            generation: config.lastEnvoyRejection.generation,
+            message: config.lastEnvoyRejection.message,
+          }
+        : null,
       objects: snap.statuses.map(objectStatusView),
       diagnostics: snap.diagnostics.map(diagnosticView),
     };

@@ -21,10 +21,20 @@ export interface ReloadFailureView {
   readonly errors: readonly Diagnostic[];
 }
 
+/** A generated configuration Envoy refused (gateway mode): it keeps serving the one before. */
+export interface EnvoyRejectionView {
+  readonly at: Date;
+  readonly generation: number;
+  /** Envoy's own line saying why. */
+  readonly message: string;
+}
+
 export interface ConfigView {
   /** undefined until the first load. */
   readonly snapshot: ServedSnapshot | undefined;
   readonly generation: number;
   readonly lastFailure: ReloadFailureView | undefined;
   readonly loadedAt: Date | undefined;
+  /** The last generation Envoy refused, until a later one is taken (gateway mode only). */
+  readonly lastEnvoyRejection?: EnvoyRejectionView | undefined;
 }

@@ -78,6 +78,17 @@ async function untilClustersActive(envoy: EnvoyProcess, names: readonly string[]
   }
 }
 
+/** Envoy's reason for refusing an update: its last log line that says so, without the log prefix. */
+export function envoyRefusal(printed: string): string | undefined {
+  const lines = printed
+    .split('\n')
+    .filter((l) => /rejected|error/i.test(l) && /\[(warning|error|critical)\]/.test(l));
+  const last = lines[lines.length - 1];
+  if (last === undefined) return undefined;
+  const text = last.replace(/^(\[[^\]]*\]\s*)+/, '').trim();
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+}
+
 /** Envoy's count of LDS, RDS and CDS updates it refused. */
 async function rejectedUpdates(envoy: EnvoyProcess): Promise<number> {
   try {
@@ -240,16 +251,25 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
   }
 
   after.envoy = envoy;
-  // Envoy refuses an update it cannot load and keeps serving the previous one; say so.
+  // Envoy refuses an update it cannot load and keeps serving the previous one; say so, with
+  // Envoy's own reason, in the log and in /v1/status.
   let rejected = await rejectedUpdates(envoy);
+  let seen = envoy.output().length;
   after.report = async (generation: number): Promise<void> => {
     await new Promise((r) => setTimeout(r, 500));
     const now = await rejectedUpdates(envoy);
+    const printed = envoy.output();
+    const fresh = printed.slice(seen);
+    seen = printed.length;
     if (now > rejected) {
+      const why = envoyRefusal(fresh);
+      config.envoyResult(generation, why ?? 'Envoy gave no reason in its log');
       options.log(
-        `Envoy rejected configuration generation ${generation} and keeps serving the previous one ` +
-          `(its log says why; ${envoy.adminUrl}/stats?filter=update_rejected)`,
+        `Envoy rejected configuration generation ${generation} and keeps serving the previous one: ` +
+          `${why ?? 'see its log'} (${envoy.adminUrl}/stats?filter=update_rejected)`,
       );
+    } else {
+      config.envoyResult(generation, undefined);
     }
     rejected = now;
   };

@@ -1,7 +1,7 @@
 // The configuration `steadfast serve` answers from: a ConfigStore (watched, swapped
 // atomically), its reloads counted in the metrics, and the lookup ext_proc calls per
 // request. Readiness means a configuration without file-level errors has been loaded.
-import type { ConfigView } from '../admin/config-view.js';
+import type { ConfigView, EnvoyRejectionView } from '../admin/config-view.js';
 import { formatDiagnostic, isFatal, isWarning } from '../gatewayapi/diagnostic.js';
 import { FileProvider } from '../provider/file.js';
 import type { Provider } from '../provider/provider.js';
@@ -45,6 +45,7 @@ export class ServedConfig implements ConfigView {
   private warned = new Set<string>();
   /** The request headers the rules matched on at the last swap, as logged. */
   private headersLogged: string | undefined;
+  private rejection: EnvoyRejectionView | undefined;
 
   constructor(private readonly options: ServedConfigOptions) {
     const provider =
@@ -125,6 +126,16 @@ export class ServedConfig implements ConfigView {
 
   get loadedAt(): Date | undefined {
     return this.at;
+  }
+
+  get lastEnvoyRejection(): EnvoyRejectionView | undefined {
+    return this.rejection;
+  }
+
+  /** What Envoy did with a generation written for it (gateway mode): refused it, or took it. */
+  envoyResult(generation: number, refusal: string | undefined): void {
+    if (refusal !== undefined) this.rejection = { at: new Date(), generation, message: refusal };
+    else if (this.rejection && generation > this.rejection.generation) this.rejection = undefined;
   }
 
   /** Calls `listener` after every swap (with --workers, to hand the table to each worker). */
