@@ -277,9 +277,49 @@ function ensureStandIns(env) {
 
 // ---- the private daemon ----
 
+const DAEMON_PREFIX = '/tmp/sfdock-';
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function pidIn(file) {
+  const pid = existsSync(file) ? Number(readFileSync(file, 'utf8').trim()) : NaN;
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/**
+ * A run that was killed outright (CI timeout, SIGKILL) leaves its daemon and directory behind:
+ * stop and remove those whose test:compose process is gone, so a reused machine starts clean.
+ */
+async function removeStaleDaemons() {
+  for (const name of readdirSync(dirname(DAEMON_PREFIX))) {
+    const dir = join(dirname(DAEMON_PREFIX), name);
+    if (!dir.startsWith(DAEMON_PREFIX)) continue;
+    const owner = pidIn(join(dir, 'owner.pid'));
+    if (owner !== undefined && alive(owner)) continue;
+    const pid = pidIn(join(dir, 'docker.pid'));
+    const ours =
+      pid !== undefined && alive(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dir);
+    say(`removing a daemon directory left by an earlier run: ${dir}`);
+    if (ours) {
+      process.kill(pid, 'SIGTERM');
+      for (let i = 0; i < 60 && alive(pid); i++) await new Promise((r) => setTimeout(r, 500));
+      if (alive(pid)) process.kill(pid, 'SIGKILL');
+    }
+    await removeDaemon({ dir, child: { exitCode: 0 } });
+  }
+}
+
 async function startDaemon(driver) {
   // Short: containerd's socket paths must fit in a unix socket address.
-  const dir = mkdtempSync('/tmp/sfdock-');
+  const dir = mkdtempSync(DAEMON_PREFIX);
+  writeFileSync(join(dir, 'owner.pid'), `${process.pid}\n`);
   const socket = join(dir, 'docker.sock');
   const log = join(dir, 'dockerd.log');
   say(`starting a private dockerd (storage driver ${driver}) in ${dir}`);
@@ -372,6 +412,7 @@ async function main() {
     fail('no working Docker found: start Docker (with Compose v2) and run again.');
   mkdirSync(cache, { recursive: true });
   ensurePackages();
+  await removeStaleDaemons();
   // Both at once: the Go build is CPU, debootstrap mostly downloads. Each waits for the other
   // to end, so a failure leaves nothing running.
   const prepared = await Promise.allSettled([ensureCompose(), ensureRootfs()]);
