@@ -126,7 +126,7 @@ export function benchVariants(inputs: VariantInputs): Variant[] {
         'envoy/attach-example.yaml with `steadfast serve` on an empty configuration: every ext_proc answer is empty',
       envoyConfig: attach,
       filterConfig: attachFilter,
-      serveArgs: ['--config', emptyConfig, ...ONE_PROCESS],
+      serveArgs: ['--config', emptyConfig, '--allow-empty', ...ONE_PROCESS],
       expectCounters: ['steadfast_policy_missing_total'],
     },
     {
