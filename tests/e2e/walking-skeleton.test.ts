@@ -14,6 +14,7 @@ import {
   validateEnvoyConfig,
 } from '../../extproc/src/runtime/envoy-binary.js';
 import { startEnvoy, type EnvoyProcess } from '../../extproc/src/runtime/envoy-process.js';
+import { untilExtProcAnswers } from './support/attach-stack.js';
 import { rewriteEnvoyConfig } from './support/envoy-config-rewrite.js';
 import { startControlService, type ControlServiceHandle } from './support/control-service.js';
 import { curl } from './support/curl.js';
@@ -59,6 +60,7 @@ describe('attach mode: ext_proc → steadfast.wasm → router', () => {
       },
     });
     envoy = await startEnvoy({ config });
+    await untilExtProcAnswers(envoy, envoy.url('ingress'));
   });
 
   afterAll(async () => {

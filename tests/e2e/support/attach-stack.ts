@@ -11,6 +11,7 @@ import { startEnvoy, type EnvoyProcess } from '../../../extproc/src/runtime/envo
 import { compileSnapshot } from '../../../extproc/src/runtime/snapshot.js';
 import { REPO_ROOT } from '../../support/paths.js';
 import { type AttachRoute, type ConfigDir, baseObjectsYaml, configDir, routesYaml } from './attach-config.js';
+import { getOnce } from './bounded-load.js';
 import { startControlService, type ControlServiceHandle } from './control-service.js';
 import { rewriteEnvoyConfig } from './envoy-config-rewrite.js';
 
@@ -73,7 +74,7 @@ export async function startAttachStack(options: AttachStackOptions): Promise<Att
       '0',
       ...(options.serveArgs ?? []),
     ];
-    const ready = { readyTimeoutMs: options.readyTimeoutMs ?? 15_000 };
+    const ready = { readyTimeoutMs: options.readyTimeoutMs ?? 60_000 };
     let control = await startControlService(serveArgs, ready);
     cleanup.push(() => void control.stop());
     const grpcPort = control.grpcPort;
@@ -95,6 +96,8 @@ export async function startAttachStack(options: AttachStackOptions): Promise<Att
       },
     );
     const envoy = await startEnvoy({ config: envoyConfig });
+    cleanup.push(() => envoy.stop());
+    await untilExtProcAnswers(envoy, envoy.url('ingress'));
     const stack: AttachStack = {
       backends,
       config,
@@ -124,6 +127,33 @@ export async function startAttachStack(options: AttachStackOptions): Promise<Att
   } catch (e) {
     for (const c of cleanup.reverse()) await c();
     throw e;
+  }
+}
+
+/**
+ * Readiness of the ext_proc path: Envoy opens its HTTP/2 connection to the control service
+ * on the first request, and that request also meets the service's cold code; on a loaded
+ * machine it can miss message_timeout and go on without policy. Returns once one request
+ * got its answer in time (each try is one unmatched GET), or throws after `withinMs`.
+ */
+export async function untilExtProcAnswers(
+  envoy: EnvoyProcess,
+  url: string,
+  withinMs = 30_000,
+): Promise<void> {
+  const stat = async (): Promise<Map<string, number>> => envoy.stats();
+  const deadline = performance.now() + withinMs;
+  for (;;) {
+    const before = await stat();
+    await getOnce(`${url}/__steadfast-warm-up`, { host: 'warm-up.invalid' });
+    const after = await stat();
+    const d = (name: string) =>
+      (after.get(`http.ingress.ext_proc.${name}`) ?? 0) - (before.get(`http.ingress.ext_proc.${name}`) ?? 0);
+    if (d('stream_msgs_received') > 0 && d('message_timeouts') === 0 && d('failure_mode_allowed') === 0)
+      return;
+    if (performance.now() > deadline)
+      throw new Error(`ext_proc did not answer in time within ${withinMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 

@@ -30,7 +30,9 @@ export async function startControlService(
   const ready = await new Promise<RegExpExecArray>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`control service not ready:\n${output}`)),
-      options.readyTimeoutMs ?? 15_000,
+      // A readiness wait, not a sleep: on a loaded 2-core machine `steadfast serve` took up to
+      // 9.5 s to be ready (load 17) and more than 15 s in a full run next to other work.
+      options.readyTimeoutMs ?? 60_000,
     );
     const onData = (d: Buffer): void => {
       output += d.toString();
