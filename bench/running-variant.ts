@@ -68,7 +68,7 @@ function controlCommand(env: VariantEnvironment, v: Variant): ControlCommand | u
         join(env.root, 'bin', 'steadfast.js'),
         'serve',
         ...v.serveArgs,
-        '--grpc-address',
+        '--ext-proc-address',
         '127.0.0.1:0',
         '--admin-port',
         '0',

@@ -19,7 +19,7 @@ async function serve(...args: string[]) {
 
 describe('steadfast serve', () => {
   it('needs --config or --policy-token, not both', async () => {
-    expect(await serve()).toMatchObject({ code: 2, err: expect.stringContaining('give --config <dir>') });
+    expect(await serve()).toMatchObject({ code: 2, err: expect.stringContaining('give --config PATH') });
     const both = await serve('--config', tmp, '--policy-token', 'sf1;id=x;k=h');
     expect(both).toMatchObject({ code: 2, err: expect.stringContaining('exclude each other') });
   });
@@ -39,11 +39,15 @@ describe('steadfast serve', () => {
     const good = generateSessionKey();
     const file = join(tmp, 'keys');
     writeFileSync(file, `${good}\nshort\n`);
-    const r = await serve('--config', tmp, '--session-keys', file);
+    const r = await serve('--config', tmp, '--session-key-file', file);
     expect(r.code).toBe(2);
     expect(r.err).toContain(`${file}:2`);
     expect(r.err + r.out).not.toContain(good);
+    // The old spelling still works, and says what to use instead.
     const missing = await serve('--config', tmp, '--session-keys', join(tmp, 'absent'));
+    expect(missing.err).toContain(
+      'steadfast serve: warning: --session-keys is deprecated; use --session-key-file',
+    );
     expect(missing).toMatchObject({
       code: 2,
       err: expect.stringContaining('cannot read the session key file'),
@@ -75,7 +79,7 @@ describe('steadfast serve: ports', () => {
       const grpc = await serve(
         '--config',
         'examples/quickstart',
-        '--grpc-address',
+        '--ext-proc-address',
         `127.0.0.1:${port}`,
         '--admin-port',
         '0',
@@ -83,12 +87,12 @@ describe('steadfast serve: ports', () => {
       expect(grpc.code).toBe(3);
       expect(grpc.err.trim().split('\n')).toEqual([
         `steadfast serve: cannot listen: 127.0.0.1:${port} is in use by another process (the ext_proc server): ` +
-          'stop the process that holds it (another serve?), or use --grpc-address HOST:PORT',
+          'stop the process that holds it (another serve?), or use --ext-proc-address HOST:PORT',
       ]);
       const admin = await serve(
         '--config',
         'examples/quickstart',
-        '--grpc-address',
+        '--ext-proc-address',
         '127.0.0.1:0',
         '--admin-port',
         String(port),
@@ -99,5 +103,18 @@ describe('steadfast serve: ports', () => {
     } finally {
       holder.close();
     }
+  });
+});
+
+describe('steadfast serve --policy-token', () => {
+  it('refuses a token it cannot read, saying what is wrong, before it opens a port', async () => {
+    const garbage = await serve('--policy-token', 'garbage');
+    expect(garbage.code).toBe(2);
+    expect(garbage.err).toContain('--policy-token: must start with "sf1;", not "garbage"');
+    const badNumber = await serve('--policy-token', 'sf1;id=x;k=h;ra=two');
+    expect(badNumber.err).toContain('--policy-token: ra=two: not an integer');
+    const noId = await serve('--policy-token', 'sf1;k=h');
+    expect(noId.err).toContain('id= (the rule) is missing');
+    expect(garbage.out + badNumber.out + noId.out).toBe('');
   });
 });

@@ -61,7 +61,7 @@ describe('two steadfast dev on one port; SIGKILL of dev', () => {
     '0',
     '--envoy-admin-port',
     '0',
-    '--session-keys',
+    '--session-key-file',
     join(keyDir, 'keys'),
   ];
 

@@ -62,7 +62,7 @@ spec:
         '0',
         '--envoy-admin-port',
         '0',
-        '--session-keys',
+        '--session-key-file',
         keys,
       ],
       { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
@@ -120,7 +120,13 @@ describe('steadfast dev and envoy-config: usage', () => {
   it('refuses a session key file without keys (exit 2)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'steadfast-keys-'));
     writeFileSync(join(dir, 'keys'), 'not a key\n');
-    const r = await runCli(['dev', '--config', 'examples/quickstart', '--session-keys', join(dir, 'keys')]);
+    const r = await runCli([
+      'dev',
+      '--config',
+      'examples/quickstart',
+      '--session-key-file',
+      join(dir, 'keys'),
+    ]);
     rmSync(dir, { recursive: true, force: true });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/keys:1: not a session key/);

@@ -94,8 +94,8 @@ describe('npm start (steadfast quickstart)', () => {
   it('prints one ready line, the backends it started, and the commands', () => {
     expect(output.match(new RegExp(READY.source, 'gm'))).toHaveLength(1);
     expect(output).toMatch(/backends: .*echo-2 127\.0\.0\.2:8080/);
-    // No --session-keys: an ephemeral key, and a warning that says so.
-    expect(output).toMatch(/warning: no --session-keys file; using an ephemeral session key/);
+    // No --session-key-file: an ephemeral key, and a warning that says so.
+    expect(output).toMatch(/warning: no --session-key-file; using an ephemeral session key/);
     expect(sections.size).toBeGreaterThanOrEqual(12);
   });
 

@@ -46,7 +46,7 @@ describe('attach mode: ext_proc → steadfast.wasm → router', () => {
     backend = await startEchoBackend({ address: '127.0.0.2', name: 'skeleton-backend' });
     control = await startControlService([
       'serve',
-      '--grpc-address',
+      '--ext-proc-address',
       '127.0.0.1:0',
       '--admin-port',
       '0',

@@ -293,7 +293,15 @@ describe('steadfast envoy-config --mode attach', () => {
     for (const [name, text] of Object.entries(CONFIG)) writeFileSync(join(dir, name), text);
     const keyFile = join(tmp, 'keys');
     writeFileSync(keyFile, `# newest first\n${KEYS[0]}\n\n${KEYS[1]}\n`);
-    const r = await capture(['envoy-config', '--config', dir, '--mode', 'attach', '--session-keys', keyFile]);
+    const r = await capture([
+      'envoy-config',
+      '--config',
+      dir,
+      '--mode',
+      'attach',
+      '--session-key-file',
+      keyFile,
+    ]);
     expect(r.code).toBe(0);
     const filters = (parse(r.out) as Node)['http_filters'] as Node[];
     const value = ((typed(filters[1])['config'] as Node)['configuration'] as Node)['value'] as string;
@@ -314,7 +322,15 @@ describe('steadfast envoy-config --mode attach', () => {
   it('refuses a bad key file, naming file and line', async () => {
     const keyFile = join(tmp, 'bad-keys');
     writeFileSync(keyFile, `${KEYS[0]}\nnot-a-key\n`);
-    const r = await capture(['envoy-config', '--config', dir, '--mode', 'attach', '--session-keys', keyFile]);
+    const r = await capture([
+      'envoy-config',
+      '--config',
+      dir,
+      '--mode',
+      'attach',
+      '--session-key-file',
+      keyFile,
+    ]);
     expect(r.code).toBe(2);
     expect(r.err).toContain(`${keyFile}:2`);
     expect(r.out).toBe('');

@@ -1,11 +1,19 @@
-// A CLI subcommand: parses its own arguments, returns the process exit code.
-// Exit codes: 0 success, 1 the command ran and found problems, 2 usage or I/O error,
-// 3 a port the command needs cannot be bound (in use, privileged, not a local address).
+// A CLI subcommand: declares its flags (parsed and documented from the same table) and
+// returns the process exit code.
+import type { FlagSpecs, ParsedArgs } from './args.js';
+
 export interface Command {
   readonly name: string;
+  /** One line for `steadfast --help`. */
   readonly summary: string;
+  /** `steadfast dev --config DIR [options]` */
   readonly usage: string;
-  run(args: readonly string[], io: CommandIO): Promise<number>;
+  /** A few sentences for the command's --help, after the usage line. */
+  readonly description: string;
+  readonly flags: FlagSpecs;
+  /** Positional arguments the command takes, for --help; none when absent. */
+  readonly positionals?: string;
+  run(args: ParsedArgs, io: CommandIO): Promise<number>;
 }
 
 export interface CommandIO {
@@ -13,11 +21,18 @@ export interface CommandIO {
   readonly err: (text: string) => void;
 }
 
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+export { UsageError } from './usage-error.js';
 
+/** Exit codes, the same for every command. */
 export const EXIT_OK = 0;
+/** The command ran and found problems (validate, resolve with no match). */
 export const EXIT_PROBLEMS = 1;
+/** Usage or I/O error: a bad flag, an unreadable file. */
 export const EXIT_USAGE = 2;
+/** A port the command needs cannot be bound (in use, privileged, not a local address). */
 export const EXIT_PORT = 3;
+
+export const EXIT_CODES_HELP = [
+  'exit codes: 0 success; 1 problems found (validate, resolve without a match); 2 usage or I/O error;',
+  '            3 a port cannot be bound (in use, privileged, not an address of this machine)',
+];

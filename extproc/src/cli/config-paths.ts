@@ -4,9 +4,6 @@
 import { readConfigFiles } from '../provider/config-files.js';
 import { type CommandIO, UsageError } from './command.js';
 
-export const ALLOW_EMPTY_HELP =
-  'start even when the --config paths are missing or hold no YAML file, and wait for files to appear';
-
 export async function checkConfigPaths(
   paths: readonly string[],
   allowEmpty: boolean,

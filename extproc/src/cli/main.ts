@@ -1,6 +1,18 @@
-// `steadfast <command> [args]`: dispatches to a subcommand and maps errors to exit codes.
+// `steadfast <command> [args]`: dispatches to a subcommand, parses its flags from the
+// command's own table (which also writes its --help), and maps errors to exit codes.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../runtime/project-root.js';
 import { PortUnavailableError } from '../runtime/port-check.js';
-import { type CommandIO, EXIT_PORT, UsageError } from './command.js';
+import { flagsHelp, parseArgs } from './args.js';
+import {
+  type Command,
+  type CommandIO,
+  EXIT_CODES_HELP,
+  EXIT_PORT,
+  EXIT_USAGE,
+  UsageError,
+} from './command.js';
 import { commands } from './commands/index.js';
 
 const stdio: CommandIO = {
@@ -8,40 +20,75 @@ const stdio: CommandIO = {
   err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
 };
 
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
 function help(): string {
   const lines = ['usage: steadfast <command> [options]', '', 'commands:'];
   for (const c of commands) lines.push(`  ${c.name.padEnd(14)} ${c.summary}`);
-  lines.push('', 'Run `steadfast <command> --help` for its options.');
+  lines.push(
+    '',
+    'options:',
+    '  -h, --help     this text; `steadfast <command> --help` describes a command and each of its options',
+    '  -v, --version  the version of steadfast',
+    '',
+    ...EXIT_CODES_HELP,
+  );
   return lines.join('\n');
+}
+
+export function commandHelp(c: Command): string {
+  return [
+    `usage: ${c.usage}`,
+    '',
+    c.description,
+    '',
+    ...(c.positionals ? [`arguments: ${c.positionals}`, ''] : []),
+    'options:',
+    ...flagsHelp({ ...c.flags, help: { type: 'boolean', description: 'this text' } }),
+    '',
+    ...EXIT_CODES_HELP,
+  ].join('\n');
 }
 
 export async function run(argv: readonly string[], io: CommandIO = stdio): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
     io.out(help());
-    return name === undefined ? 2 : 0;
+    return name === undefined ? EXIT_USAGE : 0;
+  }
+  if (name === '--version' || name === '-v' || name === 'version') {
+    io.out(`steadfast ${version()}`);
+    return 0;
   }
   const command = commands.find((c) => c.name === name);
   if (!command) {
     io.err(`steadfast: unknown command "${name}"\n\n${help()}`);
-    return 2;
+    return EXIT_USAGE;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    io.out(`usage: ${command.usage}`);
+    io.out(commandHelp(command));
     return 0;
   }
   try {
-    return await command.run(rest, io);
+    const parsed = parseArgs(rest, command.flags);
+    if (!command.positionals && parsed.positionals.length > 0) {
+      throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
+    }
+    for (const d of parsed.deprecations) io.err(`steadfast ${name}: warning: ${d}`);
+    return await command.run(parsed, io);
   } catch (e) {
     if (e instanceof UsageError) {
-      io.err(`steadfast ${name}: ${e.message}\nusage: ${command.usage}`);
-      return 2;
+      io.err(`steadfast ${name}: ${e.message}\nusage: ${command.usage} (--help describes every option)`);
+      return EXIT_USAGE;
     }
     if (e instanceof PortUnavailableError) {
       io.err(`steadfast ${name}: cannot listen: ${e.message}`);
       return EXIT_PORT;
     }
     io.err(`steadfast ${name}: ${e instanceof Error ? e.message : String(e)}`);
-    return 2;
+    return EXIT_USAGE;
   }
 }

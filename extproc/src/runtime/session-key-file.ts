@@ -1,4 +1,4 @@
-// Reads a session key file (`--session-keys FILE`: one base64 32-byte key per line, the
+// Reads a session key file (`--session-key-file FILE`: one base64 32-byte key per line, the
 // first seals, all open) for the commands that hand keys to the filter's configuration.
 import { readFile } from 'node:fs/promises';
 import { parseSessionKeyFile } from '../session/keys.js';

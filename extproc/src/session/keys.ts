@@ -1,4 +1,4 @@
-// Session keys: generation, and the key file given with `--session-keys <file>` — one
+// Session keys: generation, and the key file given with `--session-key-file <file>` — one
 // base64 key per line, the first seals and all open (rotation: add the new key on top,
 // remove the old one once its tokens have expired). Blank lines and `#` comments are
 // ignored. Pure: the caller reads the file.

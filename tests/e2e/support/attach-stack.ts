@@ -68,7 +68,7 @@ export async function startAttachStack(options: AttachStackOptions): Promise<Att
       'serve',
       '--config',
       config.path,
-      '--grpc-address',
+      '--ext-proc-address',
       `127.0.0.1:${options.grpcPort ?? 0}`,
       '--admin-port',
       '0',
@@ -111,7 +111,7 @@ export async function startAttachStack(options: AttachStackOptions): Promise<Att
       url: envoy.url('ingress'),
       async restartControl() {
         const args = [...serveArgs];
-        args[args.indexOf('--grpc-address') + 1] = `127.0.0.1:${grpcPort}`;
+        args[args.indexOf('--ext-proc-address') + 1] = `127.0.0.1:${grpcPort}`;
         control = await startControlService(args, ready);
         return control;
       },

@@ -1,44 +1,51 @@
 // `steadfast dev --config <dir>`: a local gateway — Envoy on each Gateway listener's port,
 // configured from the directory and reloaded when it changes, and the control service.
 // Prints one ready line; SIGINT/SIGTERM stop Envoy and exit 0.
-import { readFileSync } from 'node:fs';
 import { untilSignalled } from '../../runtime/control-service.js';
 import { type LocalGateway, startLocalGateway } from '../../runtime/local-gateway.js';
-import { generateSessionKey, parseSessionKeyFile } from '../../session/keys.js';
-import { type ParsedArgs, flag, intFlag, parseArgs } from '../args.js';
-import { type Command, type CommandIO, UsageError } from '../command.js';
+import { generateSessionKey } from '../../session/keys.js';
+import { type FlagSpecs, type ParsedArgs, boolFlag, flag, intFlag } from '../args.js';
+import type { Command, CommandIO } from '../command.js';
 import { checkConfigPaths } from '../config-paths.js';
+import {
+  ADDRESS,
+  ADMIN_PORT,
+  ALLOW_EMPTY,
+  CONFIG,
+  ENVOY_ADMIN_PORT,
+  SESSION_KEY,
+  SESSION_KEY_FILE,
+  requireConfigPaths,
+  sessionKeysOf,
+} from '../flags.js';
 
-export const DEV_USAGE =
-  'steadfast dev --config <dir> [--address A] [--admin-port N] [--envoy-admin-port N] [--session-keys FILE] [--debug]';
+export const DEV_FLAGS: FlagSpecs = {
+  config: { ...CONFIG, description: `${CONFIG.description} (required)` },
+  address: ADDRESS,
+  'admin-port': ADMIN_PORT,
+  'envoy-admin-port': ENVOY_ADMIN_PORT,
+  'session-key-file': {
+    ...SESSION_KEY_FILE,
+    default: 'none: an ephemeral key, so sessions end when the command stops',
+  },
+  'session-key': SESSION_KEY,
+  debug: {
+    type: 'boolean',
+    description: 'the filter adds x-steadfast-policy (the policy token) to every response',
+    default: 'off',
+  },
+  'allow-empty': ALLOW_EMPTY,
+};
 
-export const DEV_FLAGS = {
-  config: { type: 'string', multiple: true },
-  address: { type: 'string' },
-  'admin-port': { type: 'string' },
-  'envoy-admin-port': { type: 'string' },
-  'session-keys': { type: 'string' },
-  debug: { type: 'boolean' },
-  'allow-empty': { type: 'boolean' },
-} as const;
-
-/** The session keys from --session-keys, or one ephemeral key (with a warning) without it. */
-export function sessionKeysFrom(parsed: ParsedArgs, io: CommandIO, prefix: string): string[] {
-  const file = flag(parsed, 'session-keys');
-  if (file === undefined) {
-    io.err(
-      `${prefix}: warning: no --session-keys file; using an ephemeral session key, so sessions ` +
-        'end when this process stops. Use a key file (one `openssl rand -base64 32` per line) to keep them.',
-    );
-    return [generateSessionKey()];
-  }
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (e) {
-    throw new UsageError(`--session-keys: cannot read ${file}: ${(e as Error).message}`);
-  }
-  return parseSessionKeyFile(text, file).map((k) => k.toString('base64'));
+/** The session keys given, or one ephemeral key (with a warning) without any. */
+export async function devSessionKeys(parsed: ParsedArgs, io: CommandIO, prefix: string): Promise<string[]> {
+  const ring = await sessionKeysOf(parsed);
+  if (ring.keys.length > 0) return [...ring.keys];
+  io.err(
+    `${prefix}: warning: no --session-key-file; using an ephemeral session key, so sessions ` +
+      'end when this process stops. Use a key file (one `openssl rand -base64 32` per line) to keep them.',
+  );
+  return [generateSessionKey()];
 }
 
 export interface DevSettings {
@@ -50,17 +57,23 @@ export interface DevSettings {
   readonly debug: boolean;
 }
 
-export function devSettings(parsed: ParsedArgs, io: CommandIO, prefix: string): DevSettings {
-  const configPaths = parsed.flags.get('config') ?? [];
-  if (configPaths.length === 0) throw new UsageError('--config <dir> is required');
-  return {
+export async function devSettings(
+  parsed: ParsedArgs,
+  io: CommandIO,
+  prefix: string,
+  defaults: { readonly debug: boolean } = { debug: false },
+): Promise<DevSettings> {
+  const configPaths = requireConfigPaths(parsed);
+  const settings = {
     configPaths,
     address: flag(parsed, 'address') ?? '127.0.0.1',
     adminPort: intFlag(parsed, 'admin-port', 9902),
     envoyAdminPort: intFlag(parsed, 'envoy-admin-port', 9901),
-    sessionKeys: sessionKeysFrom(parsed, io, prefix),
-    debug: flag(parsed, 'debug') === 'true',
+    sessionKeys: [] as string[],
+    debug: boolFlag(parsed, 'debug', defaults.debug),
   };
+  await checkConfigPaths(configPaths, boolFlag(parsed, 'allow-empty'), io, prefix);
+  return { ...settings, sessionKeys: await devSessionKeys(parsed, io, prefix) };
 }
 
 /** Starts the gateway and returns it with the ready line's URLs. */
@@ -87,12 +100,15 @@ export function readyLine(prefix: string, gateway: LocalGateway, listenerUrls: r
 export const devCommand: Command = {
   name: 'dev',
   summary: 'run a local gateway (Envoy + control service) from Gateway API YAML, reloading on change',
-  usage: DEV_USAGE,
-  async run(args, io) {
-    const parsed = parseArgs(args, DEV_FLAGS);
-    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
-    const settings = devSettings(parsed, io, 'steadfast dev');
-    await checkConfigPaths(settings.configPaths, flag(parsed, 'allow-empty') === 'true', io, 'steadfast dev');
+  usage: 'steadfast dev --config PATH [options]',
+  description:
+    "Runs Envoy in gateway mode on each Gateway listener's port, configured from the YAML and\n" +
+    'updated without a restart when it changes, and the control service (admin API). Checks\n' +
+    'every port first; prints one ready line; Ctrl-C or SIGTERM stops everything.',
+  flags: DEV_FLAGS,
+  positionals: 'PATH... — the same as --config PATH',
+  async run(parsed, io) {
+    const settings = await devSettings(parsed, io, 'steadfast dev');
     const { gateway, listenerUrls } = await startDevGateway(settings, io, 'steadfast dev');
     // Listen for signals before saying ready: a supervisor may signal as soon as it reads the line.
     const signalled = untilSignalled();

@@ -7,41 +7,86 @@ import { COMPOSE_HEADER, composeGatewayOptions } from '../../envoy/compose-prese
 import { envoyYaml } from '../../envoy/envoy-yaml.js';
 import { generateGatewayConfig, generateGatewayResources } from '../../envoy/gateway-config.js';
 import { projectRoot } from '../../runtime/project-root.js';
-import { readSessionKeyFile } from '../../runtime/session-key-file.js';
-import { flag, intFlag, parseArgs } from '../args.js';
+import { type FlagSpecs, boolFlag, flag, intFlag } from '../args.js';
 import { type Command, UsageError } from '../command.js';
 import { loadSnapshot } from '../load-snapshot.js';
 import { formatDiagnostic, isWarning } from '../../gatewayapi/diagnostic.js';
+import {
+  ADDRESS,
+  CONFIG,
+  ENVOY_ADMIN_PORT,
+  EXT_PROC_ADDRESS_DEFAULT,
+  SESSION_KEY,
+  SESSION_KEY_FILE,
+  requireConfigPaths,
+  sessionKeysOf,
+} from '../flags.js';
 
-const USAGE =
-  'steadfast envoy-config --config <dir> --mode gateway|attach [--address A] [--envoy-admin-port N] ' +
-  '[--wasm-path P] [--session-key BASE64]... [--session-keys FILE] [--ext-proc-address HOST:PORT] ' +
-  '[--forward-all-headers] [--compose]';
+const ENVOY_CONFIG_FLAGS: FlagSpecs = {
+  config: { ...CONFIG, description: `${CONFIG.description} (required)` },
+  mode: {
+    type: 'string',
+    value: 'gateway|attach',
+    description:
+      'gateway: a whole Envoy configuration; attach: the snippet to add to your Envoy (docs/attach.md)',
+    default: 'gateway',
+  },
+  address: { ...ADDRESS, description: `${ADDRESS.description} (gateway mode)` },
+  'envoy-admin-port': { ...ENVOY_ADMIN_PORT, description: "Envoy's admin port, on 127.0.0.1 (gateway mode)" },
+  'wasm-path': {
+    type: 'string',
+    value: 'PATH',
+    description: 'where Envoy finds steadfast.wasm (built by `npm run build` into filter/build/)',
+    default: 'filter/build/steadfast.wasm, relative to the current directory',
+  },
+  'session-key-file': {
+    ...SESSION_KEY_FILE,
+    description: `${SESSION_KEY_FILE.description}; written into the filter's configuration`,
+  },
+  'session-key': SESSION_KEY,
+  'ext-proc-address': {
+    type: 'string',
+    value: 'HOST:PORT',
+    description: 'where Envoy reaches `steadfast serve` (its --ext-proc-address) (attach mode)',
+    default: EXT_PROC_ADDRESS_DEFAULT,
+  },
+  debug: {
+    type: 'boolean',
+    description:
+      'the filter adds x-steadfast-policy (the policy token it applied) to every response; not for production',
+    default: 'off',
+  },
+  // Attach mode: ext_proc gets every request header, not only those the rules read.
+  'forward-all-headers': {
+    type: 'boolean',
+    description: 'attach mode: Envoy sends ext_proc every request header, not only those the rules match on',
+  },
+  // The preset compose.yaml runs: listeners and admin on 0.0.0.0, the demo key, debug.
+  compose: {
+    type: 'boolean',
+    description:
+      'the configuration compose.yaml runs (listeners and admin on 0.0.0.0, the published demo key)',
+    default: 'off',
+  },
+};
 
 export const envoyConfigCommand: Command = {
   name: 'envoy-config',
   summary: 'print the Envoy configuration for gateway mode, or the snippet for attach mode',
-  usage: USAGE,
-  async run(args, io) {
-    const parsed = parseArgs(args, {
-      config: { type: 'string', multiple: true },
-      mode: { type: 'string' },
-      address: { type: 'string' },
-      'envoy-admin-port': { type: 'string' },
-      'wasm-path': { type: 'string' },
-      'session-key': { type: 'string', multiple: true },
-      'session-keys': { type: 'string' },
-      'ext-proc-address': { type: 'string' },
-      // Attach mode: ext_proc gets every request header, not only those the rules read.
-      'forward-all-headers': { type: 'boolean' },
-      // The preset compose.yaml runs: listeners and admin on 0.0.0.0, the demo key, debug.
-      compose: { type: 'boolean' },
-    });
-    const configPaths = parsed.flags.get('config') ?? [];
-    if (configPaths.length === 0) throw new UsageError('--config <dir> is required');
+  usage: 'steadfast envoy-config --config PATH [--mode gateway|attach] [options]',
+  description:
+    'Prints YAML on stdout. Gateway mode: the complete Envoy configuration, every resource static,\n' +
+    'ready for `envoy -c` (run it from the repository root, or give --wasm-path). Attach mode: the\n' +
+    'snippet docs/attach.md walks through, with comments that say where each part goes.\n' +
+    'Problems in the configuration are printed on stderr, each with its file and line.',
+  flags: ENVOY_CONFIG_FLAGS,
+  positionals: 'PATH... — the same as --config PATH',
+  async run(parsed, io) {
+    const configPaths = requireConfigPaths(parsed);
     const mode = flag(parsed, 'mode') ?? 'gateway';
     if (mode !== 'gateway' && mode !== 'attach')
       throw new UsageError(`--mode must be gateway or attach, not ${mode}`);
+    const debug = boolFlag(parsed, 'debug');
     const loaded = await loadSnapshot(configPaths, io);
     if (!loaded) return 2;
     const snap = loaded.snapshot;
@@ -62,19 +107,16 @@ export const envoyConfigCommand: Command = {
     // Relative to the project root, where `envoy -c` is documented to run from.
     const wasmPath =
       flag(parsed, 'wasm-path') ?? relative(process.cwd(), `${projectRoot()}/filter/build/steadfast.wasm`);
-    // Keys from --session-key and from a key file (read now: Envoy's wasm configuration is inline).
-    const keyFile = flag(parsed, 'session-keys');
-    const sessionKeys = [
-      ...(parsed.flags.get('session-key') ?? []),
-      ...(keyFile !== undefined ? (await readSessionKeyFile(keyFile)).keys : []),
-    ];
+    // Keys read now: Envoy's wasm configuration is inline.
+    const sessionKeys = [...(await sessionKeysOf(parsed)).keys];
     if (mode === 'attach') {
       io.out(
         generateAttachSnippet(snap.table, {
-          extProcAddress: flag(parsed, 'ext-proc-address') ?? '127.0.0.1:50051',
+          extProcAddress: flag(parsed, 'ext-proc-address') ?? EXT_PROC_ADDRESS_DEFAULT,
           wasmPath,
+          ...(debug ? { debug } : {}),
           ...(sessionKeys.length > 0 ? { sessionKeys } : {}),
-          ...(flag(parsed, 'forward-all-headers') === 'true' ? { forwardAllHeaders: true } : {}),
+          ...(boolFlag(parsed, 'forward-all-headers') ? { forwardAllHeaders: true } : {}),
         }),
       );
       return 0;
@@ -82,7 +124,7 @@ export const envoyConfigCommand: Command = {
     for (const w of generateGatewayResources(snap.table, { wasmPath, sessionKeys }).warnings) {
       io.err(`steadfast envoy-config: warning: ${w}`);
     }
-    if (flag(parsed, 'compose') === 'true') {
+    if (boolFlag(parsed, 'compose')) {
       io.out(
         envoyYaml(
           generateGatewayConfig(snap.table, composeGatewayOptions(sessionKeys), snap.tls),
@@ -93,8 +135,8 @@ export const envoyConfigCommand: Command = {
     }
     if (sessionKeys.length === 0 && needsKeys) {
       io.err(
-        'steadfast envoy-config: warning: no --session-key given, but rules use session persistence: ' +
-          'without a key they cannot issue tokens. Add --session-key "$(openssl rand -base64 32)".',
+        'steadfast envoy-config: warning: no --session-key-file or --session-key given, but rules use ' +
+          'session persistence: without a key they cannot issue tokens. Add --session-key "$(openssl rand -base64 32)".',
       );
     }
     const config = generateGatewayConfig(
@@ -104,6 +146,9 @@ export const envoyConfigCommand: Command = {
         admin: { address: '127.0.0.1', port: intFlag(parsed, 'envoy-admin-port', 9901) },
         wasmPath,
         sessionKeys,
+        ...(debug ? { debug } : {}),
+        // A second Envoy started on the same ports fails to bind instead of sharing them.
+        exclusiveListeners: true,
       },
       snap.tls,
     );

@@ -12,8 +12,8 @@ import { gatewayPortNeeds } from '../../runtime/local-gateway.js';
 import { checkPortsFree } from '../../runtime/port-check.js';
 import { projectRoot } from '../../runtime/project-root.js';
 import type { PolicyTable } from '../../table/policy-table.js';
-import { flag, parseArgs } from '../args.js';
-import { checkConfigPaths } from '../config-paths.js';
+import type { FlagSpec } from '../args.js';
+import { CONFIG, configPathsOf } from '../flags.js';
 import type { Command } from '../command.js';
 import { readSnapshot } from '../load-snapshot.js';
 import { DEV_FLAGS, devSettings, readyLine, startDevGateway } from './dev.js';
@@ -112,15 +112,24 @@ function tryLines(http: string, grpc: string | undefined, grpcurl: string, envoy
 export const quickstartCommand: Command = {
   name: 'quickstart',
   summary: 'start the demo backends and a local gateway for examples/quickstart (what `npm start` runs)',
-  usage:
-    'steadfast quickstart [--config <dir>] [--address A] [--admin-port N] [--envoy-admin-port N] [--session-keys FILE]',
-  async run(args, io) {
-    const parsed = parseArgs(args, DEV_FLAGS);
-    if (!parsed.flags.has('config'))
+  usage: 'steadfast quickstart [options]',
+  description:
+    'Starts the demo backends that the EndpointSlices of the configuration name (loopback\n' +
+    'addresses only), then exactly what `steadfast dev` runs, with the filter in debug mode,\n' +
+    'and prints the curl and grpcurl commands that show each feature. Ctrl-C stops everything.',
+  flags: {
+    ...DEV_FLAGS,
+    config: {
+      ...DEV_FLAGS.config,
+      description: CONFIG.description,
+      default: 'examples/quickstart',
+    } as FlagSpec,
+    debug: { ...DEV_FLAGS.debug, default: 'on; --debug=false turns it off' } as FlagSpec,
+  },
+  async run(parsed, io) {
+    if (configPathsOf(parsed).length === 0)
       parsed.flags.set('config', [join(projectRoot(), 'examples', 'quickstart')]);
-    if (!parsed.flags.has('debug')) parsed.flags.set('debug', ['true']);
-    const settings = devSettings(parsed, io, PREFIX);
-    await checkConfigPaths(settings.configPaths, flag(parsed, 'allow-empty') === 'true', io, PREFIX);
+    const settings = await devSettings(parsed, io, PREFIX, { debug: true });
 
     const { table } = (await readSnapshot(settings.configPaths)).snapshot;
     // Every port, the demo backends' and the gateway's, before anything starts: a second

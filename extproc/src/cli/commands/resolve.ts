@@ -2,7 +2,8 @@
 // matches and the policy it gets, explained.
 import type { ResolveResult } from '../../resolve/request.js';
 import { explainPolicy, resolveAnswer } from '../../resolve/resolve-answer.js';
-import { flag, parseArgs } from '../args.js';
+import { flag } from '../args.js';
+import { CONFIG, OUTPUT, outputOf, requireConfigPaths } from '../flags.js';
 import { type Command, UsageError } from '../command.js';
 import { loadSnapshot } from '../load-snapshot.js';
 
@@ -42,20 +43,32 @@ function text(r: ResolveResult): string {
 export const resolveCommand: Command = {
   name: 'resolve',
   summary: 'show which route rule a request matches and the policy it gets',
-  usage:
-    'steadfast resolve <file-or-directory>... --host HOST --path PATH [--method METHOD] [--header name=value]... [--output text|json]',
-  async run(args, io) {
-    const parsed = parseArgs(args, {
-      method: { type: 'string' },
-      host: { type: 'string' },
-      path: { type: 'string' },
-      header: { type: 'string', multiple: true },
-      output: { type: 'string' },
-    });
-    const output = flag(parsed, 'output') ?? 'text';
-    if (output !== 'text' && output !== 'json')
-      throw new UsageError(`--output must be text or json, not ${output}`);
-    if (parsed.positionals.length === 0) throw new UsageError('give at least one file or directory');
+  usage: 'steadfast resolve --config PATH --host HOST --path PATH [options]',
+  description:
+    'Matches one request against the HTTPRoute and GRPCRoute rules (Gateway API matching and\n' +
+    'precedence) and explains the rule, its backends, its policy and the policy token. Exit 1\n' +
+    'when no rule matches (a gateway answers 404).',
+  flags: {
+    config: CONFIG,
+    host: { type: 'string', value: 'HOST', description: "the request's host (:authority) (required)" },
+    path: {
+      type: 'string',
+      value: 'PATH',
+      description: 'the request path with its query, starting with / (required)',
+    },
+    method: { type: 'string', value: 'METHOD', description: 'the request method', default: 'GET' },
+    header: {
+      type: 'string',
+      multiple: true,
+      value: 'NAME=VALUE',
+      description: 'a request header',
+    },
+    output: OUTPUT,
+  },
+  positionals: 'PATH... — the same as --config PATH',
+  async run(parsed, io) {
+    const output = outputOf(parsed);
+    const paths = requireConfigPaths(parsed);
     const host = flag(parsed, 'host');
     const path = flag(parsed, 'path');
     if (host === undefined) throw new UsageError('--host is required');
@@ -70,7 +83,7 @@ export const resolveCommand: Command = {
       const value = h.slice(eq + 1);
       headers[name] = headers[name] === undefined ? value : `${headers[name]},${value}`;
     }
-    const loaded = await loadSnapshot(parsed.positionals, io);
+    const loaded = await loadSnapshot(paths, io);
     if (!loaded) return 2;
     const snap = loaded.snapshot;
     const r = snap.resolver.resolve({ method, authority: host, path, headers });

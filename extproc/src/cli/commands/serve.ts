@@ -14,41 +14,84 @@ import { GatewayFiles } from '../../runtime/gateway-files.js';
 import { ServiceMetrics } from '../../runtime/metrics.js';
 import { checkPortsFree, splitHostPort } from '../../runtime/port-check.js';
 import { ServedConfig } from '../../runtime/served-config.js';
-import { readSessionKeyFile } from '../../runtime/session-key-file.js';
-import { flag, intFlag, parseArgs } from '../args.js';
+import { explainPolicy } from '../../resolve/resolve-answer.js';
+import { checkPolicyToken } from '../../table/policy-token-check.js';
+import { type FlagSpecs, boolFlag, flag, intFlag } from '../args.js';
 import { type Command, UsageError } from '../command.js';
 import { checkConfigPaths } from '../config-paths.js';
+import {
+  ADMIN_PORT,
+  ALLOW_EMPTY,
+  CONFIG,
+  EXT_PROC_ADDRESS_DEFAULT,
+  SESSION_KEY,
+  SESSION_KEY_FILE,
+  configPathsOf,
+  sessionKeysOf,
+} from '../flags.js';
 
-const USAGE =
-  'steadfast serve --config <dir> [--grpc-address HOST:PORT] [--admin-address HOST] [--admin-port N] ' +
-  '[--workers N] [--session-keys FILE] [--envoy-files DIR]\n' +
-  '       steadfast serve --policy-token TOKEN [...]   (wiring check: the same policy for every request)';
+const SERVE_FLAGS: FlagSpecs = {
+  config: CONFIG,
+  'ext-proc-address': {
+    type: 'string',
+    value: 'HOST:PORT',
+    description:
+      'where the ext_proc gRPC server listens (what envoy-config --ext-proc-address points Envoy at)',
+    default: EXT_PROC_ADDRESS_DEFAULT,
+    aliases: ['grpc-address'],
+  },
+  'admin-address': {
+    type: 'string',
+    value: 'ADDR',
+    description: 'the address the admin API binds',
+    default: '127.0.0.1',
+  },
+  'admin-port': ADMIN_PORT,
+  workers: {
+    type: 'string',
+    value: 'N',
+    description: 'ext_proc worker processes sharing the port (docs/attach.md, "Workers")',
+    default: '1 up to 2 CPUs, else one per two CPUs, at most 8',
+  },
+  'session-key-file': {
+    ...SESSION_KEY_FILE,
+    description: `${SESSION_KEY_FILE.description}; serve only checks them and logs their ids (the filter seals)`,
+  },
+  'session-key': SESSION_KEY,
+  'policy-token': {
+    type: 'string',
+    value: 'TOKEN',
+    description:
+      'answer every request with this policy token instead of loading --config: a wiring check (a token from `steadfast resolve`)',
+  },
+  'allow-empty': ALLOW_EMPTY,
+  'envoy-files': {
+    type: 'string',
+    value: 'DIR',
+    description:
+      'also write a gateway-mode Envoy bootstrap and every reload into DIR, for an Envoy that runs elsewhere (docker compose)',
+  },
+};
 
 export const serveCommand: Command = {
   name: 'serve',
   summary: 'run the control service for an existing Envoy (ext_proc + admin API)',
-  usage: USAGE,
-  async run(args, io) {
-    const parsed = parseArgs(args, {
-      config: { type: 'string', multiple: true },
-      'grpc-address': { type: 'string' },
-      'admin-address': { type: 'string' },
-      'admin-port': { type: 'string' },
-      workers: { type: 'string' },
-      'session-keys': { type: 'string' },
-      'policy-token': { type: 'string' },
-      'allow-empty': { type: 'boolean' },
-      'envoy-files': { type: 'string' },
-    });
-    if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`);
-    const grpcAddress = flag(parsed, 'grpc-address') ?? '127.0.0.1:50051';
+  usage: 'steadfast serve --config PATH [options]\n       steadfast serve --policy-token TOKEN [options]',
+  description:
+    'The control service in attach mode: loads and watches the Gateway API YAML, answers\n' +
+    "Envoy's ext_proc stream with the policy of the rule each request matches, and serves the\n" +
+    'admin API. Checks its ports first; prints one ready line; drains on Ctrl-C or SIGTERM.',
+  flags: SERVE_FLAGS,
+  positionals: 'PATH... — the same as --config PATH',
+  async run(parsed, io) {
+    const grpcAddress = flag(parsed, 'ext-proc-address') ?? EXT_PROC_ADDRESS_DEFAULT;
     if (!/^\S+:\d{1,5}$/.test(grpcAddress))
-      throw new UsageError(`--grpc-address: "${grpcAddress}" is not HOST:PORT`);
-    const configPaths = parsed.flags.get('config') ?? [];
+      throw new UsageError(`--ext-proc-address: "${grpcAddress}" is not HOST:PORT`);
+    const configPaths = configPathsOf(parsed);
     // A fixed token for every request: checks Envoy's wiring before a configuration exists.
     const staticToken = flag(parsed, 'policy-token');
     if (configPaths.length === 0 && staticToken === undefined) {
-      throw new UsageError('give --config <dir> (or --policy-token TOKEN to check the wiring)');
+      throw new UsageError('give --config PATH (or --policy-token TOKEN to check the wiring)');
     }
     if (configPaths.length > 0 && staticToken !== undefined) {
       throw new UsageError('--config and --policy-token exclude each other');
@@ -59,17 +102,33 @@ export const serveCommand: Command = {
         '--envoy-files needs --config: it writes the gateway configuration of those files',
       );
     }
+    let tokenPolicy: string[] | undefined;
+    if (staticToken !== undefined) {
+      let checked;
+      try {
+        checked = checkPolicyToken(staticToken);
+      } catch (e) {
+        throw new UsageError(`--policy-token: ${(e as Error).message} (docs/policy-token.md)`);
+      }
+      tokenPolicy = [
+        `every request gets the policy of ${checked.policy.rule}: ${explainPolicy(checked.policy).join('; ')}`,
+        ...(checked.unknownKeys.length > 0
+          ? [`warning: --policy-token has keys this version does not know: ${checked.unknownKeys.join(', ')}`]
+          : []),
+      ];
+    }
     const workers = intFlag(parsed, 'workers', defaultExtProcWorkers(availableParallelism()), 1, 64);
     const adminAddress = flag(parsed, 'admin-address') ?? '127.0.0.1';
     const adminPort = intFlag(parsed, 'admin-port', 9902);
-    const keysFile = flag(parsed, 'session-keys');
     // serve seals nothing: the keys live in the filter's configuration (docs/attach.md, or the
-    // files --envoy-files writes). It checks the file so a bad ring is caught here, and names the keys by id.
-    const ring = keysFile !== undefined ? await readSessionKeyFile(keysFile) : undefined;
-    const keyIds = ring?.ids;
+    // files --envoy-files writes).
+    // It checks them so a bad ring is caught here, and names the keys by id.
+    const ring = await sessionKeysOf(parsed);
+    const keyIds = ring.ids.length > 0 ? ring.ids : undefined;
+    const keysFile = flag(parsed, 'session-key-file') ?? '--session-key';
 
     if (configPaths.length > 0) {
-      await checkConfigPaths(configPaths, flag(parsed, 'allow-empty') === 'true', io, 'steadfast serve');
+      await checkConfigPaths(configPaths, boolFlag(parsed, 'allow-empty'), io, 'steadfast serve');
     }
     const grpc = splitHostPort(grpcAddress);
     await checkPortsFree([
@@ -78,7 +137,7 @@ export const serveCommand: Command = {
             {
               ...grpc,
               what: 'the ext_proc server',
-              remedy: 'stop the process that holds it (another serve?), or use --grpc-address HOST:PORT',
+              remedy: 'stop the process that holds it (another serve?), or use --ext-proc-address HOST:PORT',
             },
           ]
         : []),
@@ -127,6 +186,7 @@ export const serveCommand: Command = {
           });
     if (workers > 1) log(`${workers} ext_proc worker processes share ${service.grpcAddress}`);
     if (keyIds) log(`session keys from ${keysFile}: ${keyIds.join(', ')} (the first seals)`);
+    for (const line of tokenPolicy ?? []) log(line);
     // Listen for signals before saying ready: a supervisor may signal as soon as it reads the line.
     const signalled = untilSignalled();
     io.out(`steadfast serve: ready; ext_proc on ${service.grpcAddress}; admin on ${service.adminUrl}`);

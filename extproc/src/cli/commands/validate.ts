@@ -4,8 +4,8 @@
 import { diagnosticView, isWarning } from '../../gatewayapi/diagnostic.js';
 import { isHealthy, objectStatusView } from '../../translate/status.js';
 import type { Snapshot } from '../../runtime/snapshot.js';
-import { flag, parseArgs } from '../args.js';
-import { type Command, UsageError } from '../command.js';
+import type { Command } from '../command.js';
+import { CONFIG, OUTPUT, outputOf, requireConfigPaths } from '../flags.js';
 import { loadSnapshot } from '../load-snapshot.js';
 import { diagnosticsText, objectText } from '../status-text.js';
 
@@ -49,14 +49,17 @@ export function summaryLine(s: ValidateSummary): string {
 export const validateCommand: Command = {
   name: 'validate',
   summary: 'validate Gateway API YAML and show the status each object would get',
-  usage: 'steadfast validate <file-or-directory>... [--output text|json]',
-  async run(args, io) {
-    const parsed = parseArgs(args, { output: { type: 'string' } });
-    const output = flag(parsed, 'output') ?? 'text';
-    if (output !== 'text' && output !== 'json')
-      throw new UsageError(`--output must be text or json, not ${output}`);
-    if (parsed.positionals.length === 0) throw new UsageError('give at least one file or directory');
-    const loaded = await loadSnapshot(parsed.positionals, io);
+  usage: 'steadfast validate --config PATH [--output text|json]',
+  description:
+    'Loads the YAML, checks it the way the API server would, and prints every object with the\n' +
+    'status a controller would write, then one summary line that counts what is wrong.\n' +
+    'docs/gateway-api.md lists the diagnostic codes and the JSON schema.',
+  flags: { config: CONFIG, output: OUTPUT },
+  positionals: 'PATH... — the same as --config PATH',
+  async run(parsed, io) {
+    const output = outputOf(parsed);
+    const paths = requireConfigPaths(parsed);
+    const loaded = await loadSnapshot(paths, io);
     if (!loaded) return 2;
     const snap = loaded.snapshot;
     const summary = validateSummary(snap, loaded.fileCount);

@@ -1,0 +1,99 @@
+// The flags several commands share, declared once so each is spelled and described the
+// same way everywhere.
+import { type SessionKeyRing, readSessionKeyFile } from '../runtime/session-key-file.js';
+import { parseSessionKeyFile } from '../session/keys.js';
+import { sessionKeyId } from '../session/token.js';
+import type { FlagSpec, ParsedArgs } from './args.js';
+import { UsageError } from './command.js';
+
+export const CONFIG: FlagSpec = {
+  type: 'string',
+  multiple: true,
+  value: 'PATH',
+  description: 'a Gateway API YAML file or a directory of them (read recursively)',
+};
+
+export const SESSION_KEY_FILE: FlagSpec = {
+  type: 'string',
+  value: 'FILE',
+  description:
+    'session keys, one base64 32-byte key per line (`openssl rand -base64 32`); the first seals, all open',
+  aliases: ['session-keys'],
+};
+
+export const SESSION_KEY: FlagSpec = {
+  type: 'string',
+  multiple: true,
+  value: 'BASE64',
+  description: 'a session key given inline (after those of --session-key-file)',
+};
+
+export const ADDRESS: FlagSpec = {
+  type: 'string',
+  value: 'ADDR',
+  description: "the address Envoy's Gateway listeners bind",
+  default: '127.0.0.1',
+};
+
+export const ADMIN_PORT: FlagSpec = {
+  type: 'string',
+  value: 'N',
+  description:
+    "the control service's admin API port (/healthz, /readyz, /metrics, /v1/...); 0 picks a free one",
+  default: '9902',
+};
+
+export const ENVOY_ADMIN_PORT: FlagSpec = {
+  type: 'string',
+  value: 'N',
+  description: "Envoy's admin port, on 127.0.0.1; 0 picks a free one",
+  default: '9901',
+};
+
+export const EXT_PROC_ADDRESS_DEFAULT = '127.0.0.1:50051';
+
+export const OUTPUT: FlagSpec = {
+  type: 'string',
+  value: 'text|json',
+  description: 'output format',
+  default: 'text',
+};
+
+export const ALLOW_EMPTY: FlagSpec = {
+  type: 'boolean',
+  description: 'start even when --config is missing or holds no YAML file, and wait for files to appear',
+  default: 'off: refuse to start',
+};
+
+/** --config values and positional paths: one list. */
+export function configPathsOf(parsed: ParsedArgs): string[] {
+  return [...(parsed.flags.get('config') ?? []), ...parsed.positionals];
+}
+
+export function requireConfigPaths(parsed: ParsedArgs): string[] {
+  const paths = configPathsOf(parsed);
+  if (paths.length === 0) throw new UsageError('give --config PATH (a Gateway API YAML file or directory)');
+  return paths;
+}
+
+export function outputOf(parsed: ParsedArgs): 'text' | 'json' {
+  const output = parsed.flags.get('output')?.[0] ?? 'text';
+  if (output !== 'text' && output !== 'json')
+    throw new UsageError(`--output must be text or json, not ${output}`);
+  return output;
+}
+
+/**
+ * The session keys of --session-key-file then --session-key, checked (each base64 of 32
+ * bytes), with their ids for the log; empty when neither is given.
+ */
+export async function sessionKeysOf(parsed: ParsedArgs): Promise<SessionKeyRing> {
+  const file = parsed.flags.get('session-key-file')?.[0];
+  const fromFile = file !== undefined ? await readSessionKeyFile(file) : { keys: [], ids: [] };
+  const inline = parsed.flags.get('session-key') ?? [];
+  const checked = inline.length > 0 ? parseSessionKeyFile(inline.join('\n'), '--session-key') : [];
+  return {
+    keys: [...fromFile.keys, ...checked.map((k) => k.toString('base64'))],
+    ids: [...fromFile.ids, ...checked.map((k) => sessionKeyId(k).toString('hex'))],
+  };
+}
