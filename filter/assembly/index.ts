@@ -1,5 +1,5 @@
 // The steadfast proxy-wasm module. Top-level code only wires the factory: it must not
-// call the host (DESIGN.md, Envoy fact 3).
+// call the host (docs/architecture.md, Envoy fact 3).
 import { RootContext, setRootContextFactory } from './abi/context';
 import { SteadfastRoot } from './steadfast';
 // Brings in the abort handler that asconfig.json routes `abort` to.

@@ -1,4 +1,4 @@
-// Property paths the filter reads, encoded once (NUL-joined, `xds.*` names: DESIGN.md fact 5).
+// Property paths the filter reads, encoded once (NUL-joined, `xds.*` names: docs/architecture.md, Envoy fact 4).
 import { propertyPath } from './abi/memory';
 
 /** Attach mode: the token ext_proc returned as dynamic metadata. */

@@ -139,7 +139,7 @@ export class SteadfastHttp extends HttpContext {
   onRequestHeaders(_headerCount: u32, _endOfStream: bool): FilterHeadersStatus {
     const metrics = this.plugin.metrics;
     incrementCounter(metrics.requests);
-    // A client-sent host pin never reaches stateful_session (DESIGN.md, "Security defaults").
+    // A client-sent host pin never reaches stateful_session (docs/architecture.md, "Security defaults").
     removePinFromRequest();
     const token = this.findToken();
     this.token = token;
@@ -154,8 +154,8 @@ export class SteadfastHttp extends HttpContext {
       return FilterHeadersStatus.Continue;
     }
     this.policy = policy;
-    // Client-sent router control headers never survive under a policy (DESIGN.md,
-    // "Retries"): Envoy strips them from external requests, and so does the filter
+    // Client-sent router control headers never survive under a policy (docs/architecture.md,
+    // Envoy fact 6): Envoy strips them from external requests, and so does the filter
     // before it writes its own.
     stripClientControlHeaders();
     let pinned: bool = false;

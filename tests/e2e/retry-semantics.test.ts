@@ -1,5 +1,5 @@
-// Retries and timeouts as GEP-1731 and GEP-3440 mean them (DESIGN.md, "Retries" and
-// "Timeouts"), against the real Envoy, the compiled filter and the real control service,
+// Retries and timeouts as GEP-1731 and GEP-3440 mean them (docs/retries.md), against the
+// real Envoy, the compiled filter and the real control service,
 // driven by curl and grpcurl, in both modes: one table of Gateway API rules, served by
 // gateway mode and by attach mode. Tables follow the Gateway API conformance tests'
 // shape: request → response, plus the attempts the backend saw.

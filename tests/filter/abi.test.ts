@@ -53,7 +53,7 @@ describe('module shape', () => {
     const host = await ProxyWasmHost.load(filterWasm());
     const imported = host.imports.map((i) => `${i.module}.${i.name}`);
     expect(imported.filter((name) => !ENVOY_HOST_FUNCTIONS.has(name))).toEqual([]);
-    // AssemblyScript's defaults would import these; Envoy has none of them (DESIGN.md fact 3).
+    // AssemblyScript's defaults would import these; Envoy has none of them (docs/architecture.md, Envoy fact 3).
     expect(imported).not.toContain('env.abort');
     expect(imported).not.toContain('env.seed');
     expect(imported).not.toContain('env.Date.now');

@@ -1,5 +1,5 @@
 // The one encoder (TypeScript) and the one decoder (AssemblyScript) agree: each policy
-// becomes exactly the router headers DESIGN.md's retry and timeout semantics call for.
+// becomes exactly the router headers docs/retries.md's semantics call for.
 import { describe, expect, it } from 'vitest';
 import type { GrpcRetryReason, Policy } from '../../extproc/src/table/policy.js';
 import { encodePolicyToken } from '../../extproc/src/table/policy-token.js';

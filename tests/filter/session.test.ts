@@ -1,4 +1,4 @@
-// Session persistence in the filter (GEP-1619 as DESIGN.md decides it), in the emulator
+// Session persistence in the filter (GEP-1619 as docs/session-persistence.md decides it), in the emulator
 // with a controlled clock: issuing, resuming, renewing and refusing sealed tokens, the
 // cookie attributes, and the host pin handed to Envoy's stateful_session filter.
 import { randomBytes } from 'node:crypto';
@@ -73,7 +73,7 @@ function tokenOf(setCookie: string): string {
 const pinOf = (endpoint: string): string => Buffer.from(endpoint).toString('base64');
 
 describe('a new session', () => {
-  it('starts with a sealed cookie carrying the attributes DESIGN.md sets', async () => {
+  it('starts with a sealed cookie carrying the attributes docs/session-persistence.md lists', async () => {
     const g = await gateway();
     const s = g.request(policy());
     const cookie = cookieOf(s);

@@ -25,7 +25,7 @@ export const EXT_PROC_CLUSTER = 'steadfast_extproc';
  */
 export const EXT_PROC_GRACEFUL_CLOSE = 'envoy.reloadable_features.ext_proc_graceful_grpc_close';
 
-/** DESIGN.md fact 11: Envoy's default, and small enough that an outage costs little latency. */
+/** Envoy's default (docs/architecture.md, Envoy fact 10), and small enough that an outage costs little latency. */
 export const EXT_PROC_MESSAGE_TIMEOUT = '0.2s';
 
 export interface AttachSnippetOptions {

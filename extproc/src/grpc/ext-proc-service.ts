@@ -1,4 +1,4 @@
-// The ext_proc adapter: one stream per request (DESIGN.md fact 11). It answers the
+// The ext_proc adapter: one stream per request (docs/architecture.md, Envoy fact 10). It answers the
 // request-headers message with the policy token as dynamic metadata in the
 // `steadfast` namespace, and every other phase with "continue". It never fails a
 // stream because of a request it cannot match or a message it does not expect.

@@ -1,5 +1,5 @@
 // Loads the gRPC service definitions the control service serves: Envoy's ext_proc
-// (from the protos @grpc/grpc-js-xds ships under deps/, DESIGN.md fact 12) and health.
+// (from the protos @grpc/grpc-js-xds ships under deps/, docs/architecture.md, Envoy fact 11) and health.
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { createRequire } from 'node:module';

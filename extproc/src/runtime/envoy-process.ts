@@ -63,7 +63,7 @@ export async function startEnvoy(options: StartEnvoyOptions): Promise<EnvoyProce
   const envoyArgs = [
     '-c',
     configPath,
-    // Several Envoys may share a machine (DESIGN.md fact 13).
+    // Several Envoys may share a machine (docs/architecture.md, Envoy fact 12).
     '--disable-hot-restart',
     '--admin-address-path',
     adminPath,

@@ -96,7 +96,7 @@ export declare function proxy_increment_metric(metricId: u32, offset: i64): i32;
 @external("env", "proxy_record_metric")
 export declare function proxy_record_metric(metricId: u32, value: u64): i32;
 
-// WASI: Envoy implements proc_exit; `abort` is routed to it (DESIGN.md, Envoy fact 3).
+// WASI: Envoy implements proc_exit; `abort` is routed to it (docs/architecture.md, Envoy fact 3).
 // @ts-ignore: decorator
 @external("wasi_snapshot_preview1", "proc_exit")
 export declare function wasi_proc_exit(code: u32): void;

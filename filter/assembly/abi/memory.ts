@@ -43,7 +43,7 @@ export class Utf8 {
   }
 }
 
-/** A property path for `proxy_get_property`: segments joined by NUL (DESIGN.md, Envoy fact 5). */
+/** A property path for `proxy_get_property`: segments joined by NUL (docs/architecture.md, Envoy fact 4). */
 export function propertyPath(segments: string[]): Utf8 {
   return new Utf8(segments.join('\0'));
 }

@@ -1,9 +1,9 @@
-// The backoff floor (DESIGN.md, "Retries"): no retry starts earlier than `backoff`
+// The backoff floor (docs/retries.md): no retry starts earlier than `backoff`
 // after the failed attempt ended. Envoy's own backoff is jittered from 0 ms, so the
 // filter also runs as an upstream HTTP filter and holds each retry attempt until the
 // floor has passed. The downstream filter opens a gate per request; the upstream
 // filter of every attempt consults it. Both live in the same VM on the same worker
-// (DESIGN.md fact 1), so the gates are plain module state keyed by x-request-id.
+// (docs/architecture.md, Envoy fact 1), so the gates are plain module state keyed by x-request-id.
 
 /** Requests in flight with a backoff floor, per worker. Past this, new ones go without a floor. */
 export const MAX_GATES: i32 = 16384;

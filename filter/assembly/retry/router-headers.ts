@@ -1,5 +1,5 @@
-// Turns a policy into the Envoy router's retry and timeout headers (DESIGN.md,
-// "Retries"). Envoy does the retrying; these headers tell it exactly what to retry.
+// Turns a policy into the Envoy router's retry and timeout headers (docs/retries.md).
+// Envoy does the retrying; these headers tell it exactly what to retry.
 import { HeaderMapType } from '../abi/enums';
 import { getHeader, removeHeader, setHeader } from '../abi/host';
 import { Utf8 } from '../abi/memory';

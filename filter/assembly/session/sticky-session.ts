@@ -1,4 +1,4 @@
-// Session persistence for one request (DESIGN.md, "Session persistence"; GEP-1619).
+// Session persistence for one request (docs/session-persistence.md; GEP-1619).
 // Request: read the token from the cookie or header, open it, and pin the request to its
 // backend through the stateful_session filter's header. Response: look at which backend
 // actually served the request, and issue a token when a session starts, moves to another

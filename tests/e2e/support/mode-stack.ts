@@ -1,4 +1,4 @@
-// One scenario table, both ways to run steadfast (DESIGN.md, "Two ways to run"): the same
+// One scenario table, both ways to run steadfast (docs/architecture.md, "Two modes, one policy"): the same
 // Gateway API objects served by gateway mode (the local gateway `steadfast dev` runs:
 // generated Envoy configuration, policy in route metadata) or by attach mode (the real
 // `steadfast serve` plus envoy/attach-example.yaml, policy over ext_proc). Both put the
