@@ -20,5 +20,7 @@ export const H_STATUS = new Utf8(':status');
 export const H_COOKIE = new Utf8('cookie');
 export const H_SET_COOKIE = new Utf8('set-cookie');
 export const H_FORWARDED_PROTO = new Utf8('x-forwarded-proto');
+/** The router's attempt counter (gateway mode's virtual hosts ask the router to set it). */
+export const H_ATTEMPT_COUNT = new Utf8('x-envoy-attempt-count');
 /** The host pin the stateful_session filter reads (base64 `ip:port`); internal only. */
 export const H_PIN = new Utf8('x-steadfast-pin');

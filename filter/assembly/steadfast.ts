@@ -17,13 +17,14 @@ import {
   setTickPeriod,
 } from './abi/host';
 import { FilterRole, parsePluginConfig, PluginConfig, PolicySource } from './config/plugin-config';
-import { H_DEBUG_POLICY, H_REQUEST_ID } from './headers';
+import { H_ATTEMPT_COUNT, H_DEBUG_POLICY, H_REQUEST_ID } from './headers';
 import { FilterMetrics } from './metrics';
 import { Policy, PolicyCache } from './policy/token';
 import { P_METADATA_POLICY, P_ROUTE_POLICY } from './properties';
 import { closeGate, findGate, HeldAttempts, openGate, openGateCount, RetryGate } from './retry/retry-gate';
-import { applyRouterHeaders, stripClientControlHeaders } from './retry/router-headers';
+import { allowPinnedFallback, applyRouterHeaders, stripClientControlHeaders } from './retry/router-headers';
 import { SessionKeys } from './session/keys';
+import { OpenedSessionCache } from './session/opened-cache';
 import { removePinFromRequest, removePinFromResponse, StickySession } from './session/sticky-session';
 
 const POLICY_CACHE_ENTRIES = 512;
@@ -41,6 +42,8 @@ export class SteadfastRoot extends RootContext {
   readonly held: HeldAttempts = new HeldAttempts();
   /** The session key ring: the first key seals, all open. */
   readonly keys: SessionKeys = new SessionKeys();
+  /** Tokens opened under the current keys. */
+  readonly sessions: OpenedSessionCache = new OpenedSessionCache();
   private ticking: bool = false;
   private readonly due: u32[] = [];
   private streamsSinceLogRefresh: i32 = 0;
@@ -71,6 +74,7 @@ export class SteadfastRoot extends RootContext {
     }
     this.keys.clear();
     for (let i = 0; i < config.sessionKeys.length; i++) this.keys.addBase64(config.sessionKeys[i]);
+    this.sessions.clear();
     this.config = config;
     this.metrics.define();
     if (logEnabled(LogLevel.Info)) {
@@ -113,12 +117,20 @@ function nowSeconds(): u64 {
   return nowNanos() / 1_000_000_000;
 }
 
+/** A held retry in gateway mode: the router's attempt counter says it is not the first. */
+function isRetryAttempt(): bool {
+  const count = getHeader(HeaderMapType.RequestHeaders, H_ATTEMPT_COUNT);
+  return count != null && count.length > 0 && count != '1';
+}
+
 /** One request in the listener's filter chain. */
 export class SteadfastHttp extends HttpContext {
   private token: string | null = null;
   private policy: Policy | null = null;
   private gateId: string | null = null;
   private session: StickySession | null = null;
+  /** The one clock read of a session request (whole seconds). */
+  private nowS: u64 = 0;
 
   constructor(
     contextId: u32,
@@ -138,9 +150,11 @@ export class SteadfastHttp extends HttpContext {
 
   onRequestHeaders(_headerCount: u32, _endOfStream: bool): FilterHeadersStatus {
     const metrics = this.plugin.metrics;
+    const config = this.plugin.config;
     incrementCounter(metrics.requests);
-    // A client-sent host pin never reaches stateful_session (docs/architecture.md, "Security defaults").
-    removePinFromRequest();
+    // A client-sent host pin never reaches stateful_session. Gateway mode's routes drop it
+    // already (internal_only_headers); an operator's routes may not.
+    if (!config.gatewayRoutes) removePinFromRequest();
     const token = this.findToken();
     this.token = token;
     if (token == null) {
@@ -154,8 +168,15 @@ export class SteadfastHttp extends HttpContext {
       return FilterHeadersStatus.Continue;
     }
     this.policy = policy;
-    // Client-sent router control headers never survive under a policy (docs/architecture.md,
-    // Envoy fact 6): Envoy strips them from external requests, and so does the filter
+    if (config.gatewayRoutes) {
+      // The route carries the retries and timeouts (and Envoy strips a client's router
+      // headers); what is left is the session, and its fallback retry when pinned.
+      if (policy.hasSession && this.beginSession(policy) && !policy.hasRetry) allowPinnedFallback();
+      incrementCounter(metrics.policyApplied);
+      return FilterHeadersStatus.Continue;
+    }
+    // Client-sent router control headers never survive under a policy
+    // (docs/retries.md): Envoy strips them from external requests, and so does the filter
     // before it writes its own.
     stripClientControlHeaders();
     let pinned: bool = false;
@@ -175,7 +196,8 @@ export class SteadfastHttp extends HttpContext {
     }
     const session = new StickySession();
     this.session = session;
-    return session.begin(policy, keys, nowSeconds(), this.plugin.metrics);
+    this.nowS = nowSeconds();
+    return session.begin(policy, keys, this.plugin.sessions, this.nowS, this.plugin.metrics);
   }
 
   private openRetryGate(backoffMs: i32): void {
@@ -186,12 +208,13 @@ export class SteadfastHttp extends HttpContext {
   }
 
   onResponseHeaders(_headerCount: u32, _endOfStream: bool): FilterHeadersStatus {
-    // stateful_session writes the served host into the response: it must not leak.
-    removePinFromResponse();
     const session = this.session;
     const policy = this.policy;
+    // stateful_session writes the served host into a response: it must not leak.
     if (session != null && policy != null) {
-      session.finish(policy, this.plugin.keys, nowSeconds(), this.plugin.metrics);
+      session.finish(policy, this.plugin.keys, this.nowS, this.plugin.metrics);
+    } else {
+      removePinFromResponse();
     }
     const token = this.token;
     if (this.plugin.config.debug && token != null) {
@@ -222,6 +245,15 @@ export class SteadfastUpstream extends HttpContext {
   }
 
   onRequestHeaders(_headerCount: u32, _endOfStream: bool): FilterHeadersStatus {
+    const backoffMs = this.plugin.config.backoffMs;
+    // Gateway mode: this cluster's rule has a backoff, and the filter sees retries only
+    // (match_delegate skips first attempts). The previous attempt ended before this one
+    // reached the filter, so holding it `backoffMs` from now keeps the floor.
+    if (backoffMs > 0) {
+      if (!isRetryAttempt()) return FilterHeadersStatus.Continue;
+      const now = nowNanos();
+      return this.holdUntil(now + <u64>backoffMs * 1_000_000, now);
+    }
     // Most requests have no backoff floor: no host call for them.
     if (openGateCount() == 0) return FilterHeadersStatus.Continue;
     const id = getHeader(HeaderMapType.RequestHeaders, H_REQUEST_ID);
@@ -234,6 +266,10 @@ export class SteadfastUpstream extends HttpContext {
     if (due == 0) return FilterHeadersStatus.Continue;
     const now = nowNanos();
     if (now >= due) return FilterHeadersStatus.Continue;
+    return this.holdUntil(due, now);
+  }
+
+  private holdUntil(due: u64, now: u64): FilterHeadersStatus {
     this.held = true;
     this.plugin.hold(this.contextId, due);
     const metrics = this.plugin.metrics;

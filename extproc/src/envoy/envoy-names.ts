@@ -49,3 +49,18 @@ export const TYPE_DOWNSTREAM_CONNECTIONS =
   'type.googleapis.com/envoy.extensions.resource_monitors.downstream_connections.v3.DownstreamConnectionsConfig';
 export const TYPE_PREVIOUS_HOSTS =
   'type.googleapis.com/envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate';
+
+/** The HTTP filter names in gateway mode's chain: routes without a session switch them off by name. */
+export const STEADFAST_FILTER_NAME = 'envoy.filters.http.wasm';
+export const STATEFUL_SESSION_FILTER_NAME = 'envoy.filters.http.stateful_session';
+/** Debug only: the policy token echoed on responses. */
+export const DEBUG_POLICY_HEADER = 'x-steadfast-policy';
+/** Set by the router on each attempt when the virtual host's include_request_attempt_count is on. */
+export const ATTEMPT_COUNT_HEADER = 'x-envoy-attempt-count';
+export const TYPE_EXTENSION_WITH_MATCHER =
+  'type.googleapis.com/envoy.extensions.common.matching.v3.ExtensionWithMatcher';
+export const TYPE_REQUEST_HEADER_INPUT =
+  'type.googleapis.com/envoy.type.matcher.v3.HttpRequestHeaderMatchInput';
+export const TYPE_SKIP_FILTER =
+  'type.googleapis.com/envoy.extensions.filters.common.matcher.action.v3.SkipFilter';
+export const TYPE_FILTER_CONFIG = 'type.googleapis.com/envoy.config.route.v3.FilterConfig';

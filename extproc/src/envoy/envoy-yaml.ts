@@ -4,7 +4,13 @@
 import { stringify } from 'yaml';
 
 export function envoyYaml(config: unknown, header?: string): string {
-  const body = stringify(config, { version: '1.1', lineWidth: 0, singleQuote: true });
+  // Shared objects are written out in full: an operator reads the file, not anchors.
+  const body = stringify(config, {
+    version: '1.1',
+    lineWidth: 0,
+    singleQuote: true,
+    aliasDuplicateObjects: false,
+  });
   if (header === undefined) return body;
   return `${header
     .split('\n')

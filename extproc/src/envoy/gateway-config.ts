@@ -18,9 +18,10 @@ import {
   edgeOverloadManager,
 } from './edge-defaults.js';
 import { PIN_HEADER, TYPE_HCM } from './envoy-names.js';
-import { backoffFloorFilters, type FilterOptions, gatewayHttpFilters } from './http-filters.js';
+import { clusterBackoffFilters, type FilterOptions, gatewayHttpFilters } from './http-filters.js';
 import { matchRe2Problem } from '../table/re2-syntax.js';
-import { envoyRoute } from './route-action.js';
+import { envoyRoutes, type RouteOptions } from './route-action.js';
+import { routerPlan } from './router-plan.js';
 import type { OutlierDetectionOptions } from './outlier-detection.js';
 import { type RuleClusters, ruleClusters } from './rule-clusters.js';
 import { virtualHosts } from '../resolve/virtual-hosts.js';
@@ -153,6 +154,7 @@ function routeConfiguration(
   routes: readonly TableRoute[],
   clusters: Map<string, RuleClusters>,
   warnings: Set<string>,
+  routeOptions: RouteOptions,
 ): Json {
   return {
     name,
@@ -160,17 +162,22 @@ function routeConfiguration(
     internal_only_headers: [PIN_HEADER],
     // An unresolved backendRef's share names no cluster and answers 500 (rule-clusters.ts).
     validate_clusters: false,
-    virtual_hosts: orderedVirtualHosts(routes).map((h) => ({
-      name: h.hostname,
-      domains: [h.hostname],
-      routes: h.entries
-        .filter((e) => {
-          const problem = matchRe2Problem(e.match);
-          if (problem !== undefined) warnings.add(`${problem}; the match is left out of Envoy's routes`);
-          return problem === undefined;
-        })
-        .map((e) => envoyRoute(e.rule, e.match, clusters.get(e.rule.id))),
-    })),
+    virtual_hosts: orderedVirtualHosts(routes).map((h) => {
+      const entries = h.entries.filter((e) => {
+        const problem = matchRe2Problem(e.match);
+        if (problem !== undefined) warnings.add(`${problem}; the match is left out of Envoy's routes`);
+        return problem === undefined;
+      });
+      // The upstream half of a rule with a backoff tells a retry from a first attempt by
+      // the router's x-envoy-attempt-count (http-filters.ts).
+      const backoff = entries.some((e) => !e.rule.invalid && routerPlan(e.rule.policy).backoffMs > 0);
+      return {
+        name: h.hostname,
+        domains: [h.hostname],
+        ...(backoff ? { include_request_attempt_count: true } : {}),
+        routes: entries.flatMap((e) => envoyRoutes(e.rule, e.match, clusters.get(e.rule.id), routeOptions)),
+      };
+    }),
   };
 }
 
@@ -183,7 +190,7 @@ export function generateGatewayResources(
   const clusterOptions = {
     systemCaFile: options.systemCaFile ?? DEFAULT_SYSTEM_CA_FILE,
     connectTimeout: options.connectTimeout ?? '2s',
-    backoffFloorFilters: backoffFloorFilters(options.wasmPath),
+    backoffFloorFilters: (backoffMs: number) => clusterBackoffFilters(options.wasmPath, backoffMs),
     ...(options.outlierDetection ? { outlierDetection: options.outlierDetection } : {}),
   };
   const byRule = new Map<string, RuleClusters>();
@@ -212,7 +219,7 @@ export function generateGatewayResources(
     const routes = table.routes
       .map((route) => servedOn(route, group))
       .filter((route) => route.hostnames.length > 0);
-    const rc = routeConfiguration(name, routes, byRule, warnings);
+    const rc = routeConfiguration(name, routes, byRule, warnings, { debug: options.debug === true });
     routeConfigurations.push(rc);
     const hcm: Json = {
       '@type': TYPE_HCM,

@@ -1,10 +1,17 @@
-// The gateway's HTTP filter chain: steadfast.wasm (policy from route metadata, sessions)
-// → stateful_session (pins to the host the filter names in x-steadfast-pin) → router; and
-// steadfast.wasm again as an upstream filter, where it holds each retry until the backoff
-// floor has passed (filter/assembly/retry/retry-gate.ts) — on the clusters of rules with
-// a backoff in gateway mode, on the router (every cluster) in attach mode.
+// The gateway's HTTP filter chain: steadfast.wasm (sessions; policy from route metadata)
+// → stateful_session (pins to the host the filter names in x-steadfast-pin) → router, the
+// first two switched on only by session routes; and steadfast.wasm again as an upstream
+// filter, where it holds each retry until the backoff floor has passed — on the clusters
+// of rules with a backoff in gateway mode, on the router (every cluster) in attach mode.
 import {
+  ATTEMPT_COUNT_HEADER,
   PIN_HEADER,
+  STATEFUL_SESSION_FILTER_NAME,
+  STEADFAST_FILTER_NAME,
+  TYPE_EXTENSION_WITH_MATCHER,
+  TYPE_FILTER_CONFIG,
+  TYPE_REQUEST_HEADER_INPUT,
+  TYPE_SKIP_FILTER,
   TYPE_HEADER_SESSION_STATE,
   TYPE_ROUTER,
   TYPE_STATEFUL_SESSION,
@@ -23,12 +30,17 @@ export interface FilterOptions {
   readonly debug?: boolean;
 }
 
-/** The filter's JSON configuration (filter/assembly/config/plugin-config.ts reads it). */
+/**
+ * The downstream filter's JSON configuration in gateway mode (filter/assembly/config/
+ * plugin-config.ts reads it): the policy from route metadata, and no router headers, as
+ * the routes carry the retries and timeouts. Debug output is the route's own response
+ * header (route-action.ts), so the filter need not run for it.
+ */
 export function filterConfiguration(options: FilterOptions): string {
   return JSON.stringify({
     policySource: 'route',
+    gatewayRoutes: true,
     sessionKeys: [...options.sessionKeys],
-    ...(options.debug ? { debug: true } : {}),
   });
 }
 
@@ -55,7 +67,7 @@ export function steadfastWasmFilter(name: string, configuration: string, wasmPat
 /** Pins to the host the filter names in x-steadfast-pin (base64 `ip:port`). */
 export function statefulSessionFilter(): Json {
   return {
-    name: 'envoy.filters.http.stateful_session',
+    name: STATEFUL_SESSION_FILTER_NAME,
     typed_config: {
       '@type': TYPE_STATEFUL_SESSION,
       session_state: {
@@ -68,11 +80,73 @@ export function statefulSessionFilter(): Json {
   };
 }
 
-/** The filter's upstream half, which holds each retry until the backoff floor, then the codec. */
+/**
+ * What a route without a session says to switch gateway mode's filter and stateful_session
+ * off: such a request never enters the VM and costs what the router costs.
+ */
+export function sessionlessRouteFilters(): Json {
+  const off = { '@type': TYPE_FILTER_CONFIG, disabled: true };
+  return { [STEADFAST_FILTER_NAME]: off, [STATEFUL_SESSION_FILTER_NAME]: off };
+}
+
+const UPSTREAM_CODEC: Json = {
+  name: 'envoy.filters.http.upstream_codec',
+  typed_config: { '@type': TYPE_UPSTREAM_CODEC },
+};
+
+/**
+ * The filter's upstream half for an Envoy whose routes steadfast does not own (attach
+ * mode): it runs on every attempt and holds a retry until the backoff floor, by the gate
+ * the downstream half opened for the request.
+ */
 export function backoffFloorFilters(wasmPath: string): Json[] {
   return [
     steadfastWasmFilter('steadfast-upstream', JSON.stringify({ role: 'upstream' }), wasmPath),
-    { name: 'envoy.filters.http.upstream_codec', typed_config: { '@type': TYPE_UPSTREAM_CODEC } },
+    UPSTREAM_CODEC,
+  ];
+}
+
+/**
+ * Gateway mode's upstream half on the cluster of a rule with a backoff: every retry is held
+ * `backoffMs` from when it reaches the filter — which is after the previous attempt ended,
+ * so no retry starts earlier than the floor. A first attempt never enters the VM:
+ * match_delegate skips the filter when the router's `x-envoy-attempt-count` (set on every
+ * attempt by the virtual host's include_request_attempt_count; a client's value is
+ * overwritten) is 1.
+ */
+export function clusterBackoffFilters(wasmPath: string, backoffMs: number): Json[] {
+  const wasm = steadfastWasmFilter(
+    'steadfast-upstream',
+    JSON.stringify({ role: 'upstream', backoffMs }),
+    wasmPath,
+  );
+  return [
+    {
+      name: 'envoy.filters.http.match_delegate',
+      typed_config: {
+        '@type': TYPE_EXTENSION_WITH_MATCHER,
+        extension_config: { name: 'steadfast-upstream', typed_config: wasm['typed_config'] },
+        xds_matcher: {
+          matcher_list: {
+            matchers: [
+              {
+                predicate: {
+                  single_predicate: {
+                    input: {
+                      name: 'attempt-count',
+                      typed_config: { '@type': TYPE_REQUEST_HEADER_INPUT, header_name: ATTEMPT_COUNT_HEADER },
+                    },
+                    value_match: { exact: '1' },
+                  },
+                },
+                on_match: { action: { name: 'skip', typed_config: { '@type': TYPE_SKIP_FILTER } } },
+              },
+            ],
+          },
+        },
+      },
+    },
+    UPSTREAM_CODEC,
   ];
 }
 
@@ -88,6 +162,10 @@ export function routerFilter(wasmPath: string): Json {
   };
 }
 
+/**
+ * Gateway mode's chain. Routes without a session switch the filter and stateful_session off
+ * (route-action.ts): every such request costs what the router costs.
+ */
 export function gatewayHttpFilters(options: FilterOptions): Json[] {
   return [
     steadfastWasmFilter('steadfast', filterConfiguration(options), options.wasmPath),

@@ -1,18 +1,27 @@
-// The Envoy route of one (rule, match): the policy token in route metadata, the rule's
-// cluster (or weighted split), a retry policy that only sets the backoff, and header
-// modifiers. A rule that failed validation answers 500 (fail closed).
+// The Envoy routes of one (rule, match): the rule's cluster (or weighted split), its retries
+// and timeouts compiled into `retry_policy` and `timeout` (router-plan.ts), the policy token
+// in route metadata, header modifiers, and — on session rules only — the filter and
+// stateful_session switched on. A rule that failed validation answers 500 (fail closed).
 import type { HeaderModifier, TableMatch, TableRule } from '../table/policy-table.js';
-import { METADATA_NAMESPACE, METADATA_POLICY_KEY } from './envoy-names.js';
+import { DEBUG_POLICY_HEADER, METADATA_NAMESPACE, METADATA_POLICY_KEY } from './envoy-names.js';
+import { sessionlessRouteFilters } from './http-filters.js';
+import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
+import { durationMs, IDEMPOTENT_METHODS, routerPlan, type RouterRetry } from './router-plan.js';
 import type { RuleClusters } from './rule-clusters.js';
 import { routeMatch } from './route-match.js';
 import type { Json } from '../json.js';
 
 /**
- * The filter writes the retry count and conditions per request; the route only keeps
- * Envoy's own jittered backoff as short as Envoy allows (values under 1 ms are rounded up
- * to 1 ms). steadfast's filter enforces the GEP-1731 backoff floor itself.
+ * Envoy's own jittered backoff, as short as Envoy allows (values under 1 ms are rounded up
+ * to 1 ms): the GEP-1731 backoff floor is the upstream filter's hold, and Envoy's jitter
+ * comes on top of it.
  */
 export const RETRY_BACK_OFF = { base_interval: '0.001s', max_interval: '0.001s' } as const;
+
+export interface RouteOptions {
+  /** Echo the policy token on every response (x-steadfast-policy): for trying things out only. */
+  readonly debug?: boolean;
+}
 
 function headersToAdd(m: HeaderModifier): Json[] {
   return [
@@ -27,45 +36,124 @@ function headersToAdd(m: HeaderModifier): Json[] {
   ];
 }
 
-function modifiers(rule: TableRule): Json {
+function modifiers(rule: TableRule, options: RouteOptions): Json {
   const out: Json = {};
   const req = rule.requestHeaders;
   const res = rule.responseHeaders;
   if (req && req.set.length + req.add.length > 0) out['request_headers_to_add'] = headersToAdd(req);
   if (req && req.remove.length > 0) out['request_headers_to_remove'] = [...req.remove];
-  if (res && res.set.length + res.add.length > 0) out['response_headers_to_add'] = headersToAdd(res);
+  const toAdd = res ? headersToAdd(res) : [];
+  // Debug echoes the token natively: no route enters the VM for it.
+  if (options.debug) {
+    toAdd.push({
+      header: { key: DEBUG_POLICY_HEADER, value: rule.token },
+      append_action: 'OVERWRITE_IF_EXISTS_OR_ADD',
+    });
+  }
+  if (toAdd.length > 0) out['response_headers_to_add'] = toAdd;
   if (res && res.remove.length > 0) out['response_headers_to_remove'] = [...res.remove];
   return out;
 }
 
-export function envoyRoute(rule: TableRule, match: TableMatch, clusters: RuleClusters | undefined): Json {
+/**
+ * The `retry_policy` of one route: exactly the rule's plan for this class of methods;
+ * none when the rule retries nothing and has no per-try timeout (Envoy then retries nothing).
+ */
+function retryPolicy(
+  retry: RouterRetry,
+  perTryTimeoutMs: number | undefined,
+  session: boolean,
+): Json | undefined {
+  if (retry.retryOn.length === 0 && perTryTimeoutMs === undefined) return undefined;
+  return {
+    ...(retry.retryOn.length > 0 ? { retry_on: retry.retryOn.join(',') } : {}),
+    // Envoy's default is 1: say 0 where the rule asks for none.
+    num_retries: retry.numRetries,
+    ...(retry.codes.length > 0 ? { retriable_status_codes: [...retry.codes] } : {}),
+    ...(perTryTimeoutMs !== undefined ? { per_try_timeout: durationMs(perTryTimeoutMs) } : {}),
+    // A session's retry (its pinned backend failed) goes to a backend not yet tried.
+    ...(session ? RETRY_OTHER_HOSTS : {}),
+    retry_back_off: { ...RETRY_BACK_OFF },
+  };
+}
+
+function optional(key: string, value: Json | undefined): Json {
+  return value === undefined ? {} : { [key]: value };
+}
+
+/** A `:method` header matcher for the idempotent methods. */
+const IDEMPOTENT_METHOD_MATCH: Json = {
+  name: ':method',
+  string_match: { safe_regex: { regex: `^(${IDEMPOTENT_METHODS.join('|')})$` } },
+};
+
+/** The match, narrowed to idempotent methods. */
+function idempotentOnly(match: Json): Json {
+  const headers = (match['headers'] as Json[] | undefined) ?? [];
+  return { ...match, headers: [IDEMPOTENT_METHOD_MATCH, ...headers] };
+}
+
+/**
+ * The Envoy routes of one (rule, match), in the order Envoy must try them: one route, or
+ * where the rule's retries differ by method and the match does not fix the method, a route
+ * for idempotent methods followed by one for the rest (docs/retries.md).
+ */
+export function envoyRoutes(
+  rule: TableRule,
+  match: TableMatch,
+  clusters: RuleClusters | undefined,
+  options: RouteOptions = {},
+): Json[] {
   const base: Json = {
     name: match.id,
     match: routeMatch(match),
     metadata: { filter_metadata: { [METADATA_NAMESPACE]: { [METADATA_POLICY_KEY]: rule.token } } },
   };
-  const usable = clusters?.targets.filter((t) => t.weight > 0) ?? [];
   if (rule.invalid || !clusters || clusters.targets.length === 0) {
-    return { ...base, direct_response: { status: 500 } };
+    return [
+      {
+        ...base,
+        direct_response: { status: 500 },
+        typed_per_filter_config: sessionlessRouteFilters(),
+        ...modifiers(rule, options),
+      },
+    ];
   }
+  const usable = clusters.targets.filter((t) => t.weight > 0);
   const target =
     clusters.targets.length === 1 || usable.length === 0
       ? { cluster: clusters.targets[0]?.name }
       : { weighted_clusters: { clusters: usable.map((t) => ({ name: t.name, weight: t.weight })) } };
-  return {
-    ...base,
-    route: {
-      ...target,
-      ...(clusters.unresolved ? { cluster_not_found_response_code: 'INTERNAL_SERVER_ERROR' } : {}),
-      retry_policy: { retry_back_off: { ...RETRY_BACK_OFF } },
-      // A WebSocket lives longer than any request timeout; the filter still sets one when the rule asks.
-      ...(clusters.websocket ? { timeout: '0s', upgrade_configs: [{ upgrade_type: 'websocket' }] } : {}),
-      // GRPCRoute has no timeouts: streams are not cut at Envoy's 15 s default, and the client's
-      // grpc-timeout header bounds the call instead.
-      ...(rule.policy.kind === 'grpc'
-        ? { timeout: '0s', max_stream_duration: { grpc_timeout_header_max: '0s' } }
-        : {}),
-    },
-    ...modifiers(rule),
-  };
+  const plan = routerPlan(rule.policy);
+  const session = rule.policy.session !== undefined;
+  // A WebSocket lives longer than any request timeout; GRPCRoute has no timeouts, so streams
+  // are not cut at Envoy's 15 s default and the client's grpc-timeout bounds the call.
+  const unbounded = clusters.websocket || rule.policy.kind === 'grpc';
+  const timeout =
+    plan.requestTimeoutMs !== undefined ? durationMs(plan.requestTimeoutMs) : unbounded ? '0s' : undefined;
+  const route = (retry: RouterRetry): Json => ({
+    ...target,
+    ...(clusters.unresolved ? { cluster_not_found_response_code: 'INTERNAL_SERVER_ERROR' } : {}),
+    ...(timeout !== undefined ? { timeout } : {}),
+    ...optional('retry_policy', retryPolicy(retry, plan.perTryTimeoutMs, session)),
+    ...(clusters.websocket ? { upgrade_configs: [{ upgrade_type: 'websocket' }] } : {}),
+    ...(rule.policy.kind === 'grpc' ? { max_stream_duration: { grpc_timeout_header_max: '0s' } } : {}),
+  });
+  // Only a session rule runs the filter and stateful_session.
+  const filters: Json = session ? {} : { typed_per_filter_config: sessionlessRouteFilters() };
+  const withMods = (r: Json): Json => ({ ...r, ...filters, ...modifiers(rule, options) });
+  const method = match.method;
+  if (!plan.splitByMethod || method !== undefined) {
+    const idempotent = method !== undefined && IDEMPOTENT_METHODS.includes(method);
+    return [withMods({ ...base, route: route(idempotent ? plan.idempotent : plan.other) })];
+  }
+  return [
+    withMods({
+      ...base,
+      name: `${match.id}/idempotent`,
+      match: idempotentOnly(base['match'] as Json),
+      route: route(plan.idempotent),
+    }),
+    withMods({ ...base, route: route(plan.other) }),
+  ];
 }

@@ -24,6 +24,7 @@ import type {
 import { backendTlsTransportSocket } from './backend-tls.js';
 import { TYPE_ROUND_ROBIN, backendLocality, ruleClusterName } from './envoy-names.js';
 import { type OutlierDetectionOptions, outlierDetection } from './outlier-detection.js';
+import { routerPlan } from './router-plan.js';
 import { type ClusterProtocol, clusterProtocol, protocolOptions } from './upstream-protocol.js';
 import type { Json } from '../json.js';
 
@@ -32,10 +33,10 @@ export interface ClusterOptions {
   readonly systemCaFile: string;
   readonly connectTimeout: string;
   /**
-   * The upstream filter chain that holds retries until the backoff floor: only the
+   * The upstream filter chain that holds retries until a backoff floor (ms): only the
    * clusters of rules with a backoff run it, so no other request pays for it.
    */
-  readonly backoffFloorFilters: readonly Json[];
+  readonly backoffFloorFilters: (backoffMs: number) => readonly Json[];
   /** Ejection of endpoints that refuse connections (outlier-detection.ts has the defaults). */
   readonly outlierDetection?: OutlierDetectionOptions;
 }
@@ -93,7 +94,7 @@ function cluster(
   protocol: ClusterProtocol,
   backends: readonly TableBackend[],
   options: ClusterOptions,
-  backoffFloor: boolean,
+  backoffMs: number,
   tls: TableBackendTls | undefined,
 ): Json {
   const endpoints = backends.map((b) => ({
@@ -128,7 +129,7 @@ function cluster(
     load_assignment: { cluster_name: name, endpoints },
     typed_extension_protocol_options: protocolOptions(
       protocol,
-      backoffFloor ? options.backoffFloorFilters : undefined,
+      backoffMs > 0 ? options.backoffFloorFilters(backoffMs) : undefined,
     ),
   };
   if (tls) out['transport_socket'] = backendTlsTransportSocket(tls, protocol, options.systemCaFile);
@@ -146,13 +147,13 @@ export function ruleClusters(kind: TableRouteKind, rule: TableRule, options: Clu
     g.backends.push(b);
   }
   const single = groups.length === 1 && groups[0]?.key !== 'invalid';
-  const backoffFloor = (rule.policy.retry?.backoffMs ?? 0) > 0 && (rule.policy.retry?.attempts ?? 0) > 0;
+  const { backoffMs } = routerPlan(rule.policy);
   const clusters: Json[] = [];
   const targets: RuleTarget[] = [];
   for (const g of groups) {
     const name = ruleClusterName(rule, single ? undefined : g.key);
     if (g.protocol !== 'invalid')
-      clusters.push(cluster(name, g.protocol, g.backends, options, backoffFloor, g.tls));
+      clusters.push(cluster(name, g.protocol, g.backends, options, backoffMs, g.tls));
     targets.push({ name, weight: g.backends.reduce((sum, b) => sum + b.weight, 0) });
   }
   return {

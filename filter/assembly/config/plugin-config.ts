@@ -25,6 +25,13 @@ export class PluginConfig {
   /** Adds `x-steadfast-policy` to every response: for tests and troubleshooting, never production. */
   debug: bool = false;
   policySource: PolicySource = PolicySource.Auto;
+  /**
+   * Gateway mode: the routes are steadfast's own. They carry the retries and timeouts and
+   * drop a client's pin header, so the filter writes no router headers but the session's.
+   */
+  gatewayRoutes: bool = false;
+  /** Upstream role in gateway mode: the cluster's backoff floor (ms); 0 uses the retry gates. */
+  backoffMs: i32 = 0;
   /** Session keys as given (base64); the first seals, all open. */
   sessionKeys: string[] = [];
   /** Keys the filter does not know, reported as a warning. */
@@ -61,6 +68,14 @@ export function parsePluginConfig(text: string): PluginConfig {
       else if (v.str == 'route') c.policySource = PolicySource.Route;
       else if (v.str == 'metadata') c.policySource = PolicySource.Metadata;
       else return fail(c, 'policySource: "' + v.str + '" is not one of auto, route, metadata');
+    } else if (key == 'gatewayRoutes') {
+      if (v.kind != JsonKind.Bool) return fail(c, 'gatewayRoutes: must be true or false');
+      c.gatewayRoutes = v.bool;
+    } else if (key == 'backoffMs') {
+      if (v.kind != JsonKind.Number || !(v.num >= 1 && v.num <= 3_600_000) || v.num != Math.floor(v.num)) {
+        return fail(c, 'backoffMs: must be a whole number of milliseconds in 1-3600000');
+      }
+      c.backoffMs = <i32>v.num;
     } else if (key == 'sessionKeys') {
       if (v.kind != JsonKind.Array) return fail(c, 'sessionKeys: must be an array of base64 strings');
       for (let j = 0; j < v.items.length; j++) {

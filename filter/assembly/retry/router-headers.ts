@@ -73,3 +73,11 @@ export function applyRouterHeaders(policy: Policy, pinned: bool): void {
   if (values.perTryTimeoutMs.length > 0)
     setHeader(req, H_UPSTREAM_RQ_PER_TRY_TIMEOUT_MS, values.perTryTimeoutMs);
 }
+
+/**
+ * Gateway mode, a pinned request of a rule without a retry stanza: the route holds the
+ * fallback's conditions with no retries, and this raises the count to one.
+ */
+export function allowPinnedFallback(): void {
+  setHeader(HeaderMapType.RequestHeaders, H_MAX_RETRIES, '1');
+}

@@ -1,4 +1,4 @@
-// Session persistence for one request (docs/session-persistence.md; GEP-1619).
+// Session persistence for one request (GEP-1619; docs/session-persistence.md).
 // Request: read the token from the cookie or header, open it, and pin the request to its
 // backend through the stateful_session filter's header. Response: look at which backend
 // actually served the request, and issue a token when a session starts, moves to another
@@ -21,6 +21,7 @@ import { Policy } from '../policy/token';
 import { P_TLS_VERSION, P_UPSTREAM_ADDRESS } from '../properties';
 import { CookieLookup, findCookie, setCookieValue } from './cookie';
 import { SessionKeys } from './keys';
+import { CachedSession, OpenedSessionCache } from './opened-cache';
 import { open, OpenedSession, SESSION_NONCE_BYTES, sealToBuffer, sealedTokenPtr, TokenStatus } from './token';
 
 // One request is handled at a time per VM: these are reused, never reallocated.
@@ -35,46 +36,57 @@ export class StickySession {
   issuedAtS: u64 = 0;
   lastUsedS: u64 = 0;
   expiresAtS: u64 = 0;
-  secure: bool = false;
 
-  /** Request phase. Returns true when the request was pinned to a backend. */
-  begin(policy: Policy, keys: SessionKeys, nowS: u64, metrics: FilterMetrics): bool {
-    const req = HeaderMapType.RequestHeaders;
-    this.secure = getPropertyString(P_TLS_VERSION) != null;
-    if (!this.secure) {
-      const proto = getHeader(req, H_FORWARDED_PROTO);
-      this.secure = proto != null && proto == 'https';
-    }
+  /** Request phase, at `nowS`. Returns true when the request was pinned to a backend. */
+  begin(
+    policy: Policy,
+    keys: SessionKeys,
+    cache: OpenedSessionCache,
+    nowS: u64,
+    metrics: FilterMetrics,
+  ): bool {
     const token = this.readToken(policy, metrics);
     if (token == null || token.length == 0) return false;
-    const status = open(token, keys, policy.rule, nowS, OPENED);
+    let session = cache.find(token, policy.rule);
+    if (session == null) {
+      const status = open(token, keys, policy.rule, nowS, OPENED);
+      if (status == TokenStatus.Expired) {
+        incrementCounter(metrics.sessionExpired);
+        return false;
+      }
+      if (status != TokenStatus.Ok) {
+        incrementCounter(metrics.sessionRejected);
+        return false;
+      }
+      // The stateful_session filter reads the pin as base64 of `ip:port`.
+      const pin = scratch(128);
+      const pinLength = encodeBase64(changetype<usize>(OPENED.endpointText), OPENED.endpointLength, pin);
+      session = new CachedSession(
+        policy.rule,
+        OPENED.endpoint,
+        String.UTF8.decodeUnsafe(pin, <usize>pinLength),
+        OPENED.issuedAtS,
+        OPENED.lastUsedS,
+        OPENED.expiresAtS,
+      );
+      cache.remember(token, session);
+    } else if (session.expiresAtS != 0 && nowS >= session.expiresAtS) {
+      // What `open` says of an authentic token past its expiry.
+      incrementCounter(metrics.sessionExpired);
+      return false;
+    }
     // Times are whole seconds: two uses 1.01 s apart can read as 2 s. Expire only past the
     // timeout, so a session is never cut early (at most a second late).
-    if (
-      status == TokenStatus.Ok &&
-      policy.idleTimeoutS > 0 &&
-      nowS - OPENED.lastUsedS > <u64>policy.idleTimeoutS
-    ) {
+    if (policy.idleTimeoutS > 0 && nowS - session.lastUsedS > <u64>policy.idleTimeoutS) {
       incrementCounter(metrics.sessionExpired);
-      return false;
-    }
-    if (status == TokenStatus.Expired) {
-      incrementCounter(metrics.sessionExpired);
-      return false;
-    }
-    if (status != TokenStatus.Ok) {
-      incrementCounter(metrics.sessionRejected);
       return false;
     }
     this.resumed = true;
-    this.endpoint = OPENED.endpoint;
-    this.issuedAtS = OPENED.issuedAtS;
-    this.lastUsedS = OPENED.lastUsedS;
-    this.expiresAtS = OPENED.expiresAtS;
-    // The stateful_session filter reads the pin as base64 of `ip:port`.
-    const pin = scratch(128);
-    const pinLength = encodeBase64(changetype<usize>(OPENED.endpointText), OPENED.endpointLength, pin);
-    setHeader(req, H_PIN, String.UTF8.decodeUnsafe(pin, <usize>pinLength));
+    this.endpoint = session.endpoint;
+    this.issuedAtS = session.issuedAtS;
+    this.lastUsedS = session.lastUsedS;
+    this.expiresAtS = session.expiresAtS;
+    setHeader(HeaderMapType.RequestHeaders, H_PIN, session.pin);
     incrementCounter(metrics.sessionResumed);
     return true;
   }
@@ -93,23 +105,29 @@ export class StickySession {
     return COOKIE.count == 1 ? COOKIE.value : null;
   }
 
-  /** Response phase: issues or renews the token as needed. */
+  /**
+   * Response phase, at the request's `nowS`: issues or renews the token as needed, and
+   * keeps the served host stateful_session writes into a response from the client.
+   */
   finish(policy: Policy, keys: SessionKeys, nowS: u64, metrics: FilterMetrics): void {
     const served = getPropertyString(P_UPSTREAM_ADDRESS);
     // A local reply (no upstream) starts no session.
-    if (served == null || served.length == 0) return;
+    if (served == null || served.length == 0) {
+      removePinFromResponse();
+      return;
+    }
     let issuedAt = nowS;
     let expiresAt: u64 = policy.absoluteTimeoutS > 0 ? nowS + <u64>policy.absoluteTimeoutS : 0;
     if (this.resumed && served == this.endpoint) {
-      // Same backend: only a sliding (idle) session needs a fresh token, at most once a second.
+      // Same backend: stateful_session wrote no host into the response. Only a sliding
+      // (idle) session needs a fresh token, at most once a second.
       if (policy.idleTimeoutS <= 0 || nowS <= this.lastUsedS) return;
       issuedAt = this.issuedAtS;
       expiresAt = this.expiresAtS;
       incrementCounter(metrics.sessionRenewed);
-    } else if (this.resumed) {
-      incrementCounter(metrics.sessionMoved);
     } else {
-      incrementCounter(metrics.sessionCreated);
+      removePinFromResponse();
+      incrementCounter(this.resumed ? metrics.sessionMoved : metrics.sessionCreated);
     }
     if (!randomBytes(changetype<usize>(NONCE), <usize>SESSION_NONCE_BYTES)) {
       incrementCounter(metrics.sessionUnavailable);
@@ -129,10 +147,17 @@ export class StickySession {
       addHeader(
         resp,
         H_SET_COOKIE,
-        setCookieValue(policy.sessionName, token, policy.sessionPath, this.secure, maxAge),
+        setCookieValue(policy.sessionName, token, policy.sessionPath, secure(), maxAge),
       );
     }
   }
+}
+
+/** `Secure` when the client's connection is TLS, or a trusted proxy says it was. */
+function secure(): bool {
+  if (getPropertyString(P_TLS_VERSION) != null) return true;
+  const proto = getHeader(HeaderMapType.RequestHeaders, H_FORWARDED_PROTO);
+  return proto != null && proto == 'https';
 }
 
 /** The pin must never reach a client or come from one. */
