@@ -69,6 +69,19 @@ describe.each(MODES)('%s mode', (mode) => {
     }
   });
 
+  it('the pin header reaches neither the backend nor the client, new or resumed', async () => {
+    const first = await get('/cart');
+    const [name, token] = issued(first)!;
+    const resumed = await get('/cart', ['-H', `cookie: ${name}=${token}`]);
+    for (const r of [first, resumed]) {
+      expect(r.status).toBe(200);
+      expect(r.headers.get('x-steadfast-pin')).toBeUndefined();
+      const seen = (JSON.parse(r.body) as { headers: Record<string, string[]> }).headers;
+      expect(Object.keys(seen)).not.toContain('x-steadfast-pin');
+    }
+    expect(instance(resumed)).toBe(instance(first));
+  });
+
   it('new clients are spread over the backends', async () => {
     const seen = new Set<string>();
     for (let i = 0; i < 30; i++) seen.add(instance(await get('/cart')));

@@ -48,12 +48,17 @@ describe('generateAttachSnippet', () => {
   const s = snippet({ sessionKeys: KEYS });
   const filters = s['http_filters'] as Node[];
 
-  it('adds ext_proc, steadfast.wasm and stateful_session, in that order', () => {
+  it('adds ext_proc, steadfast.wasm, stateful_session and the pin removal, in that order', () => {
     expect(filters.map((f) => f['name'])).toEqual([
       'envoy.filters.http.ext_proc',
       'envoy.filters.http.wasm',
       'envoy.filters.http.stateful_session',
+      'envoy.filters.http.header_mutation',
     ]);
+    expect(typed(filters[3])).toEqual({
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.HeaderMutation',
+      mutations: { request_mutations: [{ remove: 'x-steadfast-pin' }] },
+    });
   });
 
   it('configures ext_proc to send request headers only, fail open and keep steadfast metadata', () => {
@@ -186,8 +191,8 @@ describe('envoy/attach-example.yaml', () => {
 
   it('is an existing Envoy with exactly the snippet added', () => {
     const httpFilters = manager['http_filters'] as Node[];
-    expect(httpFilters.slice(0, 3)).toEqual(s['http_filters']);
-    expect(httpFilters[3]).toEqual(s['router']);
+    expect(httpFilters.slice(0, 4)).toEqual(s['http_filters']);
+    expect(httpFilters[4]).toEqual(s['router']);
     const routeConfig = manager['route_config'] as Node;
     expect(routeConfig['internal_only_headers']).toEqual(['x-steadfast-pin']);
     const routes = ((routeConfig['virtual_hosts'] as Node[])[0] as Node)['routes'] as Node[];

@@ -7,7 +7,12 @@ import { stringify } from 'yaml';
 import type { PolicyTable, TableMatch, TableRule } from '../table/policy-table.js';
 import { METADATA_NAMESPACE, PIN_HEADER, TYPE_HTTP_PROTOCOL_OPTIONS } from './envoy-names.js';
 import { REQUEST_LINE_HEADERS, headersReadBy } from '../table/headers-read.js';
-import { routerFilter, statefulSessionFilter, steadfastWasmFilter } from './http-filters.js';
+import {
+  pinRemovalFilter,
+  routerFilter,
+  statefulSessionFilter,
+  steadfastWasmFilter,
+} from './http-filters.js';
 import { outlierDetection } from './outlier-detection.js';
 import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
 import { RETRY_BACK_OFF } from './route-action.js';
@@ -99,6 +104,7 @@ export function attachHttpFilters(table: PolicyTable, options: AttachSnippetOpti
     },
     steadfastWasmFilter('steadfast', attachFilterConfiguration(options), options.wasmPath),
     statefulSessionFilter(),
+    pinRemovalFilter(),
   ];
 }
 

@@ -64,3 +64,5 @@ export const TYPE_REQUEST_HEADER_INPUT =
 export const TYPE_SKIP_FILTER =
   'type.googleapis.com/envoy.extensions.filters.common.matcher.action.v3.SkipFilter';
 export const TYPE_FILTER_CONFIG = 'type.googleapis.com/envoy.config.route.v3.FilterConfig';
+export const TYPE_HEADER_MUTATION =
+  'type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.HeaderMutation';

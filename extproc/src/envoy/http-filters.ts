@@ -10,6 +10,7 @@ import {
   STEADFAST_FILTER_NAME,
   TYPE_EXTENSION_WITH_MATCHER,
   TYPE_FILTER_CONFIG,
+  TYPE_HEADER_MUTATION,
   TYPE_REQUEST_HEADER_INPUT,
   TYPE_SKIP_FILTER,
   TYPE_HEADER_SESSION_STATE,
@@ -76,6 +77,20 @@ export function statefulSessionFilter(): Json {
       },
       // A pinned host that is gone falls back to load balancing (GEP-1619's SHOULD).
       strict: false,
+    },
+  };
+}
+
+/**
+ * Drops the pin once stateful_session has read it, so no backend sees it — for an Envoy
+ * whose routes steadfast does not own (gateway mode's session routes remove it themselves).
+ */
+export function pinRemovalFilter(): Json {
+  return {
+    name: 'envoy.filters.http.header_mutation',
+    typed_config: {
+      '@type': TYPE_HEADER_MUTATION,
+      mutations: { request_mutations: [{ remove: PIN_HEADER }] },
     },
   };
 }

@@ -3,7 +3,7 @@
 // in route metadata, header modifiers, and — on session rules only — the filter and
 // stateful_session switched on. A rule that failed validation answers 500 (fail closed).
 import type { HeaderModifier, TableMatch, TableRule } from '../table/policy-table.js';
-import { DEBUG_POLICY_HEADER, METADATA_NAMESPACE, METADATA_POLICY_KEY } from './envoy-names.js';
+import { DEBUG_POLICY_HEADER, METADATA_NAMESPACE, METADATA_POLICY_KEY, PIN_HEADER } from './envoy-names.js';
 import { sessionlessRouteFilters } from './http-filters.js';
 import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
 import { durationMs, IDEMPOTENT_METHODS, routerPlan, type RouterRetry } from './router-plan.js';
@@ -41,7 +41,9 @@ function modifiers(rule: TableRule, options: RouteOptions): Json {
   const req = rule.requestHeaders;
   const res = rule.responseHeaders;
   if (req && req.set.length + req.add.length > 0) out['request_headers_to_add'] = headersToAdd(req);
-  if (req && req.remove.length > 0) out['request_headers_to_remove'] = [...req.remove];
+  // The router drops the pin after stateful_session has read it: no backend sees it.
+  const remove = [...(req?.remove ?? []), ...(rule.policy.session ? [PIN_HEADER] : [])];
+  if (remove.length > 0) out['request_headers_to_remove'] = remove;
   const toAdd = res ? headersToAdd(res) : [];
   // Debug echoes the token natively: no route enters the VM for it.
   if (options.debug) {
