@@ -2,7 +2,7 @@
 import { ConditionType as T, Reason } from '../gatewayapi/codes.js';
 import { formatFieldPath, hasSource } from '../gatewayapi/diagnostic.js';
 import type { FieldError } from '../gatewayapi/fields.js';
-import type { AnyObject, EndpointSlice, Route, RouteRule } from '../gatewayapi/model.js';
+import type { AnyObject, EndpointSlice, Model, Route, RouteRule } from '../gatewayapi/model.js';
 import type { ValidateResult } from '../gatewayapi/validate.js';
 import {
   POLICY_TABLE_VERSION,
@@ -209,54 +209,72 @@ function parentStatus(a: Attachment, attachedConditions: Condition[] | undefined
   };
 }
 
+/**
+ * The model → the table and every object's status, as a list of named steps: the Gateways and
+ * their listeners, the policies, the backends' indexes, the routes (attachment, rules,
+ * status, which policy targets each Gateway reaches), the table's listeners, then status.
+ */
 export function translate(input: ValidateResult): Translation {
   const { model } = input;
   const certificates: Record<string, CertificateMaterial> = {};
   const gateways = evaluateGateways(model, certificates);
   const policies = evaluatePolicies(model);
+  const ctx = backendContext(model, policies);
+  const routes = translateRoutes(model, gateways, policies, ctx);
+  const listeners = tableListeners(gateways);
+  const statuses = objectStatuses(input.objects, gateways, routes, policies);
+  return {
+    table: { version: POLICY_TABLE_VERSION, listeners, routes: routes.table },
+    tls: { certificates },
+    statuses,
+  };
+}
+
+/** What resolving a backendRef needs: Services and their EndpointSlices by `<ns>/<name>`, grants, policies. */
+function backendContext(model: Model, policies: PolicyResult): BackendContext {
   const slices = new Map<string, EndpointSlice[]>();
   for (const s of model.endpointSlices) {
     if (s.serviceName === undefined) continue;
     const key = `${s.namespace}/${s.serviceName}`;
     slices.set(key, [...(slices.get(key) ?? []), s]);
   }
-  const ctx: BackendContext = {
+  return {
     services: new Map(model.services.map((s) => [`${s.namespace}/${s.name}`, s])),
     slices,
     referenceGrants: model.referenceGrants,
     backendTls: policies.backendTls,
     retryConstraints: policies.retryConstraints,
   };
-  const namespaces = new Map(model.namespaces.map((n) => [n.name, n]));
+}
 
-  const routes: TableRoute[] = [];
+/** Policy target key → the Gateways (`<ns>/<name>`) that reach it through an attached route. */
+type Reach = Map<string, Set<string>>;
+
+interface TranslatedRoutes {
+  /** The attached routes, oldest first. */
+  readonly table: TableRoute[];
+  readonly status: ReadonlyMap<Route, ObjectStatusBody>;
+  readonly warnings: ReadonlyMap<Route, ObjectWarning[]>;
+  readonly reach: Reach;
+}
+
+/** Every route, oldest first (a conflict goes to the older one): attached, translated, and its status. */
+function translateRoutes(
+  model: Model,
+  gateways: ReadonlyMap<string, GatewayState>,
+  policies: PolicyResult,
+  ctx: BackendContext,
+): TranslatedRoutes {
+  const namespaces = new Map(model.namespaces.map((n) => [n.name, n]));
   const conflicts = new KindConflicts();
-  /** Policy target key → the Gateways (`<ns>/<name>`) that reach it through an attached route. */
-  const reach = new Map<string, Set<string>>();
-  const reached = (key: string, gateways: readonly string[]) => {
-    const set = reach.get(key) ?? new Set<string>();
-    for (const g of gateways) set.add(g);
-    reach.set(key, set);
-  };
-  const routeStatus = new Map<Route, ObjectStatusBody>();
-  const routeWarnings = new Map<Route, ObjectWarning[]>();
+  const table: TableRoute[] = [];
+  const status = new Map<Route, ObjectStatusBody>();
+  const warnings = new Map<Route, ObjectWarning[]>();
+  const reach: Reach = new Map();
   for (const route of [...model.routes].sort(olderFirst)) {
-    const gen = route.generation;
     const routeLevel = route.errors.filter((e) => !isRuleError(e));
     if (routeLevel.length > 0) {
-      const e = routeLevel[0] as FieldError;
-      const c = condition(
-        T.Accepted,
-        'False',
-        Reason.UnsupportedValue,
-        `${formatFieldPath(e.path)}: ${e.message}`,
-        gen,
-      );
-      routeStatus.set(route, {
-        parents: route.parentRefs.map((p) =>
-          parentStatus({ parentRef: p, accepted: c, listeners: [] }, undefined),
-        ),
-      });
+      status.set(route, rejectedRouteStatus(route, routeLevel[0] as FieldError));
       continue;
     }
     const attachments = conflicts.settle(route, attachRoute(route, gateways, namespaces));
@@ -264,43 +282,77 @@ export function translate(input: ValidateResult): Translation {
     let conditions: Condition[] | undefined;
     if (attached.length > 0) {
       const rules = route.rules.map((r) => translateRule(route, r, policies, ctx));
-      const listenerIds = [...new Set(attached.map((l) => l.state.id))];
       for (const l of new Set(attached.map((x) => x.state))) l.attachedRoutes++;
-      routes.push({
+      table.push({
         id: `${route.kind.toLowerCase()}/${route.namespace}/${route.name}`,
         kind: route.kind === 'GRPCRoute' ? 'grpc' : 'http',
         namespace: route.namespace,
         name: route.name,
         ...(route.creationTimestamp !== undefined ? { creationTimestamp: route.creationTimestamp } : {}),
-        listeners: listenerIds,
+        listeners: [...new Set(attached.map((l) => l.state.id))],
         hostnames: [...new Set(attached.flatMap((l) => l.hostnames))],
         rules,
       });
       conditions = routeConditions(route, rules);
-      routeWarnings.set(route, noReadyEndpoints(route, rules));
-      const gws = [
-        ...new Set(
-          attachments
-            .filter((a) => a.listeners.length > 0)
-            .map((a) => `${a.parentRef.namespace}/${a.parentRef.name}`),
-        ),
-      ];
-      const routeKey = `${route.kind}/${route.namespace}/${route.name}`;
-      reached(`route/${routeKey}`, gws);
-      for (const rule of route.rules) {
-        if (rule.name !== undefined) reached(`rule/${routeKey}/${rule.name}`, gws);
-        for (const ref of rule.backendRefs) {
-          if (ref.group !== '' || ref.kind !== 'Service') continue;
-          const svc = `${ref.namespace}/${ref.name}`;
-          reached(`service/${svc}`, gws);
-          const portName = ctx.services.get(svc)?.ports.find((p) => p.port === ref.port)?.name;
-          if (portName) reached(`service/${svc}/${portName}`, gws);
-        }
-      }
+      warnings.set(route, noReadyEndpoints(route, rules));
+      recordReach(reach, route, attachments, ctx);
     }
-    routeStatus.set(route, { parents: attachments.map((a) => parentStatus(a, conditions)) });
+    status.set(route, { parents: attachments.map((a) => parentStatus(a, conditions)) });
   }
+  return { table, status, warnings, reach };
+}
 
+/** A route with a route-level error attaches nowhere: Accepted=False on every parentRef. */
+function rejectedRouteStatus(route: Route, e: FieldError): ObjectStatusBody {
+  const c = condition(
+    T.Accepted,
+    'False',
+    Reason.UnsupportedValue,
+    `${formatFieldPath(e.path)}: ${e.message}`,
+    route.generation,
+  );
+  return {
+    parents: route.parentRefs.map((p) =>
+      parentStatus({ parentRef: p, accepted: c, listeners: [] }, undefined),
+    ),
+  };
+}
+
+/** The policy targets an attached route makes reachable (itself, its named rules, its Services) from its Gateways. */
+function recordReach(
+  reach: Reach,
+  route: Route,
+  attachments: readonly Attachment[],
+  ctx: BackendContext,
+): void {
+  const gws = [
+    ...new Set(
+      attachments
+        .filter((a) => a.listeners.length > 0)
+        .map((a) => `${a.parentRef.namespace}/${a.parentRef.name}`),
+    ),
+  ];
+  const reached = (key: string) => {
+    const set = reach.get(key) ?? new Set<string>();
+    for (const g of gws) set.add(g);
+    reach.set(key, set);
+  };
+  const routeKey = `${route.kind}/${route.namespace}/${route.name}`;
+  reached(`route/${routeKey}`);
+  for (const rule of route.rules) {
+    if (rule.name !== undefined) reached(`rule/${routeKey}/${rule.name}`);
+    for (const ref of rule.backendRefs) {
+      if (ref.group !== '' || ref.kind !== 'Service') continue;
+      const svc = `${ref.namespace}/${ref.name}`;
+      reached(`service/${svc}`);
+      const portName = ctx.services.get(svc)?.ports.find((p) => p.port === ref.port)?.name;
+      if (portName) reached(`service/${svc}/${portName}`);
+    }
+  }
+}
+
+/** The table's listeners: every usable Gateway listener, with its certificates on HTTPS. */
+function tableListeners(gateways: ReadonlyMap<string, GatewayState>): TableListener[] {
   const listeners: TableListener[] = [];
   for (const g of gateways.values()) {
     for (const l of g.listeners) {
@@ -316,17 +368,21 @@ export function translate(input: ValidateResult): Translation {
       });
     }
   }
+  return listeners;
+}
 
-  const statuses = input.objects.map((o) => {
-    const status = objectStatus(o, gateways, routeStatus, policies, reach);
-    const warnings = routeWarnings.get(o as Route) ?? [];
+/** Every decoded object's status, in input order; routes carry their warnings. */
+function objectStatuses(
+  objects: readonly AnyObject[],
+  gateways: ReadonlyMap<string, GatewayState>,
+  routes: TranslatedRoutes,
+  policies: PolicyResult,
+): ObjectStatus[] {
+  return objects.map((o) => {
+    const status = objectStatus(o, gateways, routes.status, policies, routes.reach);
+    const warnings = routes.warnings.get(o as Route) ?? [];
     return warnings.length > 0 ? { ...status, warnings } : status;
   });
-  return {
-    table: { version: POLICY_TABLE_VERSION, listeners, routes },
-    tls: { certificates },
-    statuses,
-  };
 }
 
 /**
