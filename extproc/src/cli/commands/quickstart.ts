@@ -89,7 +89,6 @@ function tryLines(http: string, grpc: string | undefined, grpcurl: string, envoy
     `  curl -s --http2-prior-knowledge ${http}/h2c/hello`,
     '  # appProtocol kubernetes.io/ws: WebSocket through the gateway (from the repository root, with its ws package)',
     `  node -e "const ws = new (require('ws'))('${http.replace('http://', 'ws://')}/ws'); ws.on('open', () => ws.send('hello')); ws.on('message', (m) => { console.log('echoed:', String(m)); ws.close(); })"`,
-    `  curl -i -N --max-time 2 -H 'Connection: Upgrade' -H 'Upgrade: websocket' -H 'Sec-WebSocket-Version: 13' -H 'Sec-WebSocket-Key: c3RlYWRmYXN0LXF1aWNrIQ==' ${http}/ws   # 101 Switching Protocols`,
   ];
   if (grpc !== undefined) {
     const target = grpc.replace('http://', '');
