@@ -1,9 +1,49 @@
 // `npm start` as a newcomer meets it: `steadfast quickstart` in its own process, then every
 // command it prints, run as printed (bash, curl, grpcurl, node), with what each should show.
-// The quickstart's ports are the ones examples/quickstart names (10000, 10001, 127.0.0.2-4:8080…).
+// It runs examples/quickstart as shipped, but on ports picked free for this run: a copy of
+// the example with its Gateway listener ports (10000, 10001) and demo backend ports (8080,
+// 8081, 50061, 8443) replaced, so a run never collides with anything else on the machine.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT, steadfastBin } from '../support/paths.js';
+import { freePort } from './support/free-port.js';
+
+const EXAMPLE = join(REPO_ROOT, 'examples', 'quickstart');
+/** Every loopback address the example's demo backends listen on. */
+const BACKEND_ADDRESSES = ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4'];
+
+function bindable(address: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, address, () => s.close(() => resolve(true)));
+  });
+}
+
+/** A port free on every demo backend address a moment ago. */
+async function freeOnAll(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    const ok = await Promise.all(BACKEND_ADDRESSES.map((a) => bindable(a, port)));
+    if (ok.every(Boolean)) return port;
+  }
+}
+
+/** The example, copied with `port: N` replaced for each port in `ports`. */
+function exampleOnPorts(ports: ReadonlyMap<number, number>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'steadfast-quickstart-'));
+  for (const file of readdirSync(EXAMPLE).filter((f) => f.endsWith('.yaml'))) {
+    const text = readFileSync(join(EXAMPLE, file), 'utf8').replace(/\bport: (\d+)\b/g, (whole, n: string) =>
+      ports.has(Number(n)) ? `port: ${ports.get(Number(n))}` : whole,
+    );
+    writeFileSync(join(dir, file), text);
+  }
+  return dir;
+}
 
 const READY =
   /^steadfast quickstart: ready; gateway (\S+) (\S+); Envoy admin (\S+); control service admin (\S+)$/m;
@@ -34,11 +74,15 @@ describe('npm start (steadfast quickstart)', () => {
   let output = '';
   let exit: Promise<number>;
   const sections = new Map<string, string>();
+  const ports = new Map<number, number>();
+  let configDir = '';
 
   beforeAll(async () => {
+    for (const p of [10000, 10001, 8080, 8081, 50061, 8443]) ports.set(p, await freeOnAll());
+    configDir = exampleOnPorts(ports);
     child = spawn(
       process.execPath,
-      [steadfastBin(), 'quickstart', '--admin-port', '0', '--envoy-admin-port', '0'],
+      [steadfastBin(), 'quickstart', '--config', configDir, '--admin-port', '0', '--envoy-admin-port', '0'],
       {
         cwd: REPO_ROOT,
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -82,6 +126,7 @@ describe('npm start (steadfast quickstart)', () => {
   afterAll(async () => {
     if (child?.exitCode === null) child.kill('SIGTERM');
     await exit;
+    if (configDir) rmSync(configDir, { recursive: true, force: true });
   });
 
   const outputOf = (pattern: RegExp): string => {
@@ -93,7 +138,11 @@ describe('npm start (steadfast quickstart)', () => {
 
   it('prints one ready line, the backends it started, and the commands', () => {
     expect(output.match(new RegExp(READY.source, 'gm'))).toHaveLength(1);
-    expect(output).toMatch(/backends: .*echo-2 127\.0\.0\.2:8080/);
+    expect(output).toMatch(new RegExp(`backends: .*echo-2 127\\.0\\.0\\.2:${ports.get(8080)}[,\\s]`));
+    const gateway = READY.exec(output);
+    expect([gateway?.[1], gateway?.[2]].sort()).toEqual(
+      [`http://127.0.0.1:${ports.get(10000)}`, `http://127.0.0.1:${ports.get(10001)}`].sort(),
+    );
     // No --session-key-file: an ephemeral key, and a warning that says so.
     expect(output).toMatch(/warning: no --session-key-file; using an ephemeral session key/);
     expect(sections.size).toBeGreaterThanOrEqual(12);
