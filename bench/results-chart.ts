@@ -94,7 +94,7 @@ const NATIVE = '#3f8f5f';
 const CONTROL = '#8e5bb5';
 
 function colorOf(id: string): string {
-  if (id === 'V4') return NATIVE;
+  if (id === 'V4' || id === 'V4r') return NATIVE;
   if (id === 'V0' || id === 'V1') return BASE;
   return STEADFAST;
 }

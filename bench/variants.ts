@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export type VariantId = 'V0' | 'V1' | 'V2' | 'V3' | 'V4' | 'V5' | 'V6' | 'V9';
+export type VariantId = 'V0' | 'V1' | 'V2' | 'V3' | 'V3r' | 'V4' | 'V4r' | 'V5' | 'V6' | 'V7' | 'V9';
 
 export interface Variant {
   readonly id: VariantId;
@@ -98,9 +98,8 @@ export function benchVariants(inputs: VariantInputs): Variant[] {
       id: 'V2',
       name: 'gateway, no policy',
       description:
-        'gateway mode from bench/configs/no-policy: steadfast.wasm (down- and upstream) and stateful_session in the chain, a rule that asks for nothing',
+        'gateway mode from bench/configs/no-policy: a rule that asks for nothing — its route switches the filter and stateful_session off, so no request enters the VM',
       envoyConfig: gatewayConfig(inputs, 'no-policy'),
-      expectCounters: ['steadfast_requests_total'],
     },
     {
       id: 'V3',
@@ -112,12 +111,34 @@ export function benchVariants(inputs: VariantInputs): Variant[] {
       expectCounters: ['steadfast_policy_applied_total', 'steadfast_session_resumed_total'],
     },
     {
+      id: 'V3r',
+      name: 'gateway, retry only',
+      description:
+        "gateway mode from bench/configs/retry-only: V3's retries and timeouts compiled into the route, no session (no VM on a first attempt)",
+      envoyConfig: gatewayConfig(inputs, 'retry-only'),
+    },
+    {
+      id: 'V7',
+      name: 'gateway, session only',
+      description:
+        "gateway mode from bench/configs/session-only: V3's sealed cookie session, no retry stanza; clients resume their session",
+      envoyConfig: gatewayConfig(inputs, 'session-only'),
+      sessionCookie: 'bench-session',
+      expectCounters: ['steadfast_policy_applied_total', 'steadfast_session_resumed_total'],
+    },
+    {
       id: 'V4',
       name: 'native Envoy',
       description:
         "Envoy's own retry_policy and cookie stateful_session for the same rule (bench/configs/envoy/native.yaml)",
       envoyConfig: envoyFile('native.yaml'),
       sessionCookie: 'bench-session',
+    },
+    {
+      id: 'V4r',
+      name: 'native Envoy, retry only',
+      description: "Envoy's own retry_policy for V3r's rule (bench/configs/envoy/native-retry.yaml)",
+      envoyConfig: envoyFile('native-retry.yaml'),
     },
     {
       id: 'V5',

@@ -269,10 +269,23 @@ describe('bad tokens are no session: a new backend, a new token, never an error'
     ['oversized (8 KB)', `shop-session=${'A'.repeat(8192)}`],
     ['non-ASCII', 'shop-session=ünïcödé✓'],
     ['garbage', 'shop-session=!!!;;;==='],
-    ['duplicated', (v: string) => `shop-session=${v}; shop-session=${v}`],
+    ['two values, neither valid', `shop-session=${'A'.repeat(86)}; shop-session=!!!`],
   ])('%s', async (_what, cookie) => {
     const g = await refused(cookie);
     expect(g.host.metric('steadfast_session_rejected_total')).toBe(1n);
+  });
+
+  it.each([
+    ['the same token twice', (v: string) => `shop-session=${v}; shop-session=${v}`],
+    ['garbage before the token', (v: string) => `shop-session=${'A'.repeat(86)}; other=1; shop-session=${v}`],
+    ['garbage after the token', (v: string) => `shop-session=${v}; shop-session=!!!`],
+  ])('duplicates: the first valid token wins (%s)', async (_what, cookie) => {
+    const g = await gateway();
+    const valid = tokenOf(cookieOf(g.request(policy())));
+    const s = g.request(policy(), [['cookie', cookie(valid)]]);
+    expect(s.requestHeader('x-steadfast-pin')).toBe(pinOf('127.0.0.2:8080'));
+    expect(s.responseHeaderValues('set-cookie')).toEqual([]);
+    expect(g.host.metric('steadfast_session_resumed_total')).toBe(1n);
   });
 
   it('a token sealed for another rule', async () => {

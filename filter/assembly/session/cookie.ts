@@ -1,11 +1,17 @@
 // Reads one cookie out of a Cookie header (RFC 6265 §5.4 syntax: `a=b; c=d`) and writes
 // Set-Cookie values. Total: any header text gives an answer, never a trap.
 
+/** At most this many values of one cookie name are looked at; the rest are ignored. */
+export const MAX_COOKIE_VALUES: i32 = 4;
+
 /** What a Cookie header holds for one name. */
 export class CookieLookup {
-  /** How many times the name appeared: 0, 1, or more (ambiguous: treated as no session). */
+  /** How many times the name appeared. */
   count: i32 = 0;
+  /** The first value. */
   value: string = '';
+  /** The first MAX_COOKIE_VALUES values, in order (a client or proxy may send duplicates). */
+  readonly values: string[] = [];
 }
 
 function isSpace(c: i32): bool {
@@ -16,6 +22,7 @@ function isSpace(c: i32): bool {
 export function findCookie(header: string, name: string, out: CookieLookup): void {
   out.count = 0;
   out.value = '';
+  out.values.length = 0;
   const len = header.length;
   let i = 0;
   while (i < len) {
@@ -37,7 +44,11 @@ export function findCookie(header: string, name: string, out: CookieLookup): voi
           vEnd--;
         }
         out.count++;
-        if (out.count == 1) out.value = header.substring(vStart, vEnd);
+        if (out.count <= MAX_COOKIE_VALUES) {
+          const value = header.substring(vStart, vEnd);
+          if (out.count == 1) out.value = value;
+          out.values.push(value);
+        }
       }
     }
     i = end + 1;

@@ -45,18 +45,60 @@ export class StickySession {
     nowS: u64,
     metrics: FilterMetrics,
   ): bool {
-    const token = this.readToken(policy, metrics);
-    if (token == null || token.length == 0) return false;
+    const req = HeaderMapType.RequestHeaders;
+    let status = TokenStatus.Empty;
+    let session: CachedSession | null = null;
+    if (policy.sessionIsHeader) {
+      const token = getHeader(req, policy.sessionNameUtf8());
+      if (token != null) session = this.openToken(token, policy, keys, cache, nowS);
+      status = this.lastStatus;
+    } else {
+      const header = getHeader(req, H_COOKIE);
+      if (header != null) {
+        findCookie(header, policy.sessionName, COOKIE);
+        // Duplicates (a client or proxy may send two): the first valid token wins.
+        for (let i = 0; i < COOKIE.values.length && session == null; i++) {
+          session = this.openToken(unchecked(COOKIE.values[i]), policy, keys, cache, nowS);
+          if (i == 0) status = this.lastStatus;
+        }
+      }
+    }
+    if (session == null) {
+      if (status == TokenStatus.Expired) incrementCounter(metrics.sessionExpired);
+      else if (status != TokenStatus.Empty) incrementCounter(metrics.sessionRejected);
+      return false;
+    }
+    this.resumed = true;
+    this.endpoint = session.endpoint;
+    this.issuedAtS = session.issuedAtS;
+    this.lastUsedS = session.lastUsedS;
+    this.expiresAtS = session.expiresAtS;
+    setHeader(req, H_PIN, session.pin);
+    incrementCounter(metrics.sessionResumed);
+    return true;
+  }
+
+  /** Why the last openToken found no session. */
+  private lastStatus: TokenStatus = TokenStatus.Empty;
+
+  /** The session `token` holds under `policy` now, or null (lastStatus says why). */
+  private openToken(
+    token: string,
+    policy: Policy,
+    keys: SessionKeys,
+    cache: OpenedSessionCache,
+    nowS: u64,
+  ): CachedSession | null {
+    if (token.length == 0) {
+      this.lastStatus = TokenStatus.Empty;
+      return null;
+    }
     let session = cache.find(token, policy.rule);
     if (session == null) {
       const status = open(token, keys, policy.rule, nowS, OPENED);
-      if (status == TokenStatus.Expired) {
-        incrementCounter(metrics.sessionExpired);
-        return false;
-      }
       if (status != TokenStatus.Ok) {
-        incrementCounter(metrics.sessionRejected);
-        return false;
+        this.lastStatus = status;
+        return null;
       }
       // The stateful_session filter reads the pin as base64 of `ip:port`.
       const pin = scratch(128);
@@ -72,37 +114,17 @@ export class StickySession {
       cache.remember(token, session);
     } else if (session.expiresAtS != 0 && nowS >= session.expiresAtS) {
       // What `open` says of an authentic token past its expiry.
-      incrementCounter(metrics.sessionExpired);
-      return false;
+      this.lastStatus = TokenStatus.Expired;
+      return null;
     }
     // Times are whole seconds: two uses 1.01 s apart can read as 2 s. Expire only past the
     // timeout, so a session is never cut early (at most a second late).
     if (policy.idleTimeoutS > 0 && nowS - session.lastUsedS > <u64>policy.idleTimeoutS) {
-      incrementCounter(metrics.sessionExpired);
-      return false;
-    }
-    this.resumed = true;
-    this.endpoint = session.endpoint;
-    this.issuedAtS = session.issuedAtS;
-    this.lastUsedS = session.lastUsedS;
-    this.expiresAtS = session.expiresAtS;
-    setHeader(HeaderMapType.RequestHeaders, H_PIN, session.pin);
-    incrementCounter(metrics.sessionResumed);
-    return true;
-  }
-
-  private readToken(policy: Policy, metrics: FilterMetrics): string | null {
-    const req = HeaderMapType.RequestHeaders;
-    if (policy.sessionIsHeader) return getHeader(req, policy.sessionNameUtf8());
-    const header = getHeader(req, H_COOKIE);
-    if (header == null) return null;
-    findCookie(header, policy.sessionName, COOKIE);
-    if (COOKIE.count > 1) {
-      // Two values for one session name: which one is meant cannot be known.
-      incrementCounter(metrics.sessionRejected);
+      this.lastStatus = TokenStatus.Expired;
       return null;
     }
-    return COOKIE.count == 1 ? COOKIE.value : null;
+    this.lastStatus = TokenStatus.Ok;
+    return session;
   }
 
   /**
