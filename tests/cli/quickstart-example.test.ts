@@ -2,7 +2,7 @@
 // quickstart prints a command for, and names the demo backends the quickstart starts.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { demoBackends } from '../../extproc/src/cli/commands/quickstart.js';
+import { demoBackends, quickstartDevCertificate } from '../../extproc/src/cli/commands/quickstart.js';
 import { readConfigFiles } from '../../extproc/src/provider/config-files.js';
 import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
 import { isHealthy } from '../../extproc/src/translate/status.js';
@@ -10,7 +10,9 @@ import { REPO_ROOT } from '../support/paths.js';
 
 async function quickstart() {
   const read = await readConfigFiles([join(REPO_ROOT, 'examples', 'quickstart')]);
-  return compileSnapshot(read.files, read.diagnostics);
+  // The HTTPS listener's Secret: what `steadfast quickstart` makes at start.
+  const secret = { path: 'dev-certificate.yaml', text: quickstartDevCertificate('127.0.0.1').secretYaml };
+  return compileSnapshot([...read.files, secret], read.diagnostics);
 }
 
 describe('examples/quickstart', () => {
@@ -33,6 +35,13 @@ describe('examples/quickstart', () => {
     expect(rules.some((r) => r.backends.map((b) => b.weight).join('/') === '70/30')).toBe(true);
     const protocols = new Set(rules.flatMap((r) => r.backends.map((b) => b.protocol)));
     expect([...protocols].sort()).toEqual(['h2c', 'http1', 'ws', 'wss']);
+  });
+
+  it('serves the shop routes on an HTTPS listener with the generated certificate', async () => {
+    const snap = await quickstart();
+    const https = snap.table.listeners.find((l) => l.protocol === 'HTTPS');
+    expect(https?.tls?.certificates).toEqual(['secret/default/quickstart-dev-tls']);
+    expect(snap.table.routes.find((r) => r.name === 'shop')?.listeners).toContain(https?.id);
   });
 
   it('names one demo backend per loopback endpoint, gRPC where a GRPCRoute sends traffic', async () => {

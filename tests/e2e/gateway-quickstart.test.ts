@@ -46,7 +46,7 @@ function exampleOnPorts(ports: ReadonlyMap<number, number>): string {
 }
 
 const READY =
-  /^steadfast quickstart: ready; gateway (\S+) (\S+); Envoy admin (\S+); control service admin (\S+)$/m;
+  /^steadfast quickstart: ready; gateway (\S+) (\S+) (https:\/\/\S+); Envoy admin (\S+); control service admin (\S+)$/m;
 
 /** The printed commands: indented lines that are not comments. */
 function printedCommands(output: string): string[] {
@@ -179,6 +179,12 @@ describe('npm start (steadfast quickstart)', () => {
     const echo = (counts['echo-2'] ?? 0) + (counts['echo-3'] ?? 0) + (counts['echo-4'] ?? 0);
     expect(echo + (counts['echo-canary-2'] ?? 0)).toBe(100);
     expect(Math.abs(echo - 70)).toBeLessThanOrEqual(5);
+  });
+
+  it('HTTPS with the development certificate made at start: HTTP/2, and a Secure session cookie', () => {
+    const out = outputOf(/--cacert/);
+    expect(out).toMatch(/^HTTP\/2 200/m);
+    expect(out).toMatch(/^set-cookie: shop-session=[^;]+;.*; Secure/im);
   });
 
   it('h2c backend from HTTP/1.1 and h2c clients, WebSocket, gRPC with reflection', () => {

@@ -159,3 +159,19 @@ export function issueDevCertificate(authority: DevAuthority, options: IssueOptio
   new X509Certificate(cert);
   return { certificate: cert, privateKey: k.privateKey };
 }
+
+/** A Secret of type kubernetes.io/tls holding `pair`, as Gateway API YAML. */
+export function tlsSecretYaml(name: string, namespace: string, pair: DevKeyPair, comment: string): string {
+  const b64 = (s: string) => Buffer.from(s).toString('base64');
+  return `# ${comment}
+apiVersion: v1
+kind: Secret
+metadata:
+  name: ${name}
+  namespace: ${namespace}
+type: kubernetes.io/tls
+data:
+  tls.crt: ${b64(pair.certificate)}
+  tls.key: ${b64(pair.privateKey)}
+`;
+}

@@ -86,7 +86,13 @@ export async function startDevGateway(
     ...settings,
     log: (line) => io.err(`${prefix}: ${line}`),
   });
-  const listenerUrls = [...gateway.envoy.listeners.values()].map((a) => `http://${a}`);
+  // HTTPS listeners bind their Gateway port (dev maps no ports): the scheme follows the protocol.
+  const httpsPorts = new Set(
+    (gateway.config.snapshot?.table.listeners ?? []).filter((l) => l.protocol === 'HTTPS').map((l) => l.port),
+  );
+  const listenerUrls = [...gateway.envoy.listeners.values()].map(
+    (a) => `${httpsPorts.has(Number(a.slice(a.lastIndexOf(':') + 1))) ? 'https' : 'http'}://${a}`,
+  );
   return { gateway, listenerUrls };
 }
 

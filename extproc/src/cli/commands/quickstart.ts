@@ -1,24 +1,55 @@
 // `steadfast quickstart` (what `npm start` runs): the demo backends the quickstart's
 // EndpointSlices name, then exactly what `steadfast dev --config examples/quickstart` runs,
 // and the curl and grpcurl commands that show each feature.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AttemptLedger } from '../../../../backends/attempt-ledger.js';
 import { startEchoBackend } from '../../../../backends/echo/start-echo-backend.js';
 import { startGrpcBackend } from '../../../../backends/grpc/start-grpc-backend.js';
 import type { RunningBackend } from '../../../../backends/running-backend.js';
 import { untilSignalled } from '../../runtime/control-service.js';
+import { createDevAuthority, issueDevCertificate, tlsSecretYaml } from '../../runtime/dev-certificates.js';
 import { grpcurlBinary } from '../../runtime/envoy-binary.js';
 import { gatewayPortNeeds } from '../../runtime/local-gateway.js';
 import { checkPortsFree } from '../../runtime/port-check.js';
 import { projectRoot } from '../../runtime/project-root.js';
 import type { PolicyTable } from '../../table/policy-table.js';
-import type { FlagSpec } from '../args.js';
+import { type FlagSpec, type ParsedArgs, flag } from '../args.js';
 import { CONFIG, configPathsOf } from '../flags.js';
-import type { Command } from '../command.js';
+import type { Command, CommandIO } from '../command.js';
 import { readSnapshot } from '../load-snapshot.js';
 import { DEV_FLAGS, devSettings, readyLine, startDevGateway } from './dev.js';
 
 const PREFIX = 'steadfast quickstart';
+
+/** The Secret examples/quickstart's HTTPS listener names; `steadfast quickstart` makes it at start. */
+export const QUICKSTART_TLS_SECRET = 'quickstart-dev-tls';
+
+/**
+ * A development CA and a certificate it signs for localhost and the gateway's address, as the
+ * Secret the HTTPS listener names. Made fresh at every start: nothing to commit, nothing to trust
+ * beyond the one run.
+ */
+export function quickstartDevCertificate(address: string): { secretYaml: string; caCertificate: string } {
+  const ca = createDevAuthority('steadfast quickstart development CA', 7);
+  const own = /^\d+\.\d+\.\d+\.\d+$/.test(address) && address !== '0.0.0.0' ? [address] : [];
+  const pair = issueDevCertificate(ca, {
+    commonName: 'localhost',
+    dnsNames: ['localhost'],
+    ipAddresses: [...new Set(['127.0.0.1', ...own])],
+    days: 7,
+  });
+  return {
+    secretYaml: tlsSecretYaml(
+      QUICKSTART_TLS_SECRET,
+      'default',
+      pair,
+      'Made by `steadfast quickstart` for this run only: a development certificate, never for production.',
+    ),
+    caCertificate: ca.certificate,
+  };
+}
 
 export interface DemoBackend {
   readonly kind: 'echo' | 'grpc';
@@ -68,7 +99,13 @@ export function demoBackends(table: PolicyTable): DemoBackend[] {
   });
 }
 
-function tryLines(http: string, grpc: string | undefined, grpcurl: string, envoyAdmin: string): string[] {
+function tryLines(
+  http: string,
+  https: { url: string; caFile: string } | undefined,
+  grpc: string | undefined,
+  grpcurl: string,
+  envoyAdmin: string,
+): string[] {
   const lines = [
     'Try it (each response says which backend instance answered: x-backend-instance):',
     '',
@@ -79,6 +116,12 @@ function tryLines(http: string, grpc: string | undefined, grpcurl: string, envoy
     `  curl -i "${http}/retry?uuid=$RANDOM&succeedAfter=1&delayRetry=800ms"   # 1st try times out, retry answers`,
     '  # Cookie session persistence (GEP-1619): the same instance answers every time',
     `  for i in 1 2 3 4; do curl -s -b /tmp/sf-jar -c /tmp/sf-jar -o /dev/null -w '%header{x-backend-instance}\\n' ${http}/cart; done`,
+    ...(https
+      ? [
+          '  # HTTPS (TLS terminated by Envoy, a development certificate made at start): the cookie is Secure',
+          `  curl -si --cacert ${https.caFile} ${https.url}/cart | grep -iE '^(HTTP|set-cookie)'`,
+        ]
+      : []),
     '  # Header session persistence: keep the x-shop-session header you were given and send it back',
     `  T=$(curl -s -D - -o /dev/null ${http}/api | grep -i '^x-shop-session' | cut -d' ' -f2 | tr -d '\\r')`,
     `  for i in 1 2 3 4; do curl -s -o /dev/null -w '%header{x-backend-instance}\\n' -H "x-shop-session: $T" ${http}/api; done`,
@@ -126,71 +169,93 @@ export const quickstartCommand: Command = {
     debug: { ...DEV_FLAGS.debug, default: 'on; --debug=false turns it off' } as FlagSpec,
   },
   async run(parsed, io) {
-    if (configPathsOf(parsed).length === 0)
-      parsed.flags.set('config', [join(projectRoot(), 'examples', 'quickstart')]);
-    const settings = await devSettings(parsed, io, PREFIX, { debug: true });
-
-    const { table } = (await readSnapshot(settings.configPaths)).snapshot;
-    // Every port, the demo backends' and the gateway's, before anything starts: a second
-    // quickstart must name the gateway's port, not the first backend it tripped over.
-    const demo = demoBackends(table);
-    await checkPortsFree([
-      ...gatewayPortNeeds(table, settings),
-      ...demo.map((b) => ({
-        address: b.address,
-        port: b.port,
-        what: `demo backend ${b.name}`,
-        remedy: 'stop the process that holds it (another quickstart?), or change its EndpointSlice',
-      })),
-    ]);
-    const backends: RunningBackend[] = [];
-    // One ledger: a retry may go to another instance, and "fail the first N attempts" counts across them.
-    const ledger = new AttemptLedger();
-    try {
-      for (const b of demo) {
-        const start = b.kind === 'grpc' ? startGrpcBackend : startEchoBackend;
-        backends.push(await start({ address: b.address, port: b.port, name: b.name, ledger }));
-      }
-    } catch (e) {
-      await Promise.all(backends.map((b) => b.close()));
-      throw new Error(`cannot start the demo backends: ${(e as Error).message}`);
+    // The example's HTTPS listener takes a development certificate made now, beside the example.
+    let tlsDir: string | undefined;
+    if (configPathsOf(parsed).length === 0) {
+      tlsDir = mkdtempSync(join(tmpdir(), 'steadfast-quickstart-tls-'));
+      const dev = quickstartDevCertificate(flag(parsed, 'address') ?? '127.0.0.1');
+      writeFileSync(join(tlsDir, 'dev-certificate.yaml'), dev.secretYaml, { mode: 0o600 });
+      writeFileSync(join(tlsDir, 'ca.pem'), dev.caCertificate);
+      parsed.flags.set('config', [
+        join(projectRoot(), 'examples', 'quickstart'),
+        join(tlsDir, 'dev-certificate.yaml'),
+      ]);
     }
-    let started;
     try {
-      started = await startDevGateway(settings, io, PREFIX);
-    } catch (e) {
-      await Promise.all(backends.map((b) => b.close()));
-      throw e;
+      return await runQuickstart(parsed, io, tlsDir);
+    } finally {
+      if (tlsDir !== undefined) rmSync(tlsDir, { recursive: true, force: true });
     }
-    const { gateway, listenerUrls } = started;
-    const port = (p: number) => `http://${settings.address}:${p}`;
-    const httpListener = table.listeners.find((l) => l.name === 'http') ?? table.listeners[0];
-    const grpcListener = table.listeners.find((l) => l.name === 'grpc');
-    let grpcurl = 'grpcurl';
-    try {
-      grpcurl = grpcurlBinary();
-    } catch {
-      // grpcurl on PATH, if any.
-    }
-    // Listen for signals before saying ready: a supervisor may signal as soon as it reads the line.
-    const signalled = untilSignalled();
-    io.out(readyLine(PREFIX, gateway, listenerUrls));
-    io.out(
-      [
-        `backends: ${backends.map((b) => `${b.name} ${b.address}:${b.port}`).join(', ')}`,
-        '',
-        ...tryLines(
-          port(httpListener?.port ?? 10000),
-          grpcListener ? port(grpcListener.port) : undefined,
-          grpcurl,
-          gateway.envoy.adminUrl,
-        ),
-      ].join('\n'),
-    );
-    await signalled;
-    await gateway.stop();
-    await Promise.all(backends.map((b) => b.close()));
-    io.out(`${PREFIX}: stopped`);
-    return 0;
   },
 };
+
+async function runQuickstart(parsed: ParsedArgs, io: CommandIO, tlsDir: string | undefined): Promise<number> {
+  const settings = await devSettings(parsed, io, PREFIX, { debug: true });
+
+  const { table } = (await readSnapshot(settings.configPaths)).snapshot;
+  // Every port, the demo backends' and the gateway's, before anything starts: a second
+  // quickstart must name the gateway's port, not the first backend it tripped over.
+  const demo = demoBackends(table);
+  await checkPortsFree([
+    ...gatewayPortNeeds(table, settings),
+    ...demo.map((b) => ({
+      address: b.address,
+      port: b.port,
+      what: `demo backend ${b.name}`,
+      remedy: 'stop the process that holds it (another quickstart?), or change its EndpointSlice',
+    })),
+  ]);
+  const backends: RunningBackend[] = [];
+  // One ledger: a retry may go to another instance, and "fail the first N attempts" counts across them.
+  const ledger = new AttemptLedger();
+  try {
+    for (const b of demo) {
+      const start = b.kind === 'grpc' ? startGrpcBackend : startEchoBackend;
+      backends.push(await start({ address: b.address, port: b.port, name: b.name, ledger }));
+    }
+  } catch (e) {
+    await Promise.all(backends.map((b) => b.close()));
+    throw new Error(`cannot start the demo backends: ${(e as Error).message}`);
+  }
+  let started;
+  try {
+    started = await startDevGateway(settings, io, PREFIX);
+  } catch (e) {
+    await Promise.all(backends.map((b) => b.close()));
+    throw e;
+  }
+  const { gateway, listenerUrls } = started;
+  const port = (p: number) => `http://${settings.address}:${p}`;
+  const httpListener = table.listeners.find((l) => l.name === 'http') ?? table.listeners[0];
+  const grpcListener = table.listeners.find((l) => l.name === 'grpc');
+  const httpsListener = table.listeners.find((l) => l.protocol === 'HTTPS');
+  let grpcurl = 'grpcurl';
+  try {
+    grpcurl = grpcurlBinary();
+  } catch {
+    // grpcurl on PATH, if any.
+  }
+  // Listen for signals before saying ready: a supervisor may signal as soon as it reads the line.
+  const signalled = untilSignalled();
+  io.out(readyLine(PREFIX, gateway, listenerUrls));
+  io.out(
+    [
+      `backends: ${backends.map((b) => `${b.name} ${b.address}:${b.port}`).join(', ')}`,
+      '',
+      ...tryLines(
+        port(httpListener?.port ?? 10000),
+        httpsListener && tlsDir !== undefined
+          ? { url: `https://${settings.address}:${httpsListener.port}`, caFile: join(tlsDir, 'ca.pem') }
+          : undefined,
+        grpcListener ? port(grpcListener.port) : undefined,
+        grpcurl,
+        gateway.envoy.adminUrl,
+      ),
+    ].join('\n'),
+  );
+  await signalled;
+  await gateway.stop();
+  await Promise.all(backends.map((b) => b.close()));
+  io.out(`${PREFIX}: stopped`);
+  return 0;
+}
