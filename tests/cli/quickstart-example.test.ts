@@ -2,7 +2,7 @@
 // quickstart prints a command for, and names the demo backends the quickstart starts.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { demoBackends, quickstartDevCertificate } from '../../extproc/src/cli/commands/quickstart.js';
+import { demoBackends, quickstartHttps } from '../../extproc/src/cli/commands/quickstart.js';
 import { readConfigFiles } from '../../extproc/src/provider/config-files.js';
 import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
 import { isHealthy } from '../../extproc/src/translate/status.js';
@@ -10,9 +10,9 @@ import { REPO_ROOT } from '../support/paths.js';
 
 async function quickstart() {
   const read = await readConfigFiles([join(REPO_ROOT, 'examples', 'quickstart')]);
-  // The HTTPS listener's Secret: what `steadfast quickstart` makes at start.
-  const secret = { path: 'dev-certificate.yaml', text: quickstartDevCertificate('127.0.0.1').secretYaml };
-  return compileSnapshot([...read.files, secret], read.diagnostics);
+  // With the HTTPS Gateway `steadfast quickstart` makes at start.
+  const https = { path: 'https.yaml', text: quickstartHttps('127.0.0.1').yaml };
+  return compileSnapshot([...read.files, https], read.diagnostics);
 }
 
 describe('examples/quickstart', () => {
@@ -37,11 +37,13 @@ describe('examples/quickstart', () => {
     expect([...protocols].sort()).toEqual(['h2c', 'http1', 'ws', 'wss']);
   });
 
-  it('serves the shop routes on an HTTPS listener with the generated certificate', async () => {
+  it('adds an HTTPS listener with the generated certificate and a cookie-session route on it', async () => {
     const snap = await quickstart();
     const https = snap.table.listeners.find((l) => l.protocol === 'HTTPS');
     expect(https?.tls?.certificates).toEqual(['secret/default/quickstart-dev-tls']);
-    expect(snap.table.routes.find((r) => r.name === 'shop')?.listeners).toContain(https?.id);
+    const route = snap.table.routes.find((r) => r.name === 'shop-https');
+    expect(route?.listeners).toEqual([https?.id]);
+    expect(route?.rules[0]?.policy.session?.type).toBe('cookie');
   });
 
   it('names one demo backend per loopback endpoint, gRPC where a GRPCRoute sends traffic', async () => {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CommandIO } from '../../extproc/src/cli/command.js';
-import { quickstartDevCertificate } from '../../extproc/src/cli/commands/quickstart.js';
+import { quickstartHttps } from '../../extproc/src/cli/commands/quickstart.js';
 import { run } from '../../extproc/src/cli/main.js';
 
 function capture(): CommandIO & { stdout: () => string; stderr: () => string } {
@@ -188,17 +188,14 @@ describe('steadfast validate', () => {
     expect(await run(['validate', good, '--output', 'xml'], c)).toBe(2);
   });
 
-  it('validates the quickstart example cleanly, with the development certificate quickstart makes', async () => {
-    const secret = join(dir, 'dev-certificate.yaml');
-    writeFileSync(secret, quickstartDevCertificate('127.0.0.1').secretYaml);
+  it('validates the quickstart example cleanly, alone and with the HTTPS Gateway quickstart adds', async () => {
     const io = capture();
-    expect(await run(['validate', 'examples/quickstart', secret], io)).toBe(0);
-    // Without it, the HTTPS listener says which Secret is missing, where.
-    const bare = capture();
-    expect(await run(['validate', 'examples/quickstart'], bare)).toBe(1);
-    expect(bare.stdout()).toMatch(
-      /listener https[\s\S]*ResolvedRefs=False \(InvalidCertificateRef\): spec\.listeners\[1\]\.tls\.certificateRefs\[0\]: Secret default\/quickstart-dev-tls not found/,
-    );
+    expect(await run(['validate', 'examples/quickstart'], io)).toBe(0);
+    const https = join(dir, 'https.yaml');
+    writeFileSync(https, quickstartHttps('127.0.0.1').yaml);
+    const withTls = capture();
+    expect(await run(['validate', 'examples/quickstart', https], withTls)).toBe(0);
+    expect(withTls.stdout()).toContain('ok   Gateway default/quickstart-https');
   });
 });
 

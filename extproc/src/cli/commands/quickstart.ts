@@ -23,15 +23,18 @@ import { DEV_FLAGS, devSettings, readyLine, startDevGateway } from './dev.js';
 
 const PREFIX = 'steadfast quickstart';
 
-/** The Secret examples/quickstart's HTTPS listener names; `steadfast quickstart` makes it at start. */
+/** The Gateway, Secret and route `steadfast quickstart` adds for HTTPS (`docs/tls.md`). */
 export const QUICKSTART_TLS_SECRET = 'quickstart-dev-tls';
+export const QUICKSTART_HTTPS_PORT = 10443;
 
 /**
- * A development CA and a certificate it signs for localhost and the gateway's address, as the
- * Secret the HTTPS listener names. Made fresh at every start: nothing to commit, nothing to trust
- * beyond the one run.
+ * HTTPS for the quickstart, made fresh at every start so no key is ever committed: a development
+ * CA and a certificate it signs for localhost and the gateway's address, as a Secret of type
+ * kubernetes.io/tls; a Gateway whose HTTPS listener presents it; and the `/cart` cookie-session
+ * rule of examples/quickstart attached to it. Kept apart from examples/quickstart, which then
+ * validates on its own.
  */
-export function quickstartDevCertificate(address: string): { secretYaml: string; caCertificate: string } {
+export function quickstartHttps(address: string): { yaml: string; caCertificate: string } {
   const ca = createDevAuthority('steadfast quickstart development CA', 7);
   const own = /^\d+\.\d+\.\d+\.\d+$/.test(address) && address !== '0.0.0.0' ? [address] : [];
   const pair = issueDevCertificate(ca, {
@@ -40,15 +43,38 @@ export function quickstartDevCertificate(address: string): { secretYaml: string;
     ipAddresses: [...new Set(['127.0.0.1', ...own])],
     days: 7,
   });
-  return {
-    secretYaml: tlsSecretYaml(
-      QUICKSTART_TLS_SECRET,
-      'default',
-      pair,
-      'Made by `steadfast quickstart` for this run only: a development certificate, never for production.',
-    ),
-    caCertificate: ca.certificate,
-  };
+  const secret = tlsSecretYaml(
+    QUICKSTART_TLS_SECRET,
+    'default',
+    pair,
+    'Made by `steadfast quickstart` for this run only: a development certificate, never for production.',
+  );
+  const gateway = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: quickstart-https, namespace: default }
+spec:
+  gatewayClassName: steadfast
+  listeners:
+    - name: https
+      protocol: HTTPS
+      port: ${QUICKSTART_HTTPS_PORT}
+      tls: { mode: Terminate, certificateRefs: [{ kind: Secret, name: ${QUICKSTART_TLS_SECRET} }] }
+      allowedRoutes: { kinds: [{ kind: HTTPRoute }] }
+`;
+  const route = `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: shop-https, namespace: default }
+spec:
+  parentRefs: [{ name: quickstart-https }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /cart } }]
+      sessionPersistence:
+        type: Cookie
+        cookie: { name: shop-session, lifetimeType: Permanent }
+        absoluteTimeout: 1h
+      backendRefs: [{ name: echo, port: 80 }]
+`;
+  return { yaml: [secret, gateway, route].join('---\n'), caCertificate: ca.certificate };
 }
 
 export interface DemoBackend {
@@ -169,17 +195,14 @@ export const quickstartCommand: Command = {
     debug: { ...DEV_FLAGS.debug, default: 'on; --debug=false turns it off' } as FlagSpec,
   },
   async run(parsed, io) {
-    // The example's HTTPS listener takes a development certificate made now, beside the example.
+    // Beside the example: an HTTPS Gateway with a development certificate made now.
     let tlsDir: string | undefined;
     if (configPathsOf(parsed).length === 0) {
       tlsDir = mkdtempSync(join(tmpdir(), 'steadfast-quickstart-tls-'));
-      const dev = quickstartDevCertificate(flag(parsed, 'address') ?? '127.0.0.1');
-      writeFileSync(join(tlsDir, 'dev-certificate.yaml'), dev.secretYaml, { mode: 0o600 });
-      writeFileSync(join(tlsDir, 'ca.pem'), dev.caCertificate);
-      parsed.flags.set('config', [
-        join(projectRoot(), 'examples', 'quickstart'),
-        join(tlsDir, 'dev-certificate.yaml'),
-      ]);
+      const https = quickstartHttps(flag(parsed, 'address') ?? '127.0.0.1');
+      writeFileSync(join(tlsDir, 'https.yaml'), https.yaml, { mode: 0o600 });
+      writeFileSync(join(tlsDir, 'ca.pem'), https.caCertificate);
+      parsed.flags.set('config', [join(projectRoot(), 'examples', 'quickstart'), join(tlsDir, 'https.yaml')]);
     }
     try {
       return await runQuickstart(parsed, io, tlsDir);
