@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events';
 import { formatDiagnostic, isFatal, type Diagnostic } from '../gatewayapi/diagnostic.js';
 import { FileProvider } from '../provider/file.js';
 import type { ProvidedConfig, Provider } from '../provider/provider.js';
-import { statusByObject } from '../translate/status.js';
+import { type ObjectStatus, statusByObject } from '../translate/status.js';
 import { type Snapshot, compileConfig } from './snapshot.js';
 
 export interface ReloadFailure {
@@ -133,7 +133,15 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
       fatal.length > 0 ? { at: new Date(), errors: fatal, message: errorLines(fatal).join('; ') } : undefined;
     this.failedInput = fatal.length > 0 && provided ? inputDigest(provided) : '';
     this.emit('swap', next, this.gen);
-    this.provider.report({ generation: this.gen, objects: statusByObject(next.statuses) });
+    // Built only if the provider reads it: statuses from the compiler thread are parsed on first
+    // read, and the file provider never needs them.
+    let objects: ReadonlyMap<string, ObjectStatus> | undefined;
+    this.provider.report({
+      generation: this.gen,
+      get objects() {
+        return (objects ??= statusByObject(next.statuses));
+      },
+    });
     return true;
   }
 

@@ -24,6 +24,8 @@ export interface CompiledData {
   readonly diagnostics: Snapshot['diagnostics'];
   readonly errors: Snapshot['errors'];
   readonly warnings: Snapshot['warnings'];
+  /** Computed on the thread, off the ext_proc thread; computed on first read when absent. */
+  readonly fingerprint?: string;
 }
 
 export type CompileResponse =
@@ -34,7 +36,7 @@ export type CompileResponse =
 export function snapshotFrom(data: CompiledData): Snapshot {
   const table = JSON.parse(data.tableJson) as Snapshot['table'];
   let statuses: Snapshot['statuses'] | undefined;
-  let fingerprint: string | undefined;
+  let fingerprint = data.fingerprint;
   return {
     table,
     tls: data.tls,

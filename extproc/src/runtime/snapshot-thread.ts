@@ -2,20 +2,23 @@
 // answers ext_proc. Receives what a provider handed over, answers the snapshot's plain data
 // as CompiledData (no resolver: a compiled resolver holds closures, which do not cross threads).
 import { parentPort } from 'node:worker_threads';
-import { compileConfig } from './snapshot.js';
+import { compileConfig, fingerprintOf } from './snapshot.js';
 import type { CompileRequest, CompileResponse } from './snapshot-compiler.js';
 
 parentPort?.on('message', (req: CompileRequest) => {
   let res: CompileResponse;
   try {
     const { table, tls, statuses, diagnostics, errors, warnings } = compileConfig(req.provided);
+    const tableJson = JSON.stringify(table);
+    const statusesJson = JSON.stringify(statuses);
     const data = {
-      tableJson: JSON.stringify(table),
-      statusesJson: JSON.stringify(statuses),
+      tableJson,
+      statusesJson,
       tls,
       diagnostics,
       errors,
       warnings,
+      fingerprint: fingerprintOf(tableJson, tls, statusesJson, diagnostics),
     };
     res = { id: req.id, ok: true, data };
   } catch (e) {
