@@ -128,8 +128,6 @@ export function variantReports(
   return out;
 }
 
-const pct = (x: number | null): string => (x === null ? 'n/a' : `${((x - 1) * 100).toFixed(1)}%`);
-
 /** The issue's goals against this run's numbers. */
 export function goals(v: Readonly<Record<string, VariantReport>>): Goal[] {
   const g3 = v['V3']?.vs_v1;
