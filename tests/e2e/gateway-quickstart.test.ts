@@ -80,9 +80,21 @@ describe('npm start (steadfast quickstart)', () => {
   beforeAll(async () => {
     for (const p of [10000, 10001, 8080, 8081, 50061, 8443]) ports.set(p, await freeOnAll());
     configDir = exampleOnPorts(ports);
+    const httpsPort = await freeOnAll();
     child = spawn(
       process.execPath,
-      [steadfastBin(), 'quickstart', '--config', configDir, '--admin-port', '0', '--envoy-admin-port', '0'],
+      [
+        steadfastBin(),
+        'quickstart',
+        '--config',
+        configDir,
+        '--https-port',
+        String(httpsPort),
+        '--admin-port',
+        '0',
+        '--envoy-admin-port',
+        '0',
+      ],
       {
         cwd: REPO_ROOT,
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -34,7 +34,10 @@ export const QUICKSTART_HTTPS_PORT = 10443;
  * rule of examples/quickstart attached to it. Kept apart from examples/quickstart, which then
  * validates on its own.
  */
-export function quickstartHttps(address: string): { yaml: string; caCertificate: string } {
+export function quickstartHttps(
+  address: string,
+  port: number = QUICKSTART_HTTPS_PORT,
+): { yaml: string; caCertificate: string } {
   const ca = createDevAuthority('steadfast quickstart development CA', 7);
   const own = /^\d+\.\d+\.\d+\.\d+$/.test(address) && address !== '0.0.0.0' ? [address] : [];
   const pair = issueDevCertificate(ca, {
@@ -57,7 +60,7 @@ spec:
   listeners:
     - name: https
       protocol: HTTPS
-      port: ${QUICKSTART_HTTPS_PORT}
+      port: ${port}
       tls: { mode: Terminate, certificateRefs: [{ kind: Secret, name: ${QUICKSTART_TLS_SECRET} }] }
       allowedRoutes: { kinds: [{ kind: HTTPRoute }] }
 `;
@@ -193,16 +196,31 @@ export const quickstartCommand: Command = {
       default: 'examples/quickstart',
     } as FlagSpec,
     debug: { ...DEV_FLAGS.debug, default: 'on; --debug=false turns it off' } as FlagSpec,
+    'https-port': {
+      type: 'string',
+      value: 'PORT',
+      description:
+        'the port of the HTTPS Gateway with a development certificate made at start (added beside the example, or beside --config when given)',
+      default: String(QUICKSTART_HTTPS_PORT) + ', only without --config',
+    },
   },
   async run(parsed, io) {
     // Beside the example: an HTTPS Gateway with a development certificate made now.
     let tlsDir: string | undefined;
-    if (configPathsOf(parsed).length === 0) {
+    const own = configPathsOf(parsed);
+    const httpsPort = flag(parsed, 'https-port');
+    if (own.length === 0 || httpsPort !== undefined) {
+      const port = httpsPort === undefined ? QUICKSTART_HTTPS_PORT : Number(httpsPort);
+      if (!Number.isInteger(port) || port < 1 || port > 65535) {
+        io.err(`steadfast quickstart: --https-port: ${httpsPort} is not a port (1-65535)`);
+        return 2;
+      }
       tlsDir = mkdtempSync(join(tmpdir(), 'steadfast-quickstart-tls-'));
-      const https = quickstartHttps(flag(parsed, 'address') ?? '127.0.0.1');
+      const https = quickstartHttps(flag(parsed, 'address') ?? '127.0.0.1', port);
       writeFileSync(join(tlsDir, 'https.yaml'), https.yaml, { mode: 0o600 });
       writeFileSync(join(tlsDir, 'ca.pem'), https.caCertificate);
-      parsed.flags.set('config', [join(projectRoot(), 'examples', 'quickstart'), join(tlsDir, 'https.yaml')]);
+      const base = own.length > 0 ? own : [join(projectRoot(), 'examples', 'quickstart')];
+      parsed.flags.set('config', [...base, join(tlsDir, 'https.yaml')]);
     }
     try {
       return await runQuickstart(parsed, io, tlsDir);
