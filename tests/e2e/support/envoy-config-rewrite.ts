@@ -18,6 +18,8 @@ export interface RewriteOptions {
   readonly extProcMessageTimeout?: string;
   /** Replaces the ext_proc filter's forward_rules (what the snippet generates for the test's rules). */
   readonly extProcForwardRules?: Readonly<Record<string, unknown>>;
+  /** Clusters that speak HTTP/2 (prior knowledge) to their endpoints, as a gRPC backend needs. */
+  readonly http2Clusters?: readonly string[];
 }
 
 type Node = Record<string, unknown>;
@@ -47,6 +49,14 @@ export function rewriteEnvoyConfig(yamlText: string, options: RewriteOptions = {
     if (socket) socket['port_value'] = 0;
   }
   for (const cluster of (statics['clusters'] ?? []) as Node[]) {
+    if (options.http2Clusters?.includes(cluster['name'] as string)) {
+      cluster['typed_extension_protocol_options'] = {
+        'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+          '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+          explicit_http_config: { http2_protocol_options: {} },
+        },
+      };
+    }
     const endpoints = options.clusters?.[cluster['name'] as string];
     if (!endpoints) continue;
     cluster['load_assignment'] = {
