@@ -1,3 +1,4 @@
+import { grpcurlBinary } from '../../extproc/src/runtime/envoy-binary.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, Metadata, status, type Client, type ServiceError } from '@grpc/grpc-js';
 import {
@@ -52,7 +53,8 @@ type EchoClient = Client & {
 };
 type HealthClient = Client & { Check: Unary<{ service: string }, { status: string }> };
 
-const grpcurl = '/work/main/.tools/bin/grpcurl';
+// The pinned grpcurl the project installs (a missing one fails the run, never skips it).
+const grpcurl = grpcurlBinary();
 let backend: RunningBackend;
 let target: string;
 let echo: EchoClient;

@@ -5,7 +5,7 @@
 // HTTP with cookie and header sessions.)
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Metadata, credentials, type ServiceError } from '@grpc/grpc-js';
+import { type Client, type ClientUnaryCall, Metadata, credentials, type ServiceError } from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttemptLedger } from '../../backends/attempt-ledger.js';
 import { clientConstructor, echoServiceName, loadEchoPackage } from '../../backends/grpc/echo-protos.js';
@@ -137,6 +137,15 @@ async function startAttach(
   }
 }
 
+type EchoClient = Client & {
+  Echo(
+    request: { message: string },
+    metadata: Metadata,
+    options: { deadline: number },
+    callback: (error: ServiceError | null, reply?: { instance: string }) => void,
+  ): ClientUnaryCall;
+};
+
 interface Answer {
   readonly code: number;
   readonly instance: string;
@@ -150,7 +159,7 @@ describe.each(MODES)('%s mode: gRPC with a header session', (mode: ModeName) => 
   const backends: RunningBackend[] = [];
   const restarted: RunningBackend[] = [];
   let stack: Stack | undefined;
-  let client: InstanceType<typeof Echo>;
+  let client: EchoClient;
 
   beforeAll(async () => {
     const ledger = new AttemptLedger();
@@ -160,7 +169,7 @@ describe.each(MODES)('%s mode: gRPC with a header session', (mode: ModeName) => 
     }
     const files = { 'grpc.yaml': objectsYaml(backends) };
     stack = mode === 'gateway' ? await startGateway(files) : await startAttach(files, backends);
-    client = new Echo(stack.address, credentials.createInsecure());
+    client = new Echo(stack.address, credentials.createInsecure()) as unknown as EchoClient;
   }, 120_000);
 
   afterAll(async () => {
