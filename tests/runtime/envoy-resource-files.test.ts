@@ -41,12 +41,12 @@ describe('EnvoyResourceFiles', () => {
     const watcher = watch(dir, (type, name) => {
       if (name && !name.endsWith('.tmp') && type === 'rename') events.push(name);
     });
-    await new EnvoyResourceFiles(dir, { settleMs: 10 }).write(files(['a', 'b'], ['rds-x.yaml']), '1');
+    await new EnvoyResourceFiles(dir, { settleMs: 10 }).write(files(['a', 'b'], ['rds-x.json']), '1');
     await new Promise((r) => setTimeout(r, 50));
     watcher.close();
     const order = [...new Set(events)];
-    expect(order.indexOf(CDS_FILE)).toBeLessThan(order.indexOf('rds-x.yaml'));
-    expect(order.indexOf('rds-x.yaml')).toBeLessThan(order.indexOf(LDS_FILE));
+    expect(order.indexOf(CDS_FILE)).toBeLessThan(order.indexOf('rds-x.json'));
+    expect(order.indexOf('rds-x.json')).toBeLessThan(order.indexOf(LDS_FILE));
     expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
     expect(clusterNames(dir)).toEqual(['a', 'b']);
   });
@@ -54,23 +54,23 @@ describe('EnvoyResourceFiles', () => {
   it('keeps removed clusters until the routes moved, then prunes them and stale route files', async () => {
     const dir = newDir();
     const writer = new EnvoyResourceFiles(dir, { settleMs: 150 });
-    await writer.write(files(['a', 'b'], ['rds-x.yaml', 'rds-y.yaml']), '1');
-    const second = writer.write(files(['b', 'c'], ['rds-x.yaml']), '2');
+    await writer.write(files(['a', 'b'], ['rds-x.json', 'rds-y.json']), '1');
+    const second = writer.write(files(['b', 'c'], ['rds-x.json']), '2');
     // While the new routes settle, the old cluster is still there next to the new one.
     await new Promise((r) => setTimeout(r, 60));
     expect(clusterNames(dir)).toEqual(['a', 'b', 'c']);
     await second;
     expect(clusterNames(dir)).toEqual(['b', 'c']);
-    expect(readdirSync(dir).sort()).toEqual([CDS_FILE, LDS_FILE, 'rds-x.yaml'].sort());
+    expect(readdirSync(dir).sort()).toEqual([CDS_FILE, LDS_FILE, 'rds-x.json'].sort());
   });
 
   it('serializes writes: the last configuration written wins', async () => {
     const dir = newDir();
     const writer = new EnvoyResourceFiles(dir, { settleMs: 5 });
-    await writer.write(files(['a'], ['rds-x.yaml']), '1');
+    await writer.write(files(['a'], ['rds-x.json']), '1');
     await Promise.all([
-      writer.write(files(['b'], ['rds-x.yaml']), '2'),
-      writer.write(files(['c'], ['rds-x.yaml']), '3'),
+      writer.write(files(['b'], ['rds-x.json']), '2'),
+      writer.write(files(['c'], ['rds-x.json']), '3'),
     ]);
     expect(clusterNames(dir)).toEqual(['c']);
   });

@@ -4,25 +4,28 @@
 // writes them (runtime/envoy-resource-files.ts). Routes come over RDS, one file per
 // listener, so a route change never touches a listener and never drains a connection; HTTPS
 // certificates come over SDS, one file per certificate, so a renewed Secret does not either.
+// The files are JSON, not YAML. Measured at 10,000 routes on a 2-core machine: Envoy read the
+// resources as 50 MB of YAML in 34 s and 1.7 GB, as 33 MB of JSON in 13 s and 0.77 GB; the
+// yaml package wrote them in 19 s, JSON.stringify in 0.4 s. The admin's /config_dump and
+// `steadfast envoy-config` are the readable views.
 import type { PolicyTable } from '../table/policy-table.js';
 import { NO_TLS_MATERIAL, type TlsMaterial } from '../table/tls-material.js';
 import { edgeOverloadManager } from './edge-defaults.js';
 import { TYPE_CLUSTER, TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET } from './envoy-names.js';
-import { envoyYaml } from './envoy-yaml.js';
 import { type GatewayConfigOptions, adminConfig, generateGatewayResources } from './gateway-config.js';
 import type { Json } from '../json.js';
 
-export const LDS_FILE = 'lds.yaml';
-export const CDS_FILE = 'cds.yaml';
+export const LDS_FILE = 'lds.json';
+export const CDS_FILE = 'cds.json';
 
 /** The SDS file of one certificate: its id with every character but `A-Za-z0-9._-` replaced. */
 export function sdsFileName(secretName: string): string {
-  return `sds-${secretName.replace(/[^A-Za-z0-9._-]/g, '_')}.yaml`;
+  return `sds-${secretName.replace(/[^A-Za-z0-9._-]/g, '_')}.json`;
 }
 
 /** The RDS file of one listener: its name with every character but `A-Za-z0-9._-` replaced. */
 export function rdsFileName(routeConfigName: string): string {
-  return `rds-${routeConfigName.replace(/[^A-Za-z0-9._-]/g, '_')}.yaml`;
+  return `rds-${routeConfigName.replace(/[^A-Za-z0-9._-]/g, '_')}.json`;
 }
 
 function pathSource(directory: string, file: string): Json {
@@ -45,9 +48,9 @@ export function fileBootstrap(directory: string, options: GatewayConfigOptions):
   };
 }
 
-/** One discovery-response file's text. */
+/** One discovery-response file's text (JSON, one line). */
 export function discoveryFile(type: string, resources: readonly Json[], version: string): string {
-  return envoyYaml({
+  return JSON.stringify({
     version_info: version,
     resources: resources.map((r) => ({ '@type': type, ...r })),
   });
