@@ -30,4 +30,4 @@ COPY examples ./examples
 RUN mkdir -p /shared/filter /shared/envoy /shared/attempts && chown node:node /shared/filter /shared/envoy /shared/attempts
 USER node
 EXPOSE 9902 50051
-CMD ["node", "bin/steadfast.js", "serve", "--config", "examples/quickstart", "--grpc-address", "0.0.0.0:50051", "--admin-address", "0.0.0.0", "--admin-port", "9902"]
+CMD ["node", "bin/steadfast.js", "serve", "--config", "examples/quickstart", "--ext-proc-address", "0.0.0.0:50051", "--admin-address", "0.0.0.0", "--admin-port", "9902"]

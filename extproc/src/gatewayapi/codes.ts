@@ -18,6 +18,8 @@ export const DIAGNOSTIC_CODES = {
   'duplicate-object': 'two objects share apiVersion group, kind, namespace and name',
   'io-error': 'a file or directory could not be read',
   'no-ready-endpoints': "a backendRef's Service has no ready endpoint; requests sent there are answered 503",
+  'underscore-session-header':
+    'a Header session is named with "_", which gateway mode drops from requests: its tokens never come back',
 } as const;
 export type DiagnosticCode = keyof typeof DIAGNOSTIC_CODES;
 

@@ -45,7 +45,11 @@ export function isFatal(d: Diagnostic): boolean {
 }
 
 /** Codes that are warnings: nothing is refused or fails closed because of them. */
-export const WARNING_DIAGNOSTIC_CODES: ReadonlySet<string> = new Set(['unknown-kind', 'no-ready-endpoints']);
+export const WARNING_DIAGNOSTIC_CODES: ReadonlySet<string> = new Set([
+  'unknown-kind',
+  'no-ready-endpoints',
+  'underscore-session-header',
+]);
 
 export function isWarning(d: Pick<Diagnostic, 'code'>): boolean {
   return WARNING_DIAGNOSTIC_CODES.has(d.code);

@@ -67,7 +67,7 @@ export interface ObjectStatus {
 export interface ObjectWarning {
   readonly field: string;
   readonly line: number;
-  readonly code: 'no-ready-endpoints';
+  readonly code: 'no-ready-endpoints' | 'underscore-session-header';
   readonly message: string;
 }
 

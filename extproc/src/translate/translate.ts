@@ -294,7 +294,7 @@ function translateRoutes(
         rules,
       });
       conditions = routeConditions(route, rules);
-      warnings.set(route, noReadyEndpoints(route, rules));
+      warnings.set(route, [...noReadyEndpoints(route, rules), ...underscoreSessionHeaders(route, rules)]);
       recordReach(reach, route, attachments, ctx);
     }
     status.set(route, { parents: attachments.map((a) => parentStatus(a, conditions)) });
@@ -405,6 +405,35 @@ function noReadyEndpoints(route: Route, rules: readonly TableRule[]): ObjectWarn
           `${b.endpoints.length === 0 ? 'no endpoints' : 'no ready endpoints'}: ` +
           'requests sent to this backend are answered 503',
       });
+    });
+  }
+  return out;
+}
+
+/**
+ * A Header session whose name has a `_`: gateway mode drops request headers with underscores
+ * (an edge default, docs/hardening.md), so the token a client sends back never arrives and
+ * every request starts a new session. Valid Gateway API, and attach mode depends on the
+ * operator's Envoy: a warning, not a refusal.
+ */
+function underscoreSessionHeaders(route: Route, rules: readonly TableRule[]): ObjectWarning[] {
+  const out: ObjectWarning[] = [];
+  for (const rule of rules) {
+    const session = rule.policy.session;
+    if (rule.invalid || session?.type !== 'header' || !session.name.includes('_')) continue;
+    const path =
+      rule.sessionFrom === 'rule'
+        ? ['spec', 'rules', rule.index, 'sessionPersistence']
+        : ['spec', 'rules', rule.index];
+    out.push({
+      field: formatFieldPath(path),
+      line: route.origin.lineOf(path),
+      code: 'underscore-session-header',
+      message:
+        `the session header ${session.name}` +
+        (rule.sessionFrom !== undefined && rule.sessionFrom !== 'rule' ? ` (from ${rule.sessionFrom})` : '') +
+        ' has a "_": gateway mode drops request headers with underscores, so clients cannot send ' +
+        'the session back and every request starts a new session; use "-" instead',
     });
   }
   return out;
