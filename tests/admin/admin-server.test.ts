@@ -170,6 +170,27 @@ spec:
     expect(plain.json()).toEqual({ matched: false });
   });
 
+  it('resolves among the routes of one Gateway port with port=N, and names the port it matched on', async () => {
+    const two = compileSnapshot([
+      {
+        path: 'two.yaml',
+        text: readFileSync(join(REPO_ROOT, 'tests/resolve/testdata/two-listeners.yaml'), 'utf8'),
+      },
+    ]);
+    const a = app(view({ snapshot: two }));
+    const on = async (q: string) =>
+      (await a.inject({ url: `/v1/resolve?host=shop.example&path=/api${q}` })).json();
+    expect(await on('')).toMatchObject({ matched: true, port: 8080, rule: 'httproute/default/web/rule/0' });
+    expect(await on('&port=9090')).toMatchObject({
+      matched: true,
+      port: 9090,
+      rule: 'httproute/default/rpc/rule/0',
+    });
+    expect(await on('&port=7070')).toEqual({ matched: false });
+    const status = (await a.inject({ url: '/v1/status' })).json();
+    expect(status.listeners).toEqual({ ports: [8080, 9090], problems: [] });
+  });
+
   it('answers bad resolve queries with 400 and a coded JSON error', async () => {
     const a = app(view());
     for (const url of [
@@ -177,6 +198,8 @@ spec:
       '/v1/resolve?host=a&path=x',
       '/v1/resolve?host=a&host=b&path=/',
       '/v1/resolve?host=a&path=/&header=novalue',
+      '/v1/resolve?host=a&path=/&port=http',
+      '/v1/resolve?host=a&path=/&port=70000',
     ]) {
       const res = await a.inject({ url });
       expect(res.statusCode, url).toBe(400);

@@ -241,6 +241,29 @@ describe('steadfast resolve', () => {
     expect(io.stdout()).toContain('session persistence: header x-shop-session');
   });
 
+  it('resolves on one Gateway port with --port, and names the port it matched on', async () => {
+    const two = 'tests/resolve/testdata/two-listeners.yaml';
+    const ask = async (...more: string[]) => {
+      const io = capture();
+      const code = await run(['resolve', two, '--host', 'shop.example', '--path', '/api', ...more], io);
+      return { code, out: io.stdout() };
+    };
+    expect((await ask()).out).toContain(
+      'route:    httproute/default/web (hostname shop.example, Gateway port 8080)',
+    );
+    const rpc = await ask('--port', '9090', '--output', 'json');
+    expect(JSON.parse(rpc.out)).toMatchObject({
+      matched: true,
+      port: 9090,
+      rule: 'httproute/default/rpc/rule/0',
+    });
+    expect(await ask('--port', '7070')).toEqual({
+      code: 1,
+      out: expect.stringContaining('no route matches GET shop.example/api on Gateway port 7070'),
+    });
+    expect((await ask('--port', 'http')).code).toBe(2);
+  });
+
   it('exits 2 on usage errors', async () => {
     expect(await run(['resolve', good, '--path', '/'], capture())).toBe(2);
     expect(await run(['resolve', good, '--host', 'x', '--path', 'nope'], capture())).toBe(2);

@@ -155,7 +155,23 @@ describe('generateAttachSnippet', () => {
         rule: 'httproute/default/shop/rule/0',
         retry: '2 retries, backoff floor 100 ms',
         hostnames: ['shop.example'],
+        gateway_ports: [10000],
         matches: ['PathPrefix /retry'],
+      },
+    ]);
+  });
+
+  it("asks Envoy for the listener's port attributes and lists the metadata each listener may carry", () => {
+    expect(typed(filters[0])['request_attributes']).toEqual([
+      'destination.port',
+      'xds.listener_metadata.filter_metadata.steadfast.gateway_port',
+    ]);
+    expect(s['listener_metadata']).toEqual([
+      {
+        gateway_port: 10000,
+        gateway_listeners: ['gateway/default/edge/listener/http'],
+        hostnames: ['shop.example'],
+        metadata: { filter_metadata: { steadfast: { gateway_port: 10000 } } },
       },
     ]);
   });

@@ -61,6 +61,7 @@ export async function attachExample(): Promise<string> {
         {
           name: 'shop',
           address: { socket_address: { address: '127.0.0.1', port_value: 10080 } },
+          metadata: ((s['listener_metadata'] as Node[])[0] as Node)['metadata'],
           filter_chains: [
             {
               filters: [

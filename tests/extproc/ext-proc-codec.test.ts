@@ -12,7 +12,11 @@ import {
 } from '../../extproc/src/grpc/ext-proc-codec.js';
 import type { HttpHeaders, Phase } from '../../extproc/src/grpc/ext-proc-messages.js';
 import { loadServiceProtos } from '../../extproc/src/grpc/protos.js';
-import { MAX_HEADERS, requestAttributes } from '../../extproc/src/grpc/request-attributes.js';
+import {
+  MAX_HEADERS,
+  requestAttributes,
+  requestListener,
+} from '../../extproc/src/grpc/request-attributes.js';
 
 type Message = Record<string, unknown>;
 const process = loadServiceProtos().extProc['Process'] as grpc.MethodDefinition<Message, Message>;
@@ -110,6 +114,72 @@ describe('decodeProcessingRequest', () => {
         headers: { ...oracle.headers },
       });
     }
+  });
+
+  it('reads the listener attributes exactly as protobufjs + requestListener() do (500 random messages)', () => {
+    const NAMES = [
+      'destination.port',
+      'xds.listener_metadata.filter_metadata.steadfast.gateway_port',
+      'destination.address',
+      'xds.listener_direction',
+    ];
+    const value = (r: () => number): Message => {
+      const pick = r();
+      if (pick < 0.3) return { numberValue: [80, 8080, 0, 70000, 80.5, -1][Math.floor(r() * 6)] };
+      if (pick < 0.8)
+        return { stringValue: ['80', '9090', '', 'eighty', '080', '99999', '日本'][Math.floor(r() * 7)] };
+      return { boolValue: true };
+    };
+    let told = 0;
+    for (let seed = 1; seed <= 500; seed++) {
+      const r = rng(seed);
+      const attributes: Record<string, Message> = {};
+      for (const filter of ['envoy.filters.http.ext_proc', 'other'].filter(() => r() < 0.7)) {
+        const fields: Record<string, Message> = {};
+        for (const name of NAMES) if (r() < 0.6) fields[name] = value(r);
+        attributes[filter] = { fields };
+      }
+      const bytes = encodeRequest({ request_headers: randomHeaders(r), attributes });
+      const oracle = requestListener(process.requestDeserialize(bytes)['attributes'] as never);
+      const decoded = decodeProcessingRequest(bytes).attributes;
+      expect(decoded?.listener, `seed ${seed}`).toEqual(oracle);
+      if (oracle?.gatewayPort !== undefined || oracle?.destinationPort !== undefined) told++;
+    }
+    // The generator reaches every kind of case.
+    expect(told).toBeGreaterThan(100);
+  });
+
+  it('reads what Envoy 1.40 sends: the port as a number, the metadata as its text', () => {
+    const bytes = encodeRequest({
+      request_headers: randomHeaders(rng(7)),
+      attributes: {
+        'envoy.filters.http.ext_proc': {
+          fields: {
+            'destination.port': { numberValue: 18101 },
+            'destination.address': { stringValue: '127.0.0.1:18101' },
+            'xds.listener_metadata.filter_metadata.steadfast.gateway_port': { stringValue: '80' },
+          },
+        },
+      },
+    });
+    expect(decodeProcessingRequest(bytes).attributes?.listener).toEqual({
+      gatewayPort: 80,
+      destinationPort: 18101,
+    });
+    const bad = encodeRequest({
+      request_headers: {},
+      attributes: {
+        f: {
+          fields: {
+            'xds.listener_metadata.filter_metadata.steadfast.gateway_port': { stringValue: 'x'.repeat(300) },
+          },
+        },
+      },
+    });
+    expect(decodeProcessingRequest(bad).attributes?.listener).toEqual({ invalidGatewayPort: 'x'.repeat(64) });
+    expect(
+      decodeProcessingRequest(encodeRequest({ request_headers: {} })).attributes?.listener,
+    ).toBeUndefined();
   });
 
   it('with a set of headers to keep, reads exactly those of them (plus pseudo-headers and host)', () => {

@@ -119,7 +119,10 @@ describe('ServedConfig', () => {
       result: 'matched',
       token: expect.stringMatching(/^sf1;id=httproute\/default\/shop\/rule\/0;k=h;ra=2/),
     });
-    expect(config.lookup(request('other.example', '/cart'))).toEqual({ result: 'unmatched' });
+    expect(config.lookup(request('other.example', '/cart'))).toEqual({
+      result: 'unmatched',
+      listener: 'single_port',
+    });
     const text = await metrics.registry.metrics();
     expect(text).toMatch(/^steadfast_config_reloads_total 1$/m);
     expect(text).toMatch(/^steadfast_config_generation 1$/m);
@@ -188,7 +191,10 @@ describe('ServedConfig', () => {
     ]).replace('backendRefs: [{ name: app, port: 80 }]', 'backendRefs: [{ name: missing, port: 80 }]');
     const { config } = setup({ 'base.yaml': BASE, 'routes.yaml': broken });
     await config.start();
-    expect(config.lookup(request('shop.example', '/cart'))).toEqual({ result: 'invalid' });
+    expect(config.lookup(request('shop.example', '/cart'))).toEqual({
+      result: 'invalid',
+      listener: 'single_port',
+    });
   });
 
   it('hands every swap to listeners (the --workers primary forwards it)', async () => {

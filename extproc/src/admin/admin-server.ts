@@ -5,11 +5,11 @@
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Registry } from 'prom-client';
 import { diagnosticView } from '../gatewayapi/diagnostic.js';
-import { resolveAnswer } from '../resolve/resolve-answer.js';
+import { resolveAnswer, resolveOnPort } from '../resolve/resolve-answer.js';
 import { objectStatusView } from '../translate/status.js';
 import { AdminError, type AdminErrorCode } from './admin-errors.js';
 import type { ConfigView } from './config-view.js';
-import { parseResolveQuery } from './resolve-query.js';
+import { parseResolvePort, parseResolveQuery } from './resolve-query.js';
 
 export interface AdminDeps {
   /** The registry /metrics shows (the service's own, never prom-client's global one). */
@@ -84,6 +84,8 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
             message: config.lastEnvoyRejection.message,
           }
         : null,
+      // Attach mode matches a request only against the routes of its Gateway port.
+      listeners: { ports: snap.resolver.ports, problems: config.listenerProblems ?? [] },
       objects: snap.statuses.map(objectStatusView),
       diagnostics: snap.diagnostics.map(diagnosticView),
     };
@@ -95,9 +97,12 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
   });
 
   app.get('/v1/resolve', async (req) => {
-    const query = parseResolveQuery(req.query as Record<string, string | string[] | undefined>);
+    const q = req.query as Record<string, string | string[] | undefined>;
+    const query = parseResolveQuery(q);
+    const port = parseResolvePort(q);
     const snap = snapshot();
-    return resolveAnswer(snap.resolver.resolve(query));
+    const { result, port: on } = resolveOnPort(snap.resolver, query, port);
+    return resolveAnswer(result, on);
   });
 
   return app;

@@ -29,6 +29,21 @@ export interface EnvoyRejectionView {
   readonly message: string;
 }
 
+/**
+ * Attach mode: a kind of request whose Gateway port the control service could not tell (or
+ * was told one without routes), reported once with what to do.
+ */
+export interface ListenerProblemView {
+  /** Names the case: one report per key. */
+  readonly key: string;
+  readonly kind: 'no-attributes' | 'unknown-port' | 'metadata-port-without-routes' | 'invalid-metadata';
+  /** The Envoy port (`unknown-port`) or the declared Gateway port (`metadata-port-without-routes`). */
+  readonly port?: number;
+  readonly message: string;
+  /** ISO 8601: when the first such request came. */
+  readonly firstAt: string;
+}
+
 export interface ConfigView {
   /** undefined until the first load. */
   readonly snapshot: ServedSnapshot | undefined;
@@ -37,4 +52,6 @@ export interface ConfigView {
   readonly loadedAt: Date | undefined;
   /** The last generation Envoy refused, until a later one is taken (gateway mode only). */
   readonly lastEnvoyRejection?: EnvoyRejectionView | undefined;
+  /** Attach mode: requests whose Gateway port could not be told, by case. */
+  readonly listenerProblems?: readonly ListenerProblemView[];
 }

@@ -18,6 +18,17 @@ function single(query: Query, name: string): string | undefined {
   return v;
 }
 
+/** `port=N`: the Gateway listener port to resolve on; absent: the first whose routes match. */
+export function parseResolvePort(query: Query): number | undefined {
+  const text = single(query, 'port');
+  if (text === undefined) return undefined;
+  const port = Number(text);
+  if (!/^\d{1,5}$/.test(text) || port < 1 || port > 65535) {
+    throw new AdminError(400, 'bad-request', `port=${text}: expected a port number 1-65535`);
+  }
+  return port;
+}
+
 export function parseResolveQuery(query: Query): ResolveRequest {
   const host = single(query, 'host');
   const path = single(query, 'path');

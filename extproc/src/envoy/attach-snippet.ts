@@ -4,7 +4,7 @@
 // backoff for the routes the rules cover, and the cluster of the control service. YAML with
 // comments, one top-level key per place it goes; docs/attach.md walks through it.
 import { stringify } from 'yaml';
-import type { PolicyTable, TableMatch, TableRule } from '../table/policy-table.js';
+import type { PolicyTable, TableMatch, TableRoute, TableRule } from '../table/policy-table.js';
 import { METADATA_NAMESPACE, PIN_HEADER, TYPE_HTTP_PROTOCOL_OPTIONS } from './envoy-names.js';
 import { REQUEST_LINE_HEADERS, headersReadBy } from '../table/headers-read.js';
 import {
@@ -14,6 +14,13 @@ import {
   steadfastWasmFilter,
 } from './http-filters.js';
 import { outlierDetection } from './outlier-detection.js';
+import {
+  ATTRIBUTE_DESTINATION_PORT,
+  ATTRIBUTE_GATEWAY_PORT,
+  GATEWAY_PORT_METADATA_KEY,
+  portGroups,
+  servedOn,
+} from '../table/listener-ports.js';
 import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
 import { RETRY_BACK_OFF } from './route-action.js';
 import type { Json } from '../json.js';
@@ -99,6 +106,8 @@ export function attachHttpFilters(table: PolicyTable, options: AttachSnippetOpti
           response_trailer_mode: 'SKIP',
         },
         metadata_options: { receiving_namespaces: { untyped: [METADATA_NAMESPACE] } },
+        // Which Gateway port the request's listener stands for (listenerMetadata below).
+        request_attributes: [ATTRIBUTE_DESTINATION_PORT, ATTRIBUTE_GATEWAY_PORT],
         ...(options.forwardAllHeaders ? {} : { forward_rules: extProcForwardRules(table) }),
       },
     },
@@ -158,6 +167,27 @@ function retryText(rule: TableRule): string {
 }
 
 /**
+ * Each Gateway port with the listeners and hostnames it serves, and the metadata an Envoy
+ * listener that stands for it carries, so the control service matches its requests only
+ * against that port's routes.
+ */
+function listenerMetadata(table: PolicyTable): Json[] {
+  return portGroups(table).map((group) => ({
+    gateway_port: group.port,
+    gateway_listeners: group.listeners.map((l) => l.id),
+    hostnames: [...new Set(table.routes.flatMap((route) => servedOn(route, group).hostnames))].sort(),
+    metadata: { filter_metadata: { [METADATA_NAMESPACE]: { [GATEWAY_PORT_METADATA_KEY]: group.port } } },
+  }));
+}
+
+/** The Gateway ports a route is served on. */
+function routePorts(table: PolicyTable, route: TableRoute): number[] {
+  return portGroups(table)
+    .filter((group) => servedOn(route, group).hostnames.length > 0)
+    .map((group) => group.port);
+}
+
+/**
  * The rules with a retry stanza or a session: the Envoy routes that serve them need the
  * retry policy (the backoff, and retries that skip hosts already tried).
  */
@@ -170,6 +200,7 @@ function retryRoutes(table: PolicyTable): Json[] {
         rule: rule.id,
         retry: retryText(rule),
         hostnames: [...route.hostnames],
+        gateway_ports: routePorts(table, route),
         matches: rule.matches.map(matchText),
       });
     }
@@ -260,6 +291,19 @@ export function generateAttachSnippet(table: PolicyTable, options: AttachSnippet
         '   drops the connection under load. Add the layer, or the key to a static layer you have.',
       ],
       { layered_runtime: attachRuntime() },
+    ),
+    section(
+      [
+        '7. On each of your listeners that has the filters above: the control service matches a',
+        '   request only against the routes of the Gateway port its listener stands for (as',
+        '   gateway mode gives each Gateway port a listener of its own). It takes that port from',
+        "   the listener's metadata below (add `metadata` to the listener; merge into an existing",
+        '   filter_metadata) or, without it, from the port the listener binds, when a Gateway',
+        '   listener has that port. With one Gateway port there is nothing to tell apart. A request',
+        "   whose port cannot be told gets a policy only where every port's routes agree, and",
+        '   /v1/status (listeners.problems) and the log say so.',
+      ],
+      { listener_metadata: listenerMetadata(table) },
     ),
   ];
   return `${parts.join('\n')}`;

@@ -19,6 +19,7 @@ import {
 } from './edge-defaults.js';
 import { PIN_HEADER, TYPE_HCM } from './envoy-names.js';
 import { clusterBackoffFilters, type FilterOptions, gatewayHttpFilters } from './http-filters.js';
+import { type PortGroup, portGroups, servedOn } from '../table/listener-ports.js';
 import { matchRe2Problem } from '../table/re2-syntax.js';
 import { envoyRoutes, type RouteOptions } from './route-action.js';
 import { routerPlan } from './router-plan.js';
@@ -72,59 +73,9 @@ export interface GatewayResources {
 
 export const DEFAULT_SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
 
-interface PortGroup {
-  readonly port: number;
-  /** HTTP or HTTPS: the protocol of the port's first listener. */
-  readonly protocol: string;
-  readonly listeners: TableListener[];
-}
-
-function portGroups(table: PolicyTable, warnings: Set<string>): PortGroup[] {
-  const byPort = new Map<number, PortGroup>();
-  for (const l of table.listeners) {
-    if (l.protocol !== 'HTTP' && l.protocol !== 'HTTPS') continue;
-    const group = byPort.get(l.port) ?? { port: l.port, protocol: l.protocol, listeners: [] };
-    byPort.set(l.port, group);
-    // Listeners of different Gateways may share a port; one port speaks one protocol.
-    if (group.protocol !== l.protocol) {
-      warnings.add(
-        `${l.id}: port ${l.port} already serves ${group.protocol}; this ${l.protocol} listener is left out`,
-      );
-      continue;
-    }
-    group.listeners.push(l);
-  }
-  return [...byPort.values()].sort((a, b) => a.port - b.port);
-}
-
 /** A single Gateway listener names its Envoy listener; listeners sharing a port are named by the port. */
 function listenerName(group: PortGroup): string {
   return group.listeners.length === 1 ? (group.listeners[0] as TableListener).id : `port/${group.port}`;
-}
-
-/** Whether a listener with this hostname (none: any) serves a route hostname. */
-function listenerServes(listenerHostname: string | undefined, hostname: string): boolean {
-  if (listenerHostname === undefined || listenerHostname === hostname) return true;
-  const suffix = listenerHostname.startsWith('*.') ? listenerHostname.slice(1) : undefined;
-  return (
-    suffix !== undefined && hostname !== '*' && hostname.endsWith(suffix) && hostname.length > suffix.length
-  );
-}
-
-/**
- * The route as one port serves it: its effective hostnames are the union over all its
- * listeners, so on this port only those a listener here (that it attaches to) serves.
- * Empty when the route is not attached to this port.
- */
-function servedOn(route: TableRoute, group: PortGroup): TableRoute {
-  const here = group.listeners.filter((l) => route.listeners.includes(l.id));
-  // `*` comes only from a route without hostnames on a listener without one: on a port where
-  // every listener it attaches to has no hostname, that is all it is.
-  if (here.length > 0 && here.every((l) => l.hostname === undefined) && route.hostnames.includes('*')) {
-    return route.hostnames.length === 1 ? route : { ...route, hostnames: ['*'] };
-  }
-  const hostnames = route.hostnames.filter((h) => here.some((l) => listenerServes(l.hostname, h)));
-  return hostnames.length === route.hostnames.length ? route : { ...route, hostnames };
 }
 
 /**
@@ -214,7 +165,7 @@ export function generateGatewayResources(
     }
   }
   const secrets = new Map<string, Json>();
-  for (const group of portGroups(table, warnings)) {
+  for (const group of portGroups(table, (w) => warnings.add(w))) {
     const name = listenerName(group);
     const routes = table.routes
       .map((route) => servedOn(route, group))

@@ -4,7 +4,13 @@
 // and envoy/config/core/v3/base.proto (read from the protos @grpc/grpc-js-xds ships);
 // tests/extproc/ext-proc-codec.test.ts checks both directions against protobufjs.
 import type { Phase } from './ext-proc-messages.js';
-import { MAX_HEADER_VALUE_BYTES, MAX_HEADERS, type RequestAttributes } from './request-attributes.js';
+import {
+  MAX_HEADER_VALUE_BYTES,
+  MAX_HEADERS,
+  type RequestAttributes,
+  listenerFrom,
+} from './request-attributes.js';
+import { ATTRIBUTE_DESTINATION_PORT, ATTRIBUTE_GATEWAY_PORT } from '../table/listener-ports.js';
 
 /** What the service takes from one ProcessingRequest. */
 export interface ExtProcRequest {
@@ -168,8 +174,8 @@ function readHeaderValue(r: Reader, end: number, headers: Record<string, string>
   headers[key] = seen === undefined ? value : `${seen},${value}`;
 }
 
-/** HttpHeaders {headers = 1: HeaderMap {repeated HeaderValue headers = 1}} → attributes. */
-function readHttpHeaders(r: Reader, end: number, keep: HeaderFilter): RequestAttributes {
+/** HttpHeaders {headers = 1: HeaderMap {repeated HeaderValue headers = 1}} → headers by name. */
+function readHttpHeaders(r: Reader, end: number, keep: HeaderFilter): Record<string, string> {
   const headers = Object.create(null) as Record<string, string>;
   let count = 0;
   while (r.pos < end) {
@@ -191,26 +197,112 @@ function readHttpHeaders(r: Reader, end: number, keep: HeaderFilter): RequestAtt
       r.pos = valueEnd;
     }
   }
-  return {
-    method: headers[':method'] ?? '',
-    authority: headers[':authority'] ?? headers['host'] ?? '',
-    path: headers[':path'] ?? '',
-    headers,
-  };
+  return headers;
+}
+
+/** The attribute values the service reads (request-attributes.ts), as Envoy sent them. */
+interface ListenerValues {
+  gatewayPort: number | string | undefined;
+  destinationPort: number | string | undefined;
+}
+
+/** Whether buf[start, end) holds exactly the ASCII text `name`. */
+function sameText(buf: Buffer, start: number, end: number, name: string): boolean {
+  if (end - start !== name.length) return false;
+  for (let i = 0; i < name.length; i++) if (buf[start + i] !== name.charCodeAt(i)) return false;
+  return true;
+}
+
+/** google.protobuf.Value: number_value = 2 (double), string_value = 3; other kinds are undefined. */
+function readValue(r: Reader, end: number): number | string | undefined {
+  let value: number | string | undefined;
+  while (r.pos < end) {
+    const tag = r.varint32();
+    if (tag === ((2 << 3) | 1)) {
+      if (r.pos + 8 > end) return malformed('field past the end');
+      value = r.buf.readDoubleLE(r.pos);
+      r.pos += 8;
+    } else if (tag === ((3 << 3) | 2)) {
+      const e = r.delimitedEnd();
+      // Only short texts can be a port; a longer one is kept cut, for the report.
+      value = r.buf.toString('utf8', r.pos, Math.min(e, r.pos + 256));
+      r.pos = e;
+    } else {
+      // Another kind of the oneof replaces what came before, as in any protobuf decoder.
+      if (tag >>> 3 >= 1 && tag >>> 3 <= 6) value = undefined;
+      r.skip(tag & 7);
+    }
+  }
+  return value;
+}
+
+/**
+ * ProcessingRequest.attributes = 9: map<string, Struct> entries {key = 1, value = 2}, each
+ * Struct {fields = 1: map<string, Value>}; the values of the two listener attributes, from
+ * any ext_proc filter name, the last one on the wire winning.
+ */
+function readAttributes(r: Reader, end: number, out: ListenerValues): void {
+  while (r.pos < end) {
+    const tag = r.varint32();
+    if (tag !== ((2 << 3) | 2)) {
+      r.skip(tag & 7);
+      continue;
+    }
+    const structEnd = r.delimitedEnd();
+    while (r.pos < structEnd) {
+      const t = r.varint32();
+      if (t !== ((1 << 3) | 2)) {
+        r.skip(t & 7);
+        continue;
+      }
+      const entryEnd = r.delimitedEnd();
+      let which: keyof ListenerValues | undefined;
+      let value: number | string | undefined;
+      let hasValue = false;
+      while (r.pos < entryEnd) {
+        const et = r.varint32();
+        if (et === ((1 << 3) | 2)) {
+          const e = r.delimitedEnd();
+          which = sameText(r.buf, r.pos, e, ATTRIBUTE_GATEWAY_PORT)
+            ? 'gatewayPort'
+            : sameText(r.buf, r.pos, e, ATTRIBUTE_DESTINATION_PORT)
+              ? 'destinationPort'
+              : undefined;
+          r.pos = e;
+        } else if (et === ((2 << 3) | 2)) {
+          const e = r.delimitedEnd();
+          value = readValue(r, e);
+          hasValue = true;
+          r.pos = e;
+        } else {
+          r.skip(et & 7);
+        }
+      }
+      if (which !== undefined) out[which] = hasValue ? (value ?? out[which]) : out[which];
+    }
+    r.pos = structEnd;
+  }
 }
 
 /**
  * Decodes a ProcessingRequest: its phase, and for request headers the attributes the
- * resolver reads (only the headers in `keep`, when given). Throws MalformedMessage on
- * bytes that are not a protobuf message.
+ * resolver reads (only the headers in `keep`, when given) with the listener Envoy's
+ * `request_attributes` describe. Throws MalformedMessage on bytes that are not a protobuf message.
  */
 export function decodeProcessingRequest(buf: Buffer, keep?: HeaderFilter): ExtProcRequest {
   const r = new Reader(buf, 0, buf.length);
   let phase: Phase | undefined;
-  let attributes: RequestAttributes | undefined;
+  let headers: Record<string, string> | undefined;
+  const values: ListenerValues = { gatewayPort: undefined, destinationPort: undefined };
   while (r.pos < r.end) {
     const tag = r.varint32();
     const field = tag >>> 3;
+    if (tag === ((9 << 3) | 2)) {
+      const end = r.delimitedEnd();
+      readAttributes(r, end, values);
+      r.pos = end;
+      continue;
+    }
     const p = field < REQUEST_PHASES.length ? REQUEST_PHASES[field] : undefined;
     if (p === undefined || (tag & 7) !== 2) {
       r.skip(tag & 7);
@@ -219,10 +311,19 @@ export function decodeProcessingRequest(buf: Buffer, keep?: HeaderFilter): ExtPr
     const end = r.delimitedEnd();
     // A oneof: the last one on the wire wins, as in any protobuf decoder.
     phase = p;
-    attributes = p === 'request_headers' ? readHttpHeaders(r, end, keep) : undefined;
+    headers = p === 'request_headers' ? readHttpHeaders(r, end, keep) : undefined;
     r.pos = end;
   }
-  return attributes === undefined ? { phase } : { phase, attributes, keep, bytes: buf };
+  if (headers === undefined) return { phase };
+  const listener = listenerFrom(values.gatewayPort, values.destinationPort);
+  const attributes: RequestAttributes = {
+    method: headers[':method'] ?? '',
+    authority: headers[':authority'] ?? headers['host'] ?? '',
+    path: headers[':path'] ?? '',
+    headers,
+    ...(listener ? { listener } : {}),
+  };
+  return { phase, attributes, keep, bytes: buf };
 }
 
 // --- ProcessingResponse ---

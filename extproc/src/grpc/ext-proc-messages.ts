@@ -13,6 +13,15 @@ export interface HttpHeaders {
   end_of_stream?: boolean;
 }
 
+/** A google.protobuf.Value, for the kinds an attribute takes. */
+export interface AttributeValue {
+  numberValue?: number;
+  stringValue?: string;
+}
+
+/** ProcessingRequest.attributes: by ext_proc filter name, the attribute values by attribute name. */
+export type ProcessingAttributes = Record<string, { fields?: Record<string, AttributeValue> } | undefined>;
+
 /** The phase a ProcessingRequest carries: the name of its `request` oneof field. */
 export type Phase =
   | 'request_headers'

@@ -12,12 +12,15 @@ import {
 } from './ext-proc-codec.js';
 import type { ExtProcTallies } from './ext-proc-tallies.js';
 import type { RequestAttributes } from './request-attributes.js';
+import type { ListenerBy } from '../resolve/request.js';
 import { METADATA_NAMESPACE, METADATA_POLICY_KEY } from '../table/policy-token.js';
 
 /** How a request was resolved; `invalid`: it matched a rule that fails closed. */
 export interface PolicyOutcome {
   readonly result: 'matched' | 'unmatched' | 'invalid';
   readonly token?: string;
+  /** How the request's Gateway port was told (absent: a lookup without a resolver). */
+  readonly listener?: ListenerBy;
 }
 
 /** Maps a request to its policy: an outcome, or just the token (undefined: no rule matches). */
@@ -86,6 +89,7 @@ function answerRequestHeaders(req: ExtProcRequest, deps: ExtProcDeps, answers: A
   }
   deps.metrics.observeResolve((performance.now() - started) / 1e3);
   deps.metrics.requests[outcome.result]++;
+  if (outcome.listener !== undefined) deps.metrics.listeners[outcome.listener]++;
   return answers.answer(outcome.result === 'matched' ? outcome.token : undefined);
 }
 

@@ -1,6 +1,7 @@
 // What ext_proc counts, as plain numbers: the per-request path only adds to fields of
 // objects made once, with no label lookup and no allocation; the service's metrics
 // registry reads them when it is scraped (runtime/metrics.ts).
+import type { ListenerBy } from '../resolve/request.js';
 
 export type RequestResult = 'matched' | 'unmatched' | 'invalid' | 'error';
 export type ErrorKind = 'resolve' | 'stream' | 'unexpected_message' | 'internal' | 'cancelled_unanswered';
@@ -19,6 +20,13 @@ export class ExtProcTallies {
     unexpected_message: 0,
     internal: 0,
     cancelled_unanswered: 0,
+  };
+  /** Request-header messages resolved, by how their Gateway port was told. */
+  readonly listeners: Record<ListenerBy, number> = {
+    metadata: 0,
+    destination_port: 0,
+    single_port: 0,
+    unknown: 0,
   };
   /** Streams open now. */
   streams = 0;

@@ -1,27 +1,46 @@
-// PolicyTable → a compiled resolver. Imports only the table: hostnames go into maps
-// (exact, then wildcard suffixes from the longest), each hostname's matches into a
-// HostBucket indexed by path, so a lookup costs a few map reads, not a scan of routes.
-import type { PolicyTable } from '../table/policy-table.js';
+// PolicyTable → a compiled resolver. Imports only the table: one index per Gateway port
+// (the routes that port serves, as gateway mode gives each port its own Envoy listener);
+// in each, hostnames go into maps (exact, then wildcard suffixes from the longest), each
+// hostname's matches into a HostBucket indexed by path, so a lookup costs a few map reads,
+// not a scan of routes.
+import type { PolicyTable, TableRoute } from '../table/policy-table.js';
+import { portGroups, servedOn } from '../table/listener-ports.js';
 import { compileEntry } from './entry.js';
 import { headersReadBy } from '../table/headers-read.js';
 import { HostBucket } from './host-bucket.js';
-import { type ResolveRequest, type ResolveResult, hostOf } from './request.js';
+import {
+  type ListenerChoice,
+  type RequestListener,
+  type ResolveRequest,
+  type ResolveResult,
+  hostOf,
+} from './request.js';
 
 export interface Resolver {
-  resolve(request: ResolveRequest): ResolveResult | undefined;
-  /** Number of (hostname, match) entries compiled. */
+  /** The request's rule among the routes of its Gateway port (`listenerOf(request.listener)`). */
+  resolve(request: ResolveRequest, choice?: ListenerChoice): ResolveResult | undefined;
+  /** Which Gateway port's routes a request on this listener gets, and how that was told. */
+  listenerOf(listener: RequestListener | undefined): ListenerChoice;
+  /** The Gateway ports with routes to serve, ascending (empty for a table without listeners). */
+  readonly ports: readonly number[];
+  /** Number of (port, hostname, match) entries compiled. */
   readonly size: number;
   /** The request headers any match reads, lower-case (besides `:authority`, `:path`, `:method`). */
   readonly headersRead: ReadonlySet<string>;
 }
 
-export function compileResolver(table: PolicyTable): Resolver {
+/** The routes of one port, indexed. */
+interface PortIndex {
+  readonly size: number;
+  resolve(req: ResolveRequest): ResolveResult | undefined;
+}
+
+function compileIndex(routes: readonly { route: TableRoute; order: number }[]): PortIndex {
   const exact = new Map<string, HostBucket>();
   /** Keyed by the suffix after `*`, e.g. `.example.com`. */
   const wildcard = new Map<string, HostBucket>();
   const any = new HostBucket('*');
   let size = 0;
-  const headersRead: ReadonlySet<string> = new Set(headersReadBy(table));
   const bucketFor = (hostname: string): HostBucket => {
     if (hostname === '*') return any;
     const map = hostname.startsWith('*.') ? wildcard : exact;
@@ -33,7 +52,7 @@ export function compileResolver(table: PolicyTable): Resolver {
     }
     return b;
   };
-  table.routes.forEach((route, order) => {
+  for (const { route, order } of routes) {
     for (const rule of route.rules) {
       for (const match of rule.matches) {
         const entry = compileEntry(route, rule, match, order);
@@ -43,7 +62,7 @@ export function compileResolver(table: PolicyTable): Resolver {
         }
       }
     }
-  });
+  }
   for (const b of exact.values()) b.seal();
   for (const b of wildcard.values()) b.seal();
   any.seal();
@@ -51,7 +70,6 @@ export function compileResolver(table: PolicyTable): Resolver {
 
   return {
     size,
-    headersRead,
     resolve(req) {
       const host = hostOf(req.authority);
       const q = req.path.indexOf('?');
@@ -71,6 +89,75 @@ export function compileResolver(table: PolicyTable): Resolver {
       }
       e = any.lookup(path, method, headers, query);
       return e ? any.result(e) : undefined;
+    },
+  };
+}
+
+const UNKNOWN: ListenerChoice = Object.freeze({ port: undefined, by: 'unknown' });
+
+export function compileResolver(table: PolicyTable): Resolver {
+  const headersRead: ReadonlySet<string> = new Set(headersReadBy(table));
+  const ordered = table.routes.map((route, order) => ({ route, order }));
+  const byPort = new Map<number, PortIndex>();
+  /** The only index, when there is nothing to tell apart (one port, or no listeners at all). */
+  let single: PortIndex | undefined;
+  let singleChoice: ListenerChoice | undefined;
+  const noListeners = table.listeners.length === 0;
+  if (noListeners) {
+    // A table without listeners (built by hand, or `--policy-token`-like tests): one set of routes.
+    single = compileIndex(ordered);
+    singleChoice = Object.freeze({ port: undefined, by: 'single_port' });
+  } else {
+    for (const group of portGroups(table)) {
+      const served = ordered
+        .map(({ route, order }) => ({ route: servedOn(route, group), order }))
+        .filter(({ route }) => route.hostnames.length > 0);
+      byPort.set(group.port, compileIndex(served));
+    }
+    if (byPort.size <= 1) {
+      const [port, index] = [...byPort][0] ?? [undefined, compileIndex([])];
+      single = index;
+      singleChoice = Object.freeze({ port, by: 'single_port' });
+    }
+  }
+  const ports = [...byPort.keys()].sort((a, b) => a - b);
+  const indexes = ports.map((p) => byPort.get(p) as PortIndex);
+  // Made once, so telling a listener allocates nothing per request.
+  const byMetadata = new Map(ports.map((port) => [port, Object.freeze({ port, by: 'metadata' as const })]));
+  const byDestination = new Map(
+    ports.map((port) => [port, Object.freeze({ port, by: 'destination_port' as const })]),
+  );
+  let size = single?.size ?? 0;
+  if (!single) for (const index of indexes) size += index.size;
+
+  const listenerOf = (l: RequestListener | undefined): ListenerChoice => {
+    const declared = l?.gatewayPort;
+    // The operator's word wins: a port without routes answers nothing, as its own listener would.
+    if (declared !== undefined && !noListeners) {
+      return byMetadata.get(declared) ?? Object.freeze({ port: declared, by: 'metadata' });
+    }
+    if (singleChoice) return singleChoice;
+    const local = l?.destinationPort;
+    return (local !== undefined ? byDestination.get(local) : undefined) ?? UNKNOWN;
+  };
+
+  return {
+    ports,
+    size,
+    headersRead,
+    listenerOf,
+    resolve(req, choice = listenerOf(req.listener)) {
+      if (choice.by === 'single_port') return single?.resolve(req);
+      if (choice.port !== undefined) return byPort.get(choice.port)?.resolve(req);
+      // The port cannot be told: answer only what every port would answer, so a request
+      // never gets the policy of a route attached to another listener.
+      let first: ResolveResult | undefined;
+      for (let i = 0; i < indexes.length; i++) {
+        const r = (indexes[i] as PortIndex).resolve(req);
+        if (i === 0) first = r;
+        else if (r?.rule.id !== first?.rule.id) return undefined;
+      }
+      return first;
     },
   };
 }

@@ -1,7 +1,31 @@
 // What `steadfast resolve --output json` and the admin API's /v1/resolve answer for a
 // request: one shape, so both say the same thing. Pure: reads only the table's types.
 import type { Policy } from '../table/policy.js';
-import type { ResolveResult } from './request.js';
+import type { Resolver } from './compile.js';
+import type { ResolveRequest, ResolveResult } from './request.js';
+
+/**
+ * A question about one request (`steadfast resolve`, `/v1/resolve`): on the given Gateway
+ * port, or without one on the first port, in port order, whose routes match it.
+ */
+export function resolveOnPort(
+  resolver: Resolver,
+  request: ResolveRequest,
+  port?: number,
+): { readonly result: ResolveResult | undefined; readonly port: number | undefined } {
+  if (port !== undefined) {
+    return { result: resolver.resolve(request, resolver.listenerOf({ gatewayPort: port })), port };
+  }
+  if (resolver.ports.length <= 1) {
+    const choice = resolver.listenerOf(undefined);
+    return { result: resolver.resolve(request, choice), port: choice.port };
+  }
+  for (const p of resolver.ports) {
+    const result = resolver.resolve(request, resolver.listenerOf({ gatewayPort: p }));
+    if (result) return { result, port: p };
+  }
+  return { result: undefined, port: undefined };
+}
 
 /** The policy in words, one line per aspect. */
 export function explainPolicy(p: Policy): string[] {
@@ -43,6 +67,8 @@ export type ResolveAnswer =
   | { readonly matched: false }
   | {
       readonly matched: true;
+      /** The Gateway listener port whose routes matched (null: a table without listeners). */
+      readonly port: number | null;
       readonly route: string;
       readonly rule: string;
       readonly match: string;
@@ -54,10 +80,11 @@ export type ResolveAnswer =
       readonly token: string;
     };
 
-export function resolveAnswer(r: ResolveResult | undefined): ResolveAnswer {
+export function resolveAnswer(r: ResolveResult | undefined, port?: number): ResolveAnswer {
   if (!r) return { matched: false };
   return {
     matched: true,
+    port: port ?? null,
     route: r.route.id,
     rule: r.rule.id,
     match: r.match.id,

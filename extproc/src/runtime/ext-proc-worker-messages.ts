@@ -2,6 +2,7 @@
 // (node:cluster IPC). The primary owns the configuration; workers only resolve.
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import type { PolicyTable } from '../table/policy-table.js';
+import type { ListenerProblemView } from '../admin/config-view.js';
 
 /** One process's metrics as `registry.getMetricsAsJSON()` gives them. */
 export type WorkerMetrics = MetricObjectWithValues<MetricValue<string>>[];
@@ -20,7 +21,9 @@ export type FromWorker =
   | { readonly type: 'steadfast:listening'; readonly address: string }
   | { readonly type: 'steadfast:listen-failed'; readonly message: string }
   | { readonly type: 'steadfast:metrics'; readonly id: number; readonly metrics: WorkerMetrics }
-  | { readonly type: 'steadfast:log'; readonly line: string };
+  | { readonly type: 'steadfast:log'; readonly line: string }
+  /** A request whose Gateway port could not be told: once per case, for the log and /v1/status. */
+  | { readonly type: 'steadfast:listener-problem'; readonly problem: ListenerProblemView };
 
 /** The environment variable that tells a worker where to listen. */
 export const WORKER_GRPC_ADDRESS_ENV = 'STEADFAST_WORKER_GRPC_ADDRESS';

@@ -12,6 +12,7 @@ import {
 } from './ext-proc-worker-messages.js';
 import { ServiceMetrics } from './metrics.js';
 import { outcomeOf } from './served-config.js';
+import { ListenerReport } from './listener-report.js';
 
 const send = (m: FromWorker): void => {
   process.send?.(m);
@@ -27,8 +28,10 @@ async function main(): Promise<void> {
   let resolver: Resolver | undefined;
   let staticToken: string | undefined;
   let server: GrpcServerHandle | undefined;
+  // Each case once per worker; the primary keeps the report /v1/status shows.
+  const report = new ListenerReport((problem) => send({ type: 'steadfast:listener-problem', problem }));
   const lookup: PolicyLookup = (req) =>
-    resolver ? outcomeOf(resolver, req) : staticToken !== undefined ? staticToken : undefined;
+    resolver ? outcomeOf(resolver, req, report) : staticToken !== undefined ? staticToken : undefined;
 
   const listen = async (): Promise<void> => {
     if (server) return;
@@ -51,6 +54,7 @@ async function main(): Promise<void> {
     switch (m.type) {
       case 'steadfast:policy':
         resolver = compileResolver(m.table);
+        report.configured(resolver);
         void listen();
         break;
       case 'steadfast:static-token':

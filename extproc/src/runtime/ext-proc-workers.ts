@@ -79,6 +79,7 @@ export async function startExtProcWorkers(options: ExtProcWorkersOptions): Promi
         else if (m.type === 'steadfast:listen-failed') reject(new Error(m.message));
         else if (m.type === 'steadfast:metrics') pendingMetrics.get(m.id)?.(m.metrics);
         else if (m.type === 'steadfast:log') log(`worker ${worker.id}: ${m.line}`);
+        else if (m.type === 'steadfast:listener-problem') config?.noteListenerProblem(m.problem);
       });
       worker.on('exit', (code, signal) => {
         live.delete(worker.id);

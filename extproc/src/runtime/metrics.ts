@@ -90,6 +90,14 @@ export class ServiceMetrics {
 
   readonly extProcStreams: Gauge = streamsGauge(this.registry, this.extProc);
 
+  readonly extProcListeners = tallyCounter(
+    this.registry,
+    'steadfast_extproc_listener_total',
+    "ext_proc requests by how their Gateway port was told: metadata (the Envoy listener's steadfast.gateway_port), destination_port, single_port (the configuration has one), unknown (answered only where every port agrees).",
+    'by',
+    this.extProc.listeners,
+  );
+
   readonly extProcErrors = tallyCounter(
     this.registry,
     'steadfast_extproc_errors_total',

@@ -1,7 +1,7 @@
 // The configuration `steadfast serve` answers from: a ConfigStore (watched, swapped
 // atomically), its reloads counted in the metrics, and the lookup ext_proc calls per
 // request. Readiness means a configuration without file-level errors has been loaded.
-import type { ConfigView, EnvoyRejectionView } from '../admin/config-view.js';
+import type { ConfigView, EnvoyRejectionView, ListenerProblemView } from '../admin/config-view.js';
 import { formatDiagnostic, isFatal, isWarning } from '../gatewayapi/diagnostic.js';
 import { FileProvider } from '../provider/file.js';
 import type { Provider } from '../provider/provider.js';
@@ -9,19 +9,29 @@ import type { PolicyLookup, PolicyOutcome } from '../grpc/ext-proc-service.js';
 import type { RequestAttributes } from '../grpc/request-attributes.js';
 import type { Resolver } from '../resolve/compile.js';
 import { headersReadBy } from '../table/headers-read.js';
+import { ListenerReport } from './listener-report.js';
 import { ConfigStore, type ReloadFailure, errorLines } from './config-store.js';
 import type { ServiceMetrics } from './metrics.js';
 import { SnapshotCompiler } from './snapshot-compiler.js';
 import type { Snapshot } from './snapshot.js';
 
-/** A resolver's answer as ext_proc hands it on: rules that fail closed give no policy. */
-export function outcomeOf(resolver: Resolver, req: RequestAttributes): PolicyOutcome {
-  const r = resolver.resolve(req);
-  if (!r) return { result: 'unmatched' };
+/**
+ * A resolver's answer as ext_proc hands it on, among the routes of the request's Gateway
+ * port (a case where that cannot be told goes to `report`): rules that fail closed give no policy.
+ */
+export function outcomeOf(
+  resolver: Resolver,
+  req: RequestAttributes,
+  report?: ListenerReport,
+): PolicyOutcome {
+  const choice = resolver.listenerOf(req.listener);
+  report?.observe(resolver, choice, req.listener);
+  const r = resolver.resolve(req, choice);
+  if (!r) return { result: 'unmatched', listener: choice.by };
   // Attach mode never answers for the operator's routes: a rule that fails closed
   // (status Accepted=False / ResolvedRefs=False) applies no policy rather than half of one.
-  if (r.invalid) return { result: 'invalid' };
-  return { result: 'matched', token: r.token };
+  if (r.invalid) return { result: 'invalid', listener: choice.by };
+  return { result: 'matched', token: r.token, listener: choice.by };
 }
 
 export interface ServedConfigOptions {
@@ -46,8 +56,10 @@ export class ServedConfig implements ConfigView {
   /** The request headers the rules matched on at the last swap, as logged. */
   private headersLogged: string | undefined;
   private rejection: EnvoyRejectionView | undefined;
+  private readonly listenerReport: ListenerReport;
 
   constructor(private readonly options: ServedConfigOptions) {
+    this.listenerReport = new ListenerReport((p) => options.log?.(`listener: ${p.message}`));
     const provider =
       options.provider ??
       new FileProvider({
@@ -61,6 +73,7 @@ export class ServedConfig implements ConfigView {
       compile: this.compiler.compile,
     });
     this.store.on('swap', (snapshot, generation) => {
+      this.listenerReport.configured(snapshot.resolver);
       this.resolver = snapshot.resolver;
       this.at = new Date();
       options.metrics.configReloads.inc();
@@ -149,7 +162,17 @@ export class ServedConfig implements ConfigView {
   }
 
   readonly lookup: PolicyLookup = (req) =>
-    this.resolver ? outcomeOf(this.resolver, req) : { result: 'unmatched' };
+    this.resolver ? outcomeOf(this.resolver, req, this.listenerReport) : { result: 'unmatched' };
+
+  /** Attach mode: requests whose Gateway port could not be told, by case. */
+  get listenerProblems(): readonly ListenerProblemView[] {
+    return this.listenerReport.problems;
+  }
+
+  /** A case a worker process saw (`--workers N`). */
+  noteListenerProblem(problem: ListenerProblemView): void {
+    this.listenerReport.add(problem);
+  }
 
   /** The headers the resolver being served reads: ext_proc decodes no others. */
   readonly headersRead = (): ReadonlySet<string> | undefined => this.resolver?.headersRead;

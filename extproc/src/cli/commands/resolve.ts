@@ -1,7 +1,7 @@
 // `steadfast resolve <path> --method M --host H --path P`: which route rule a request
 // matches and the policy it gets, explained.
 import type { ResolveResult } from '../../resolve/request.js';
-import { explainPolicy, resolveAnswer } from '../../resolve/resolve-answer.js';
+import { explainPolicy, resolveAnswer, resolveOnPort } from '../../resolve/resolve-answer.js';
 import { flag } from '../args.js';
 import { CONFIG, OUTPUT, outputOf, requireConfigPaths } from '../flags.js';
 import { type Command, UsageError } from '../command.js';
@@ -9,9 +9,9 @@ import { loadSnapshot } from '../load-snapshot.js';
 
 export { explainPolicy };
 
-function text(r: ResolveResult): string {
+function text(r: ResolveResult, port: number | undefined): string {
   const lines = [
-    `route:    ${r.route.id} (hostname ${r.hostname})`,
+    `route:    ${r.route.id} (hostname ${r.hostname}${port !== undefined ? `, Gateway port ${port}` : ''})`,
     `rule:     ${r.rule.id}${r.rule.name !== undefined ? ` (${r.rule.name})` : ''}`,
     `match:    ${r.match.id}: ${r.match.path.type} ${r.match.path.value}` +
       (r.match.method !== undefined ? `, method ${r.match.method}` : '') +
@@ -57,6 +57,12 @@ export const resolveCommand: Command = {
       description: 'the request path with its query, starting with / (required)',
     },
     method: { type: 'string', value: 'METHOD', description: 'the request method', default: 'GET' },
+    port: {
+      type: 'string',
+      value: 'PORT',
+      description:
+        'the Gateway listener port the request arrives on (default: the first port, in port order, whose routes match it)',
+    },
     header: {
       type: 'string',
       multiple: true,
@@ -75,6 +81,10 @@ export const resolveCommand: Command = {
     if (path === undefined || !path.startsWith('/'))
       throw new UsageError('--path is required and must start with /');
     const method = (flag(parsed, 'method') ?? 'GET').toUpperCase();
+    const portText = flag(parsed, 'port');
+    const port = portText === undefined ? undefined : Number(portText);
+    if (port !== undefined && !(/^\d{1,5}$/.test(portText as string) && port >= 1 && port <= 65535))
+      throw new UsageError(`--port ${portText}: expected a port number 1-65535`);
     const headers: Record<string, string> = {};
     for (const h of parsed.flags.get('header') ?? []) {
       const eq = h.indexOf('=');
@@ -86,11 +96,16 @@ export const resolveCommand: Command = {
     const loaded = await loadSnapshot(paths, io);
     if (!loaded) return 2;
     const snap = loaded.snapshot;
-    const r = snap.resolver.resolve({ method, authority: host, path, headers });
+    const { result: r, port: on } = resolveOnPort(
+      snap.resolver,
+      { method, authority: host, path, headers },
+      port,
+    );
     if (output === 'json') {
-      io.out(JSON.stringify(resolveAnswer(r), null, 2));
+      io.out(JSON.stringify(resolveAnswer(r, on), null, 2));
     } else {
-      io.out(r ? text(r) : `no route matches ${method} ${host}${path} (a gateway answers 404)`);
+      const where = port !== undefined ? ` on Gateway port ${port}` : '';
+      io.out(r ? text(r, on) : `no route matches ${method} ${host}${path}${where} (a gateway answers 404)`);
     }
     return r ? 0 : 1;
   },
