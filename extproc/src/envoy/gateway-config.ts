@@ -170,7 +170,10 @@ export function generateGatewayResources(
     const routes = table.routes
       .map((route) => servedOn(route, group))
       .filter((route) => route.hostnames.length > 0);
-    const rc = routeConfiguration(name, routes, byRule, warnings, { debug: options.debug === true });
+    const rc = routeConfiguration(name, routes, byRule, warnings, {
+      debug: options.debug === true,
+      listener: { port: group.port, https: group.protocol === 'HTTPS' },
+    });
     routeConfigurations.push(rc);
     const hcm: Json = {
       '@type': TYPE_HCM,

@@ -5,6 +5,7 @@
 import type { HeaderModifier, TableMatch, TableRule } from '../table/policy-table.js';
 import { DEBUG_POLICY_HEADER, METADATA_NAMESPACE, METADATA_POLICY_KEY, PIN_HEADER } from './envoy-names.js';
 import { sessionlessRouteFilters } from './http-filters.js';
+import { type ListenerContext, redirectAction, rewriteFields } from './path-filters.js';
 import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
 import { durationMs, IDEMPOTENT_METHODS, routerPlan, type RouterRetry } from './router-plan.js';
 import type { RuleClusters } from './rule-clusters.js';
@@ -21,7 +22,11 @@ export const RETRY_BACK_OFF = { base_interval: '0.001s', max_interval: '0.001s' 
 export interface RouteOptions {
   /** Echo the policy token on every response (x-steadfast-policy): for trying things out only. */
   readonly debug?: boolean;
+  /** The listener the routes serve (a redirect keeps its scheme and port); default HTTP on 80. */
+  readonly listener?: ListenerContext;
 }
+
+const DEFAULT_LISTENER: ListenerContext = { port: 80, https: false };
 
 function headersToAdd(m: HeaderModifier): Json[] {
   return [
@@ -111,6 +116,17 @@ export function envoyRoutes(
     match: routeMatch(match),
     metadata: { filter_metadata: { [METADATA_NAMESPACE]: { [METADATA_POLICY_KEY]: rule.token } } },
   };
+  if (rule.redirect && !rule.invalid) {
+    // Answered by the router itself: no backend, no retry, no session, no filter.
+    return [
+      {
+        ...base,
+        redirect: redirectAction(rule.redirect, match, options.listener ?? DEFAULT_LISTENER),
+        typed_per_filter_config: sessionlessRouteFilters(),
+        ...modifiers(rule, options),
+      },
+    ];
+  }
   if (rule.invalid || !clusters || clusters.targets.length === 0) {
     return [
       {
@@ -135,6 +151,8 @@ export function envoyRoutes(
     plan.requestTimeoutMs !== undefined ? durationMs(plan.requestTimeoutMs) : unbounded ? '0s' : undefined;
   const route = (retry: RouterRetry): Json => ({
     ...target,
+    // The router rewrites once, before the first attempt: every retry sends the same request.
+    ...(rule.rewrite ? rewriteFields(rule.rewrite, match) : {}),
     ...(clusters.unresolved ? { cluster_not_found_response_code: 'INTERNAL_SERVER_ERROR' } : {}),
     ...(timeout !== undefined ? { timeout } : {}),
     ...optional('retry_policy', retryPolicy(retry, plan.perTryTimeoutMs, session)),

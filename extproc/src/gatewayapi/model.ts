@@ -148,6 +148,28 @@ export interface SessionSpec {
   readonly idleTimeoutMs?: number;
 }
 
+/** HTTPPathModifier: how a redirect or a rewrite changes the path. */
+export interface PathModifier {
+  readonly type: 'ReplaceFullPath' | 'ReplacePrefixMatch';
+  /** replaceFullPath or replacePrefixMatch (may be empty for ReplacePrefixMatch). */
+  readonly value: string;
+}
+
+/** HTTPRequestRedirectFilter; statusCode defaulted (302). */
+export interface RedirectSpec {
+  readonly scheme?: 'http' | 'https';
+  readonly hostname?: string;
+  readonly port?: number;
+  readonly path?: PathModifier;
+  readonly statusCode: 301 | 302 | 303 | 307 | 308;
+}
+
+/** HTTPURLRewriteFilter. */
+export interface RewriteSpec {
+  readonly hostname?: string;
+  readonly path?: PathModifier;
+}
+
 export interface RouteFilter {
   readonly index: number;
   readonly type: string;
@@ -157,6 +179,8 @@ export interface RouteFilter {
     readonly add: readonly { name: string; value: string }[];
     readonly remove: readonly string[];
   };
+  readonly redirect?: RedirectSpec;
+  readonly rewrite?: RewriteSpec;
 }
 
 export interface RouteRule {

@@ -117,6 +117,27 @@ export interface HeaderModifier {
   readonly remove: readonly string[];
 }
 
+/** How a redirect or a rewrite changes the path (HTTPPathModifier). */
+export interface TablePathModifier {
+  readonly type: 'ReplaceFullPath' | 'ReplacePrefixMatch';
+  readonly value: string;
+}
+
+/** RequestRedirect: the rule answers with a redirect and has no backends. */
+export interface TableRedirect {
+  readonly scheme?: 'http' | 'https';
+  readonly hostname?: string;
+  readonly port?: number;
+  readonly path?: TablePathModifier;
+  readonly statusCode: 301 | 302 | 303 | 307 | 308;
+}
+
+/** URLRewrite: what the backend is sent instead of the request's Host and path. */
+export interface TableRewrite {
+  readonly hostname?: string;
+  readonly path?: TablePathModifier;
+}
+
 export interface TableRule {
   /** `httproute/<ns>/<name>/rule/<i>` (or grpcroute/...) */
   readonly id: string;
@@ -126,6 +147,8 @@ export interface TableRule {
   readonly backends: readonly TableBackend[];
   readonly requestHeaders?: HeaderModifier;
   readonly responseHeaders?: HeaderModifier;
+  readonly redirect?: TableRedirect;
+  readonly rewrite?: TableRewrite;
   readonly policy: Policy;
   /** Where the session persistence came from: `rule`, or the policy, e.g. `sessionpersistencepolicy/<ns>/<name>`. */
   readonly sessionFrom?: string;

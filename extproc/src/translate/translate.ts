@@ -33,7 +33,12 @@ import {
 } from './status.js';
 
 /** Route filters steadfast carries into the table; any other type fails the rule closed. */
-export const SUPPORTED_FILTERS = ['RequestHeaderModifier', 'ResponseHeaderModifier'] as const;
+export const SUPPORTED_FILTERS = [
+  'RequestHeaderModifier',
+  'ResponseHeaderModifier',
+  'RequestRedirect',
+  'URLRewrite',
+] as const;
 
 export interface Translation {
   readonly table: PolicyTable;
@@ -89,9 +94,14 @@ function translateRule(
       ? rule.grpcMatches.map((m) => grpcMatch(id, m))
       : rule.httpMatches.map((m) => httpMatch(id, m));
   const backends = rule.backendRefs.map((ref) => resolveBackend(route, ref, ctx));
-  const session = sessionFor(route, rule, policies, ctx);
-  const policy = rulePolicy(id, kind, rule.retry, rule.timeouts, session?.spec);
+  const redirect = rule.filters.find((f) => f.redirect)?.redirect;
+  // A redirect is answered by the gateway: nothing to retry, time out or pin, no cookie to set.
+  const session = redirect ? undefined : sessionFor(route, rule, policies, ctx);
+  const policy = redirect
+    ? rulePolicy(id, kind, undefined, undefined, undefined)
+    : rulePolicy(id, kind, rule.retry, rule.timeouts, session?.spec);
   let invalid: TableRule['invalid'];
+  const rewrite = rule.filters.find((f) => f.rewrite)?.rewrite;
   const errors = ruleErrorsOf(route, rule.index);
   const unsupported = rule.filters.filter((f) => !(SUPPORTED_FILTERS as readonly string[]).includes(f.type));
   const validBackends = backends.filter((b) => !b.invalid);
@@ -103,6 +113,8 @@ function translateRule(
       reason: Reason.UnsupportedValue,
       message: `filter type ${unsupported.map((f) => f.type).join(', ')} is not supported (steadfast supports ${SUPPORTED_FILTERS.join(', ')})`,
     };
+  } else if (redirect) {
+    // A redirect answers at the gateway: the rule has no backends (a CEL rule forbids them).
   } else if (backends.length === 0) {
     invalid = { reason: Reason.BackendNotFound, message: 'the rule has no backendRefs' };
   } else if (validBackends.length === 0) {
@@ -130,6 +142,8 @@ function translateRule(
     backends,
     ...(requestHeaders ? { requestHeaders } : {}),
     ...(responseHeaders ? { responseHeaders } : {}),
+    ...(redirect ? { redirect } : {}),
+    ...(rewrite ? { rewrite } : {}),
     policy,
     ...(session ? { sessionFrom: session.from } : {}),
     token,

@@ -3,6 +3,7 @@ import type { FieldPath } from '../diagnostic.js';
 import type { Fields, Rec } from '../fields.js';
 import type { RouteFilter } from '../model.js';
 import { TOKEN } from '../patterns.js';
+import { decodeRedirect, decodeRewrite } from './path-filters.js';
 
 const HTTP_FILTERS: Readonly<Record<string, string>> = {
   RequestHeaderModifier: 'requestHeaderModifier',
@@ -67,7 +68,15 @@ export function decodeFilters(rule: Rec, path: FieldPath, f: Fields, grpc: boole
       });
       headers = { set: headerList(mod, 'set', mat, f), add: headerList(mod, 'add', mat, f), remove };
     }
-    out.push({ index: i, type, ...(headers ? { headers } : {}) });
+    const redirect = type === 'RequestRedirect' ? decodeRedirect(flt, at, f) : undefined;
+    const rewrite = type === 'URLRewrite' ? decodeRewrite(flt, at, f) : undefined;
+    out.push({
+      index: i,
+      type,
+      ...(headers ? { headers } : {}),
+      ...(redirect ? { redirect } : {}),
+      ...(rewrite ? { rewrite } : {}),
+    });
   }
   for (const t of NOT_REPEATABLE) {
     if (out.filter((x) => x.type === t).length > 1)

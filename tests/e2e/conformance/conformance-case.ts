@@ -1,0 +1,57 @@
+// The shape of a ported Gateway API conformance test: its upstream short name and features,
+// the manifest beside it (tests/e2e/conformance/manifests), the Gateway it is sent to, and a
+// table of request → expected response (a redirect's status and Location, or what the
+// backend received). Written for steadfast from upstream's tables (conformance/tests at
+// the tag in UPSTREAM_TAG); the YAML and the tables are our own.
+export const UPSTREAM_TAG = 'v1.6.1';
+
+export interface CaseRequest {
+  readonly path: string;
+  /** The Host header; default `conformance.example`. */
+  readonly host?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** The answer is a redirect: its status and the whole Location. */
+export interface RedirectExpectation {
+  readonly status: 301 | 302 | 303 | 307 | 308;
+  readonly location: string;
+}
+
+/** The request reached a backend: which one, and what it received. */
+export interface BackendExpectation {
+  readonly backend: string;
+  readonly path: string;
+  readonly host?: string;
+  /** Values of repeated headers are joined with ",". */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly absentHeaders?: readonly string[];
+}
+
+export interface ConformanceCase {
+  readonly request: CaseRequest;
+  readonly redirect?: RedirectExpectation;
+  readonly forwarded?: BackendExpectation;
+}
+
+export interface ConformanceTest {
+  /** Upstream's ShortName. */
+  readonly shortName: string;
+  /** Upstream's features the test needs (their names without the `Support` prefix). */
+  readonly features: readonly string[];
+  /** File names under manifests/. */
+  readonly manifests: readonly string[];
+  /** Upstream's t.Run group where a test has several (e.g. `http-listener-on-8080`). */
+  readonly group?: string;
+  /** The Gateway the requests go to, by name; default `same-namespace`. */
+  readonly gateway?: string;
+  readonly cases: readonly ConformanceCase[];
+}
+
+/** The Gateways of manifests/gateways.yaml and the port each declares. */
+export const GATEWAY_PORTS: Readonly<Record<string, number>> = {
+  'same-namespace': 80,
+  'same-namespace-with-http-listener-on-8080': 8080,
+};
+
+export const DEFAULT_HOST = 'conformance.example';

@@ -1,0 +1,102 @@
+// Upstream's Gateway API conformance tables, ported (conformance/conformance-case.ts names
+// the tag read): each upstream test is a describe block named `<ShortName> [<features>]`,
+// each row of its table an `it`. One gateway (the real Envoy, the compiled filter, the
+// control service) serves every manifest at once, as their paths do not overlap.
+// scripts/conformance-table.mjs turns this file's results into docs/gateway-api.md's table.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
+import type { RunningBackend } from '../../backends/running-backend.js';
+import { type LocalGateway, startLocalGateway } from '../../extproc/src/runtime/local-gateway.js';
+import {
+  type ConformanceCase,
+  type ConformanceTest,
+  DEFAULT_HOST,
+  GATEWAY_PORTS,
+} from './conformance/conformance-case.js';
+import { exchange } from './conformance/exchange.js';
+import { REDIRECT_REWRITE_TESTS } from './conformance/redirect-rewrite-tables.js';
+import { ConfigDir, TEST_SESSION_KEY, serviceYaml } from './support/gateway-fixture.js';
+
+const TESTS: readonly ConformanceTest[] = [...REDIRECT_REWRITE_TESTS];
+const BACKENDS = ['infra-backend-v1', 'infra-backend-v2', 'infra-backend-v3'];
+const manifestDir = join(dirname(fileURLToPath(import.meta.url)), 'conformance', 'manifests');
+
+/** The infrastructure's Services: port 8080, as upstream's, onto each echo instance. */
+function infraServiceYaml(name: string, backend: RunningBackend): string {
+  return serviceYaml(name, [backend]).replace('port: 80, targetPort: app', 'port: 8080, targetPort: app');
+}
+
+describe('Gateway API conformance tables (gateway mode)', () => {
+  const config = new ConfigDir();
+  let backends: RunningBackend[] = [];
+  let gateway: LocalGateway;
+
+  beforeAll(async () => {
+    backends = await Promise.all(
+      BACKENDS.map((name, i) => startEchoBackend({ address: `127.0.0.${i + 2}`, name })),
+    );
+    config.write(
+      'services.yaml',
+      ...BACKENDS.map((n, i) => infraServiceYaml(n, backends[i] as RunningBackend)),
+    );
+    config.write('gateways.yaml', readFileSync(join(manifestDir, 'gateways.yaml'), 'utf8'));
+    for (const file of new Set(TESTS.flatMap((t) => t.manifests))) {
+      config.write(file, readFileSync(join(manifestDir, file), 'utf8'));
+    }
+    gateway = await startLocalGateway({
+      configPaths: [config.path],
+      address: '127.0.0.1',
+      adminPort: 0,
+      envoyAdminPort: 0,
+      sessionKeys: [TEST_SESSION_KEY],
+      listenerPorts: Object.fromEntries(Object.values(GATEWAY_PORTS).map((p) => [p, 0])),
+      debounceMs: 50,
+      log: () => undefined,
+    });
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await Promise.all(backends.map((b) => b.close()));
+    config.remove();
+  });
+
+  async function check(test: ConformanceTest, c: ConformanceCase): Promise<void> {
+    const url = gateway.envoy.url(`gateway/default/${test.gateway ?? 'same-namespace'}/listener/http`);
+    const res = await exchange(url, c.request.path, c.request.host ?? DEFAULT_HOST, c.request.headers);
+    if (c.redirect) {
+      expect(res.status).toBe(c.redirect.status);
+      expect(res.headers['location']).toBe(c.redirect.location);
+    }
+    if (c.forwarded) {
+      expect(res.status, res.body).toBe(200);
+      const seen = JSON.parse(res.body) as {
+        instance: string;
+        path: string;
+        host: string;
+        headers: Record<string, string[]>;
+      };
+      expect(seen.instance).toBe(c.forwarded.backend);
+      expect(seen.path).toBe(c.forwarded.path);
+      if (c.forwarded.host !== undefined) expect(seen.host).toBe(c.forwarded.host);
+      for (const [name, value] of Object.entries(c.forwarded.headers ?? {})) {
+        expect(seen.headers[name]?.join(','), name).toBe(value);
+      }
+      for (const name of c.forwarded.absentHeaders ?? []) expect(seen.headers[name], name).toBeUndefined();
+    }
+  }
+
+  for (const test of TESTS) {
+    const title = `${test.shortName}${test.group ? `/${test.group}` : ''} [${test.features.join(', ')}]`;
+    describe(title, () => {
+      test.cases.forEach((c, i) => {
+        it(`${i} request to '${c.request.path}' should go to ${c.redirect ? `${c.redirect.status} ${c.redirect.location}` : c.forwarded?.backend}`, async () => {
+          await check(test, c);
+        });
+      });
+    });
+  }
+});
