@@ -19,8 +19,11 @@ export interface EnvoyProcess {
   readonly child: ChildProcess;
   /** `http://host:port` of a listener (the first one when unnamed). */
   url(listener?: string): string;
-  /** Envoy's counters and gauges from its admin `/stats`. */
-  stats(): Promise<Map<string, number>>;
+  /**
+   * Envoy's counters and gauges from its admin `/stats`; `filter` (a regular expression)
+   * keeps the answer small when Envoy holds thousands of clusters.
+   */
+  stats(filter?: string): Promise<Map<string, number>>;
   /** Everything Envoy printed so far (when output is captured). */
   output(): string;
   stop(): Promise<void>;
@@ -147,8 +150,9 @@ export async function startEnvoy(options: StartEnvoyOptions): Promise<EnvoyProce
         );
       return `http://${addr}`;
     },
-    async stats() {
-      const text = await (await fetch(`${adminUrl}/stats`)).text();
+    async stats(filter?: string) {
+      const query = filter === undefined ? '' : `?${new URLSearchParams({ filter })}`;
+      const text = await (await fetch(`${adminUrl}/stats${query}`)).text();
       const out = new Map<string, number>();
       for (const line of text.split('\n')) {
         const m = /^([^:]+): (\d+)$/.exec(line);

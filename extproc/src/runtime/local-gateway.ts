@@ -60,20 +60,38 @@ export function filterWasmPath(): string {
   return path;
 }
 
-/** Waits (up to 5 s) until Envoy lists every named cluster as active, i.e. warmed. */
+/** A regular expression that matches exactly these names (RE2, as Envoy's admin reads it). */
+function exactNames(names: readonly string[]): string {
+  return `(?:${names.map((n) => n.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&')).join('|')})`;
+}
+
+/**
+ * Waits (up to 5 s) until Envoy lists every named cluster as active, i.e. warmed. Asks the
+ * admin's config dump for just those clusters (`name_regex`, in batches): `/clusters` or a
+ * stats filter walk every cluster, which took Envoy 0.5–1.5 s at 1,000 clusters, polled
+ * while Envoy itself was loading the update.
+ */
 async function untilClustersActive(envoy: EnvoyProcess, names: readonly string[]): Promise<void> {
   const deadline = Date.now() + 5000;
+  const batches: string[][] = [];
+  for (let i = 0; i < names.length; i += 100) batches.push(names.slice(i, i + 100));
+  let waiting = batches;
   for (;;) {
-    try {
-      const body = (await (await fetch(`${envoy.adminUrl}/clusters?format=json`)).json()) as {
-        cluster_statuses?: { name: string }[];
-      };
-      const active = new Set((body.cluster_statuses ?? []).map((c) => c.name));
-      if (names.every((n) => active.has(n))) return;
-    } catch {
-      // Envoy busy or stopping: try again until the deadline.
+    const still: string[][] = [];
+    for (const batch of waiting) {
+      try {
+        const q = new URLSearchParams({ resource: 'dynamic_active_clusters', name_regex: exactNames(batch) });
+        const body = (await (await fetch(`${envoy.adminUrl}/config_dump?${q}`)).json()) as {
+          configs?: unknown[];
+        };
+        if ((body.configs ?? []).length < batch.length) still.push(batch);
+      } catch {
+        // Envoy busy or stopping: try again until the deadline.
+        still.push(batch);
+      }
     }
-    if (Date.now() > deadline) return;
+    if (still.length === 0 || Date.now() > deadline) return;
+    waiting = still;
     await new Promise((r) => setTimeout(r, 20));
   }
 }
@@ -92,7 +110,7 @@ export function envoyRefusal(printed: string): string | undefined {
 /** Envoy's count of LDS, RDS and CDS updates it refused. */
 async function rejectedUpdates(envoy: EnvoyProcess): Promise<number> {
   try {
-    const stats = await envoy.stats();
+    const stats = await envoy.stats('update_rejected$');
     let total = 0;
     for (const [name, value] of stats) if (name.endsWith('.update_rejected')) total += value;
     return total;
