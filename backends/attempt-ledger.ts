@@ -12,6 +12,9 @@ export interface AttemptRecord {
   readonly instance: string;
   readonly protocol: string;
   readonly method: string;
+  /** The request target (path and query) and Host the attempt arrived with, when the backend says. */
+  readonly target?: string;
+  readonly host?: string;
   /** Wall-clock milliseconds since the Unix epoch, sub-millisecond precision. */
   readonly arrivedAtMs: number;
   endedAtMs: number | null;
@@ -26,6 +29,8 @@ export interface AttemptStart {
   readonly instance: string;
   readonly protocol: string;
   readonly method: string;
+  readonly target?: string;
+  readonly host?: string;
 }
 
 export interface LedgerLimits {
@@ -77,6 +82,8 @@ export class AttemptLedger {
       instance: start.instance,
       protocol: start.protocol,
       method: start.method,
+      ...(start.target !== undefined ? { target: start.target } : {}),
+      ...(start.host !== undefined ? { host: start.host } : {}),
       arrivedAtMs: nowMs(),
       endedAtMs: null,
       outcome: 'pending',

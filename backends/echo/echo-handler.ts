@@ -91,6 +91,8 @@ async function answerEcho(ex: Exchange, context: EchoContext, url: URL): Promise
           instance: context.instance,
           protocol: ex.protocol,
           method: ex.method,
+          target: ex.target,
+          host: ex.host,
         });
   if (record !== null) ex.onClose(() => finishAttempt(record, 'aborted', null));
   const failure: FailurePlan | null =

@@ -1,0 +1,128 @@
+// RequestRedirect and URLRewrite meet steadfast's own retries and sessions in gateway mode:
+// a redirect is answered by Envoy's router — no backend sees it, nothing is retried, no
+// session cookie is set, even on a rule that asks for retries and a session; a rewritten
+// request is what every retry attempt sends (the router rewrites before the first
+// attempt); and a session behind a rewrite stays pinned to its backend.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AttemptLedger } from '../../backends/attempt-ledger.js';
+import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
+import type { RunningBackend } from '../../backends/running-backend.js';
+import type { LocalGateway } from '../../extproc/src/runtime/local-gateway.js';
+import { exchange } from './conformance/exchange.js';
+import {
+  ConfigDir,
+  GATEWAY_PORT,
+  gatewayUrl,
+  gatewayYaml,
+  serviceYaml,
+  startTestGateway,
+} from './support/gateway-fixture.js';
+
+const ROUTES = `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: shop }
+spec:
+  parentRefs: [{ name: gw }]
+  rules:
+    - matches: [{ path: { value: /moved } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { hostname: example.org, statusCode: 307 } }]
+      retry: { attempts: 3, codes: [500, 502, 503] }
+      sessionPersistence: { sessionName: moved-session, type: Cookie }
+    - matches: [{ path: { value: /api } }]
+      filters:
+        - type: URLRewrite
+          urlRewrite: { hostname: internal.example, path: { type: ReplacePrefixMatch, replacePrefixMatch: /v2 } }
+      retry: { attempts: 2, codes: [503] }
+      backendRefs: [{ name: app, port: 80 }]
+    - matches: [{ path: { value: /pinned } }]
+      filters: [{ type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /inner } } }]
+      sessionPersistence: { sessionName: pinned-session, type: Cookie }
+      backendRefs: [{ name: app, port: 80 }]
+`;
+
+function cookieOf(setCookie: string | string[] | undefined, name: string): string | undefined {
+  const all = Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : [];
+  for (const c of all) {
+    const m = new RegExp(`^(${name}=[^;]+)`).exec(c);
+    if (m) return m[1];
+  }
+  return undefined;
+}
+
+describe('gateway mode: redirects and rewrites with retries and sessions', () => {
+  const config = new ConfigDir();
+  const ledger = new AttemptLedger();
+  let backends: RunningBackend[] = [];
+  let gateway: LocalGateway;
+
+  beforeAll(async () => {
+    backends = await Promise.all(
+      ['a', 'b', 'c'].map((n, i) =>
+        startEchoBackend({ address: `127.0.0.${i + 2}`, name: `app-${n}`, ledger }),
+      ),
+    );
+    config.write('gateway.yaml', gatewayYaml());
+    config.write('services.yaml', serviceYaml('app', backends));
+    config.write('routes.yaml', ROUTES);
+    gateway = await startTestGateway(config);
+  });
+
+  afterAll(async () => {
+    await gateway?.stop();
+    await Promise.all(backends.map((b) => b.close()));
+    config.remove();
+  });
+
+  it('answers a redirect itself: no backend attempt, no retry, no session cookie', async () => {
+    const uuid = 'redirect-1';
+    const res = await exchange(
+      gatewayUrl(gateway),
+      `/moved/cart?uuid=${uuid}&succeedAfter=3&responseCode=503`,
+      'shop.example',
+    );
+    expect(res.status).toBe(307);
+    // No scheme or port in the filter: the listener's (the Gateway's port, not where the test binds it).
+    expect(res.headers['location']).toBe(
+      `http://example.org:${GATEWAY_PORT}/moved/cart?uuid=${uuid}&succeedAfter=3&responseCode=503`,
+    );
+    expect(res.headers['set-cookie']).toBeUndefined();
+    expect(ledger.count(uuid)).toBe(0);
+  });
+
+  it('sends the rewritten path and Host on every retry attempt', async () => {
+    const uuid = 'rewrite-retry-1';
+    const query = `uuid=${uuid}&succeedAfter=2&responseCode=503`;
+    const res = await exchange(gatewayUrl(gateway), `/api/items?${query}`, 'shop.example');
+    expect(res.status, res.body).toBe(200);
+    const attempts = ledger.attempts(uuid);
+    expect(attempts.map((a) => a.status)).toEqual([503, 503, 200]);
+    for (const a of attempts) {
+      expect(a.target).toBe(`/v2/items?${query}`);
+      expect(a.host).toBe('internal.example');
+    }
+  });
+
+  it('keeps a session behind a rewrite pinned to its backend', async () => {
+    const first = await exchange(gatewayUrl(gateway), '/pinned/a', 'shop.example');
+    expect(first.status).toBe(200);
+    const cookie = cookieOf(first.headers['set-cookie'], 'pinned-session');
+    expect(cookie).toBeDefined();
+    const pinned = (JSON.parse(first.body) as { instance: string }).instance;
+    for (let i = 0; i < 12; i++) {
+      const res = await exchange(gatewayUrl(gateway), `/pinned/n${i}`, 'shop.example', {
+        cookie: cookie as string,
+      });
+      expect(res.status).toBe(200);
+      const seen = JSON.parse(res.body) as { instance: string; path: string };
+      expect(seen.instance).toBe(pinned);
+      expect(seen.path).toBe(`/inner/n${i}`);
+    }
+    // Without the cookie, round robin spreads the same requests over all three.
+    const spread = new Set<string>();
+    for (let i = 0; i < 6; i++) {
+      const res = await exchange(gatewayUrl(gateway), `/pinned/x${i}`, 'shop.example');
+      spread.add((JSON.parse(res.body) as { instance: string }).instance);
+    }
+    expect(spread.size).toBeGreaterThan(1);
+  });
+});
