@@ -169,6 +169,24 @@ describe.each(MODES)('%s mode', (mode) => {
       expect(issued(r)).toBeUndefined();
     }
   });
+
+  it.each([
+    ['HTTP/1.1 with two Cookie headers', ['--http1.1']],
+    ['HTTP/2 with the cookie split into several header fields', ['--http2-prior-knowledge']],
+  ])('a session cookie in any Cookie header keeps the session (%s)', async (_what, protocol) => {
+    const first = await get('/cart');
+    const [name, token] = issued(first)!;
+    for (const cookies of [
+      ['other=1', `${name}=${token}`],
+      [`${name}=garbage`, `a=b; ${name}=${token}`],
+      [`${name}=${'A'.repeat(86)}`, 'x=1', `${name}=${token}`],
+    ]) {
+      const r = await get('/cart', [...protocol, ...cookies.flatMap((c) => ['-H', `cookie: ${c}`])]);
+      expect(r.status).toBe(200);
+      expect(instance(r)).toBe(instance(first));
+      expect(issued(r)).toBeUndefined();
+    }
+  });
 });
 
 describe('Header type over gRPC (gateway mode), with grpcurl', () => {

@@ -32,6 +32,32 @@ const BUFFER_PLUGIN_CONFIGURATION = 7;
 
 export type Headers = Array<[string, string]>;
 
+/**
+ * A header map in the proxy-wasm serialization `proxy_get_header_map_pairs` returns: a u32
+ * count, then each pair's u32 key and value sizes, then each key and value with a NUL after
+ * it (little-endian, as proxy-wasm-cpp-host's PairsUtil writes for wasm).
+ */
+export function serializePairs(pairs: Headers): Uint8Array {
+  const encoded = pairs.map(([k, v]) => [encoder.encode(k), encoder.encode(v)] as const);
+  const size = 4 + encoded.reduce((n, [k, v]) => n + 8 + k.length + 1 + v.length + 1, 0);
+  const out = new Uint8Array(size);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, encoded.length, true);
+  let pos = 4;
+  for (const [k, v] of encoded) {
+    view.setUint32(pos, k.length, true);
+    view.setUint32(pos + 4, v.length, true);
+    pos += 8;
+  }
+  for (const [k, v] of encoded) {
+    out.set(k, pos);
+    pos += k.length + 1;
+    out.set(v, pos);
+    pos += v.length + 1;
+  }
+  return out;
+}
+
 export interface LogEntry {
   readonly level: LogLevel;
   readonly message: string;
@@ -86,6 +112,8 @@ export class ProxyWasmHost {
   now: () => bigint;
   /** Host calls made, by name: a cheap way to see what a request costs. */
   readonly calls = new Map<string, number>();
+  /** How proxy_get_header_map_pairs serializes a map: a test may swap in malformed bytes. */
+  serializeHeaderPairs: (pairs: Headers) => Uint8Array = serializePairs;
 
   private readonly metrics = new Map<number, Metric>();
   private readonly metricIds = new Map<string, number>();
@@ -314,6 +342,17 @@ export class ProxyWasmHost {
         const hit = map.find(([k]) => k === key.toLowerCase());
         if (!hit) return WasmResult.NotFound;
         return this.give(encoder.encode(hit[1]), ptrOut, sizeOut);
+      },
+      proxy_get_header_map_pairs: (type: number, ptrOut: number, sizeOut: number) => {
+        this.count('proxy_get_header_map_pairs');
+        const map = this.headerMap(type);
+        if (!map) return WasmResult.BadArgument;
+        // As Envoy (proxy-wasm-cpp-host): an empty map is an empty region, not a zero count.
+        return this.give(
+          map.length === 0 ? new Uint8Array(0) : this.serializeHeaderPairs(map),
+          ptrOut,
+          sizeOut,
+        );
       },
       proxy_add_header_map_value: (
         type: number,

@@ -288,6 +288,76 @@ describe('bad tokens are no session: a new backend, a new token, never an error'
     expect(g.host.metric('steadfast_session_resumed_total')).toBe(1n);
   });
 
+  it.each([
+    ['in a second Cookie header', (v: string) => [`other=1`, `shop-session=${v}`]],
+    ['after garbage in the first header', (v: string) => [`shop-session=!!!`, `a=b; shop-session=${v}`]],
+    ['in the third header, past an empty one', (v: string) => ['', 'x=1', `shop-session=${v}`]],
+    [
+      'after a forged one in another header',
+      (v: string) => [`shop-session=${'A'.repeat(86)}`, `shop-session=${v}`],
+    ],
+  ])('several Cookie headers (HTTP/1): the first valid token wins (%s)', async (_what, cookies) => {
+    const g = await gateway();
+    const valid = tokenOf(cookieOf(g.request(policy())));
+    const s = g.request(
+      policy(),
+      cookies(valid).map((c): [string, string] => ['cookie', c]),
+    );
+    expect(s.requestHeader('x-steadfast-pin')).toBe(pinOf('127.0.0.2:8080'));
+    expect(s.responseHeaderValues('set-cookie')).toEqual([]);
+    expect(g.host.metric('steadfast_session_resumed_total')).toBe(1n);
+  });
+
+  it('asks for the other Cookie headers only when the first holds no valid token', async () => {
+    const g = await gateway();
+    const valid = tokenOf(cookieOf(g.request(policy())));
+    const pairs = () => g.host.calls.get('proxy_get_header_map_pairs') ?? 0;
+    const before = pairs();
+    g.request(policy(), [
+      ['cookie', `shop-session=${valid}`],
+      ['cookie', 'other=1'],
+    ]);
+    expect(pairs()).toBe(before);
+    g.request(policy(), [['cookie', 'other=1']]);
+    expect(pairs()).toBe(before + 1);
+    // No Cookie header at all: nothing to look for.
+    g.request(policy());
+    expect(pairs()).toBe(before + 1);
+  });
+
+  it('reads no further than a malformed header serialization, and never traps on it', async () => {
+    const g = await gateway();
+    const valid = tokenOf(cookieOf(g.request(policy())));
+    const cookies: Array<[string, string]> = [
+      ['cookie', 'other=1'],
+      ['cookie', `shop-session=${valid}`],
+    ];
+    const good = g.host.serializeHeaderPairs;
+    const cases: Array<(b: Uint8Array) => Uint8Array> = [
+      (b) => b.subarray(0, b.length - 3), // cut short
+      (b) => {
+        const c = b.slice();
+        new DataView(c.buffer).setUint32(0, 0xffffffff, true); // a count past the size
+        return c;
+      },
+      (b) => {
+        const c = b.slice();
+        new DataView(c.buffer).setUint32(4, 0xfffffff0, true); // a key size past the end
+        return c;
+      },
+      () => new Uint8Array([1, 0]),
+    ];
+    for (const corrupt of cases) {
+      g.host.serializeHeaderPairs = (p) => corrupt(good(p));
+      const s = g.request(policy(), cookies);
+      // Not resumed (the token is past the damage), but answered with a new session.
+      expect(s.requestHeader('x-steadfast-pin')).toBeUndefined();
+      expect(s.responseHeaderValues('set-cookie')).toHaveLength(1);
+    }
+    g.host.serializeHeaderPairs = good;
+    expect(g.request(policy(), cookies).requestHeader('x-steadfast-pin')).toBe(pinOf('127.0.0.2:8080'));
+  });
+
   it('a token sealed for another rule', async () => {
     const g = await refused((v) => `shop-session=${v}`, 'httproute/default/other/rule/0');
     expect(g.host.metric('steadfast_session_rejected_total')).toBe(1n);

@@ -6,6 +6,7 @@ import {
   proxy_define_metric,
   proxy_get_buffer_bytes,
   proxy_get_current_time_nanoseconds,
+  proxy_get_header_map_pairs,
   proxy_get_header_map_value,
   proxy_get_log_level,
   proxy_get_property,
@@ -87,6 +88,49 @@ export function getHeader(map: HeaderMapType, name: Utf8): string | null {
   const r = proxy_get_header_map_value(map, name.ptr, name.len, RETURN_PTR, RETURN_SIZE);
   if (r != WasmResult.Ok) return null;
   return takeString();
+}
+
+/**
+ * The values of every entry named `name` (lower-case, as the host keeps names) in the map,
+ * in order, into `out` (cleared first), at most `max` of them; returns how many. For a
+ * header that may come more than once, where `getHeader` sees only the first (HTTP/1
+ * keeps a second `Cookie` header apart). One host call; only the matching values become
+ * strings. A malformed serialization (proxy-wasm pairs: u32 count, u32 key and value sizes
+ * per pair, then each key and value NUL-terminated) ends the walk: what was read stays.
+ */
+export function getHeaderValues(map: HeaderMapType, name: Utf8, out: string[], max: i32): i32 {
+  out.length = 0;
+  if (proxy_get_header_map_pairs(map, RETURN_PTR, RETURN_SIZE) != WasmResult.Ok) return 0;
+  const base = <usize>load<u32>(RETURN_PTR);
+  const size = <usize>load<u32>(RETURN_SIZE);
+  if (base == 0 || size < 4) {
+    release(base);
+    return 0;
+  }
+  const count = <usize>load<u32>(base);
+  // Each pair takes at least 8 bytes of sizes and 2 NULs: a count past that is a lie.
+  if (count > (size - 4) / 10) {
+    release(base);
+    return 0;
+  }
+  const end = base + size;
+  let sizes = base + 4;
+  let data = sizes + count * 8;
+  const nameLen = name.len;
+  for (let i: usize = 0; i < count && out.length < max; i++) {
+    const keyLen = <usize>load<u32>(sizes);
+    const valueLen = <usize>load<u32>(sizes + 4);
+    sizes += 8;
+    // Bounds first, in a form that cannot overflow: key, NUL, value, NUL must fit.
+    if (keyLen > end - data || valueLen > end - data - keyLen || end - data - keyLen - valueLen < 2) break;
+    const valuePtr = data + keyLen + 1;
+    if (keyLen == nameLen && memory.compare(data, name.ptr, nameLen) == 0) {
+      out.push(String.UTF8.decodeUnsafe(valuePtr, valueLen));
+    }
+    data = valuePtr + valueLen + 1;
+  }
+  release(base);
+  return out.length;
 }
 
 /** Sets a header, replacing every existing value. */

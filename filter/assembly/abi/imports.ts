@@ -34,6 +34,10 @@ export declare function proxy_get_header_map_value(
 ): i32;
 
 // @ts-ignore: decorator
+@external("env", "proxy_get_header_map_pairs")
+export declare function proxy_get_header_map_pairs(mapType: i32, returnData: usize, returnSize: usize): i32;
+
+// @ts-ignore: decorator
 @external("env", "proxy_add_header_map_value")
 export declare function proxy_add_header_map_value(
   mapType: i32,

@@ -18,11 +18,19 @@ function isSpace(c: i32): bool {
   return c == 0x20 || c == 0x09;
 }
 
-/** Finds cookie `name` in `header`; the result is written to `out`. */
-export function findCookie(header: string, name: string, out: CookieLookup): void {
-  out.count = 0;
-  out.value = '';
-  out.values.length = 0;
+/** At most this many `Cookie` headers of one request are read (HTTP/1 may carry several). */
+export const MAX_COOKIE_HEADERS: i32 = 8;
+
+/**
+ * Finds cookie `name` in `header`; the result is written to `out`. With `append`, adds to
+ * what `out` holds from the request's earlier `Cookie` headers instead.
+ */
+export function findCookie(header: string, name: string, out: CookieLookup, append: bool = false): void {
+  if (!append) {
+    out.count = 0;
+    out.value = '';
+    out.values.length = 0;
+  }
   const len = header.length;
   let i = 0;
   while (i < len) {

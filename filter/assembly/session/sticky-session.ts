@@ -7,6 +7,7 @@ import { HeaderMapType } from '../abi/enums';
 import {
   addHeader,
   getHeader,
+  getHeaderValues,
   getPropertyString,
   incrementCounter,
   randomBytes,
@@ -19,7 +20,7 @@ import { H_COOKIE, H_FORWARDED_PROTO, H_PIN, H_SET_COOKIE } from '../headers';
 import { FilterMetrics } from '../metrics';
 import { Policy } from '../policy/token';
 import { P_TLS_VERSION, P_UPSTREAM_ADDRESS } from '../properties';
-import { CookieLookup, findCookie, setCookieValue } from './cookie';
+import { CookieLookup, MAX_COOKIE_HEADERS, MAX_COOKIE_VALUES, findCookie, setCookieValue } from './cookie';
 import { SessionKeys } from './keys';
 import { CachedSession, OpenedSessionCache } from './opened-cache';
 import { open, OpenedSession, SESSION_NONCE_BYTES, sealToBuffer, sealedTokenPtr, TokenStatus } from './token';
@@ -28,6 +29,8 @@ import { open, OpenedSession, SESSION_NONCE_BYTES, sealToBuffer, sealedTokenPtr,
 const NONCE = new StaticArray<u8>(SESSION_NONCE_BYTES);
 const OPENED = new OpenedSession();
 const COOKIE = new CookieLookup();
+/** The request's Cookie header values, when more than one has to be read. */
+const COOKIE_HEADERS: string[] = [];
 
 export class StickySession {
   /** The request carried a valid session and was pinned to `endpoint`. */
@@ -57,9 +60,23 @@ export class StickySession {
       if (header != null) {
         findCookie(header, policy.sessionName, COOKIE);
         // Duplicates (a client or proxy may send two): the first valid token wins.
-        for (let i = 0; i < COOKIE.values.length && session == null; i++) {
-          session = this.openToken(unchecked(COOKIE.values[i]), policy, keys, cache, nowS);
-          if (i == 0) status = this.lastStatus;
+        let tried = 0;
+        for (; tried < COOKIE.values.length && session == null; tried++) {
+          session = this.openToken(unchecked(COOKIE.values[tried]), policy, keys, cache, nowS);
+          if (tried == 0) status = this.lastStatus;
+        }
+        // HTTP/1 allows one Cookie header, but clients and proxies send more, and Envoy keeps
+        // them apart (HTTP/2's are joined into one): only without a session in the first
+        // does the filter ask for the others.
+        if (session == null && COOKIE.values.length < MAX_COOKIE_VALUES) {
+          const n = getHeaderValues(req, H_COOKIE, COOKIE_HEADERS, MAX_COOKIE_HEADERS);
+          // The first entry is the header already read.
+          for (let h = 1; h < n; h++)
+            findCookie(unchecked(COOKIE_HEADERS[h]), policy.sessionName, COOKIE, true);
+          for (; tried < COOKIE.values.length && session == null; tried++) {
+            session = this.openToken(unchecked(COOKIE.values[tried]), policy, keys, cache, nowS);
+            if (tried == 0) status = this.lastStatus;
+          }
         }
       }
     }
