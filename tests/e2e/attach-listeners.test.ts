@@ -102,118 +102,126 @@ async function policyOf(url: string, path: string): Promise<{ rule: string | und
   };
 }
 
-describe('attach mode: a request gets the routes of its own Gateway listener', () => {
-  let backend: RunningBackend;
-  let dir: ConfigDir;
-  let control: ControlServiceHandle;
-  let envoy: EnvoyProcess;
-  let webPort: number;
-  let rpcPort: number;
+describe.each([
+  ['one process', []],
+  // The cases a worker process sees reach the primary's log and /v1/status.
+  ['--workers 2', ['--workers', '2']],
+])(
+  'attach mode (%s): a request gets the routes of its own Gateway listener',
+  (_what, serveArgs: string[]) => {
+    let backend: RunningBackend;
+    let dir: ConfigDir;
+    let control: ControlServiceHandle;
+    let envoy: EnvoyProcess;
+    let webPort: number;
+    let rpcPort: number;
 
-  beforeAll(async () => {
-    backend = await startEchoBackend({ address: '127.0.0.2', name: 'listeners' });
-    webPort = await freePort();
-    rpcPort = await freePort();
-    dir = configDir({ 'objects.yaml': objects(webPort, rpcPort, backend) });
-    control = await startControlService([
-      'serve',
-      '--config',
-      dir.path,
-      '--ext-proc-address',
-      '127.0.0.1:0',
-      '--admin-port',
-      '0',
-    ]);
-    const s = await snippet([
-      '--config',
-      dir.path,
-      '--ext-proc-address',
-      control.grpcAddress,
-      '--wasm-path',
-      filterWasm(),
-      '--session-key-file',
-      'examples/attach/sample-session-keys.txt',
-      '--debug',
-    ]);
-    const declared = (s['listener_metadata'] as Node[]).find((m) => m['gateway_port'] === rpcPort) as Node;
-    const config = {
-      admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-      layered_runtime: s['layered_runtime'],
-      static_resources: {
-        listeners: [
-          listener(s, 'web', webPort),
-          listener(s, 'rpc', rpcPort),
-          // Bound elsewhere, standing for the rpc port by its metadata.
-          listener(s, 'declared', 0, declared['metadata']),
-          // Bound elsewhere, without metadata: nothing tells which Gateway port it stands for.
-          listener(s, 'untold', 0),
-        ],
-        clusters: [
-          {
-            name: 'app',
-            type: 'STATIC',
-            load_assignment: {
-              cluster_name: 'app',
-              endpoints: [
-                {
-                  lb_endpoints: [
-                    {
-                      endpoint: {
-                        address: { socket_address: { address: backend.address, port_value: backend.port } },
+    beforeAll(async () => {
+      backend = await startEchoBackend({ address: '127.0.0.2', name: 'listeners' });
+      webPort = await freePort();
+      rpcPort = await freePort();
+      dir = configDir({ 'objects.yaml': objects(webPort, rpcPort, backend) });
+      control = await startControlService([
+        'serve',
+        '--config',
+        dir.path,
+        '--ext-proc-address',
+        '127.0.0.1:0',
+        '--admin-port',
+        '0',
+        ...serveArgs,
+      ]);
+      const s = await snippet([
+        '--config',
+        dir.path,
+        '--ext-proc-address',
+        control.grpcAddress,
+        '--wasm-path',
+        filterWasm(),
+        '--session-key-file',
+        'examples/attach/sample-session-keys.txt',
+        '--debug',
+      ]);
+      const declared = (s['listener_metadata'] as Node[]).find((m) => m['gateway_port'] === rpcPort) as Node;
+      const config = {
+        admin: { address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+        layered_runtime: s['layered_runtime'],
+        static_resources: {
+          listeners: [
+            listener(s, 'web', webPort),
+            listener(s, 'rpc', rpcPort),
+            // Bound elsewhere, standing for the rpc port by its metadata.
+            listener(s, 'declared', 0, declared['metadata']),
+            // Bound elsewhere, without metadata: nothing tells which Gateway port it stands for.
+            listener(s, 'untold', 0),
+          ],
+          clusters: [
+            {
+              name: 'app',
+              type: 'STATIC',
+              load_assignment: {
+                cluster_name: 'app',
+                endpoints: [
+                  {
+                    lb_endpoints: [
+                      {
+                        endpoint: {
+                          address: { socket_address: { address: backend.address, port_value: backend.port } },
+                        },
                       },
-                    },
-                  ],
-                },
-              ],
+                    ],
+                  },
+                ],
+              },
             },
-          },
-          ...(s['clusters'] as Node[]),
-        ],
-      },
-    };
-    envoy = await startEnvoy({ config: stringify(config) });
-    await untilExtProcAnswers(envoy, envoy.url('web'));
-  }, 90_000);
+            ...(s['clusters'] as Node[]),
+          ],
+        },
+      };
+      envoy = await startEnvoy({ config: stringify(config) });
+      await untilExtProcAnswers(envoy, envoy.url('web'));
+    }, 90_000);
 
-  afterAll(async () => {
-    await envoy?.stop();
-    await control?.stop();
-    await backend?.close();
-    dir?.remove();
-  });
+    afterAll(async () => {
+      await envoy?.stop();
+      await control?.stop();
+      await backend?.close();
+      dir?.remove();
+    });
 
-  it("matches on each Gateway port's own listener only that port's routes", async () => {
-    expect(await policyOf(envoy.url('web'), '/api')).toEqual({ rule: WEB, cookie: false });
-    expect(await policyOf(envoy.url('rpc'), '/api')).toEqual({ rule: RPC, cookie: true });
-    expect(await policyOf(envoy.url('web'), '/shared')).toEqual({ rule: BOTH, cookie: false });
-    expect(await policyOf(envoy.url('rpc'), '/shared')).toEqual({ rule: BOTH, cookie: false });
-  });
+    it("matches on each Gateway port's own listener only that port's routes", async () => {
+      expect(await policyOf(envoy.url('web'), '/api')).toEqual({ rule: WEB, cookie: false });
+      expect(await policyOf(envoy.url('rpc'), '/api')).toEqual({ rule: RPC, cookie: true });
+      expect(await policyOf(envoy.url('web'), '/shared')).toEqual({ rule: BOTH, cookie: false });
+      expect(await policyOf(envoy.url('rpc'), '/shared')).toEqual({ rule: BOTH, cookie: false });
+    });
 
-  it('takes a listener on another port at its metadata', async () => {
-    expect(await policyOf(envoy.url('declared'), '/api')).toEqual({ rule: RPC, cookie: true });
-  });
+    it('takes a listener on another port at its metadata', async () => {
+      expect(await policyOf(envoy.url('declared'), '/api')).toEqual({ rule: RPC, cookie: true });
+    });
 
-  it('gives a listener it cannot tell only what every port agrees on, and says so', async () => {
-    expect(await policyOf(envoy.url('untold'), '/api')).toEqual({ rule: undefined, cookie: false });
-    expect(await policyOf(envoy.url('untold'), '/shared')).toEqual({ rule: BOTH, cookie: false });
-    const untoldPort = Number(new URL(envoy.url('untold')).port);
-    const status = (await (await fetch(`${control.adminUrl}/v1/status`)).json()) as {
-      listeners: { ports: number[]; problems: { kind: string; port?: number; message: string }[] };
-    };
-    expect(status.listeners.ports).toEqual([webPort, rpcPort].sort((a, b) => a - b));
-    expect(status.listeners.problems).toEqual([
-      expect.objectContaining({ kind: 'unknown-port', port: untoldPort }),
-    ]);
-    // The log line is written before the answer; its pipe may bring it a moment later.
-    await within(5_000, async () =>
-      control.output().includes(`listener: requests arrive on Envoy port ${untoldPort}`),
-    );
-    const metrics = await (await fetch(`${control.adminUrl}/metrics`)).text();
-    expect(metrics).toMatch(/^steadfast_extproc_listener_total\{by="metadata"\} [1-9]/m);
-    expect(metrics).toMatch(/^steadfast_extproc_listener_total\{by="destination_port"\} [1-9]/m);
-    expect(metrics).toMatch(/^steadfast_extproc_listener_total\{by="unknown"\} [1-9]/m);
-  });
-});
+    it('gives a listener it cannot tell only what every port agrees on, and says so', async () => {
+      expect(await policyOf(envoy.url('untold'), '/api')).toEqual({ rule: undefined, cookie: false });
+      expect(await policyOf(envoy.url('untold'), '/shared')).toEqual({ rule: BOTH, cookie: false });
+      const untoldPort = Number(new URL(envoy.url('untold')).port);
+      const status = (await (await fetch(`${control.adminUrl}/v1/status`)).json()) as {
+        listeners: { ports: number[]; problems: { kind: string; port?: number; message: string }[] };
+      };
+      expect(status.listeners.ports).toEqual([webPort, rpcPort].sort((a, b) => a - b));
+      expect(status.listeners.problems).toEqual([
+        expect.objectContaining({ kind: 'unknown-port', port: untoldPort }),
+      ]);
+      // The log line is written before the answer; its pipe may bring it a moment later.
+      await within(5_000, async () =>
+        control.output().includes(`listener: requests arrive on Envoy port ${untoldPort}`),
+      );
+      const metrics = await (await fetch(`${control.adminUrl}/metrics`)).text();
+      expect(metrics).toMatch(/^steadfast_extproc_listener_total\{by="metadata"\} [1-9]/m);
+      expect(metrics).toMatch(/^steadfast_extproc_listener_total\{by="destination_port"\} [1-9]/m);
+      expect(metrics).toMatch(/^steadfast_extproc_listener_total\{by="unknown"\} [1-9]/m);
+    });
+  },
+);
 
 describe('gateway mode: the same objects', () => {
   let backend: RunningBackend;
