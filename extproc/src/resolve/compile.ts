@@ -21,7 +21,7 @@ export interface Resolver {
   resolve(request: ResolveRequest, choice?: ListenerChoice): ResolveResult | undefined;
   /** Which Gateway port's routes a request on this listener gets, and how that was told. */
   listenerOf(listener: RequestListener | undefined): ListenerChoice;
-  /** The Gateway ports with routes to serve, ascending (empty for a table without listeners). */
+  /** The ports of the Gateway HTTP and HTTPS listeners, ascending (empty for a table without listeners). */
   readonly ports: readonly number[];
   /** Number of (port, hostname, match) entries compiled. */
   readonly size: number;

@@ -37,7 +37,7 @@ export function listenerProblem(
       port: choice.port as number,
       message:
         `an Envoy listener declares Gateway port ${choice.port} (${METADATA_NAME}), which no Gateway ` +
-        `listener with routes has (ports: ${portsText(resolver)}): its requests get no policy`,
+        `HTTP or HTTPS listener has (ports: ${portsText(resolver)}): its requests get no policy`,
     };
   }
   if (choice.by !== 'unknown') return undefined;
