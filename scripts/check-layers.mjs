@@ -89,6 +89,8 @@ const TREES = [
       retry: ['abi', 'headers.ts', 'policy'],
       session: ['abi', 'crypto', 'encoding', 'headers.ts', 'metrics.ts', 'policy', 'properties.ts'],
       testing: ['abi', 'crypto', 'encoding', 'session'],
+      // Attach mode's answer cache: keys from request headers, answers from metadata.
+      answers: ['abi', 'headers.ts', 'properties.ts'],
       // The filter: wires the capabilities into proxy-wasm's callbacks.
       'steadfast.ts': ['*'],
       'index.ts': ['*'],

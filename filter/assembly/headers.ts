@@ -2,6 +2,8 @@
 import { Utf8 } from './abi/memory';
 
 export const H_METHOD = new Utf8(':method');
+export const H_AUTHORITY = new Utf8(':authority');
+export const H_PATH = new Utf8(':path');
 export const H_DEBUG_POLICY = new Utf8('x-steadfast-policy');
 
 // The router's control headers (Envoy's router filter reads and strips them).

@@ -17,6 +17,9 @@ export class FilterMetrics {
   sessionRejected: u32 = NO_METRIC;
   sessionMoved: u32 = NO_METRIC;
   sessionUnavailable: u32 = NO_METRIC;
+  answerCacheHit: u32 = NO_METRIC;
+  answerCacheMiss: u32 = NO_METRIC;
+  answerCacheStored: u32 = NO_METRIC;
 
   define(): void {
     this.requests = defineCounter('steadfast_requests_total');
@@ -33,5 +36,8 @@ export class FilterMetrics {
     this.sessionRejected = defineCounter('steadfast_session_rejected_total');
     this.sessionMoved = defineCounter('steadfast_session_moved_total');
     this.sessionUnavailable = defineCounter('steadfast_session_unavailable_total');
+    this.answerCacheHit = defineCounter('steadfast_answer_cache_hit_total');
+    this.answerCacheMiss = defineCounter('steadfast_answer_cache_miss_total');
+    this.answerCacheStored = defineCounter('steadfast_answer_cache_stored_total');
   }
 }

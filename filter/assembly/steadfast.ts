@@ -21,6 +21,7 @@ import { H_ATTEMPT_COUNT, H_DEBUG_POLICY, H_REQUEST_ID } from './headers';
 import { FilterMetrics } from './metrics';
 import { Policy, PolicyCache } from './policy/token';
 import { P_METADATA_POLICY, P_ROUTE_POLICY } from './properties';
+import { lookUpAnswer, takeAnswer } from './answers/request-answer';
 import { closeGate, findGate, HeldAttempts, openGate, openGateCount, RetryGate } from './retry/retry-gate';
 import { allowPinnedFallback, applyRouterHeaders, stripClientControlHeaders } from './retry/router-headers';
 import { SessionKeys } from './session/keys';
@@ -78,7 +79,12 @@ export class SteadfastRoot extends RootContext {
     this.config = config;
     this.metrics.define();
     if (logEnabled(LogLevel.Info)) {
-      const role = config.role == FilterRole.Upstream ? 'upstream' : 'downstream';
+      const role =
+        config.role == FilterRole.Upstream
+          ? 'upstream'
+          : config.role == FilterRole.Lookup
+            ? 'lookup'
+            : 'downstream';
       log(LogLevel.Info, 'steadfast: configured (' + role + ')');
     }
     return true;
@@ -90,6 +96,7 @@ export class SteadfastRoot extends RootContext {
       refreshLogLevel();
     }
     if (this.config.role == FilterRole.Upstream) return new SteadfastUpstream(contextId, this);
+    if (this.config.role == FilterRole.Lookup) return new SteadfastLookup(contextId, this);
     return new SteadfastHttp(contextId, this);
   }
 
@@ -139,11 +146,20 @@ export class SteadfastHttp extends HttpContext {
     super(contextId, plugin);
   }
 
-  /** The token from ext_proc metadata or route metadata, as the configuration says. */
+  /** The token from ext_proc metadata (or the answer cache) or route metadata, as the configuration says. */
   private findToken(): string | null {
-    const source = this.plugin.config.policySource;
+    const config = this.plugin.config;
+    const source = config.policySource;
     let token: string | null = null;
-    if (source != PolicySource.Route) token = getPropertyString(P_METADATA_POLICY);
+    if (source != PolicySource.Route) {
+      if (config.answerCache) {
+        const found = takeAnswer(config.answerCacheTtlMs);
+        if (found.stored) incrementCounter(this.plugin.metrics.answerCacheStored);
+        token = found.token;
+      } else {
+        token = getPropertyString(P_METADATA_POLICY);
+      }
+    }
     if (token == null && source != PolicySource.Metadata) token = getPropertyString(P_ROUTE_POLICY);
     return token;
   }
@@ -229,6 +245,22 @@ export class SteadfastHttp extends HttpContext {
       closeGate(id);
       this.gateId = null;
     }
+  }
+}
+
+/** Attach mode, before ext_proc: a known answer lets the request skip it. */
+export class SteadfastLookup extends HttpContext {
+  constructor(
+    contextId: u32,
+    private readonly plugin: SteadfastRoot,
+  ) {
+    super(contextId, plugin);
+  }
+
+  onRequestHeaders(_headerCount: u32, _endOfStream: bool): FilterHeadersStatus {
+    const metrics = this.plugin.metrics;
+    incrementCounter(lookUpAnswer() ? metrics.answerCacheHit : metrics.answerCacheMiss);
+    return FilterHeadersStatus.Continue;
   }
 }
 

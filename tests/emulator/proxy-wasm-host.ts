@@ -406,6 +406,18 @@ export class ProxyWasmHost {
         if (value === undefined) return WasmResult.NotFound;
         return this.give(value, ptrOut, sizeOut);
       },
+      // Envoy keeps the value as filter state `wasm.<path>` of the current request, which
+      // get_property `<path>` reads back; here it is the stream's property under `path`.
+      proxy_set_property: (pPtr: number, pSize: number, vPtr: number, vSize: number): number => {
+        this.count('proxy_set_property');
+        const path = this.readString(pPtr, pSize);
+        const value = this.read(vPtr, vSize);
+        const s = this.current;
+        if (path === undefined || value === undefined) return WasmResult.InvalidMemoryAccess;
+        if (!s) return WasmResult.NotFound;
+        s.properties.set(path, value);
+        return WasmResult.Ok;
+      },
       proxy_set_tick_period_milliseconds: (period: number): number => {
         this.count('proxy_set_tick_period_milliseconds');
         this.tickPeriodMs = period;

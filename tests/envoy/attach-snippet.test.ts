@@ -44,25 +44,89 @@ function snippet(options: Partial<Parameters<typeof generateAttachSnippet>[1]> =
 
 const typed = (n: unknown): Node => (n as Node)['typed_config'] as Node;
 
+/** ext_proc's own configuration, inside its match_delegate when the answer cache is on. */
+function extProcOf(filters: Node[]): Node {
+  const f = filters.find((x) => JSON.stringify(x).includes('ExternalProcessor')) as Node;
+  const inner = typed(f)['extension_config'] as Node | undefined;
+  return typed(inner ?? f);
+}
+
+const wasmConfig = (f: unknown): Node => typed(f)['config'] as Node;
+
 describe('generateAttachSnippet', () => {
   const s = snippet({ sessionKeys: KEYS });
   const filters = s['http_filters'] as Node[];
 
-  it('adds ext_proc, steadfast.wasm, stateful_session and the pin removal, in that order', () => {
+  it('adds the lookup, ext_proc (skipped on a known answer), steadfast.wasm, stateful_session and the pin removal', () => {
     expect(filters.map((f) => f['name'])).toEqual([
-      'envoy.filters.http.ext_proc',
+      'envoy.filters.http.wasm',
+      'envoy.filters.http.match_delegate',
       'envoy.filters.http.wasm',
       'envoy.filters.http.stateful_session',
       'envoy.filters.http.header_mutation',
     ]);
-    expect(typed(filters[3])).toEqual({
+    expect(typed(filters[4])).toEqual({
       '@type': 'type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.HeaderMutation',
       mutations: { request_mutations: [{ remove: 'x-steadfast-pin' }] },
     });
   });
 
+  it('runs the lookup in the same VM as the filter, and skips ext_proc on the filter state it sets', () => {
+    const lookup = wasmConfig(filters[0]);
+    const apply = wasmConfig(filters[2]);
+    expect(lookup['vm_config']).toEqual(apply['vm_config']);
+    expect(lookup['root_id']).not.toBe(apply['root_id']);
+    expect(JSON.parse((lookup['configuration'] as Node)['value'] as string)).toEqual({ role: 'lookup' });
+    const delegate = typed(filters[1]);
+    expect((delegate['extension_config'] as Node)['name']).toBe('envoy.filters.http.ext_proc');
+    expect(delegate['xds_matcher']).toEqual({
+      matcher_list: {
+        matchers: [
+          {
+            predicate: {
+              single_predicate: {
+                input: {
+                  name: 'steadfast-answer',
+                  typed_config: {
+                    '@type':
+                      'type.googleapis.com/envoy.extensions.matching.common_inputs.network.v3.FilterStateInput',
+                    key: 'wasm.steadfast_answer',
+                  },
+                },
+                value_match: { prefix: 'sf' },
+              },
+            },
+            on_match: {
+              action: {
+                name: 'skip',
+                typed_config: {
+                  '@type': 'type.googleapis.com/envoy.extensions.filters.common.matcher.action.v3.SkipFilter',
+                },
+              },
+            },
+          },
+        ],
+      },
+    });
+  });
+
+  it('leaves the cache out with answerCache: false (ext_proc, steadfast.wasm, stateful_session, pin removal)', () => {
+    const off = snippet({ sessionKeys: KEYS, answerCache: false })['http_filters'] as Node[];
+    expect(off.map((f) => f['name'])).toEqual([
+      'envoy.filters.http.ext_proc',
+      'envoy.filters.http.wasm',
+      'envoy.filters.http.stateful_session',
+      'envoy.filters.http.header_mutation',
+    ]);
+    expect(JSON.parse((wasmConfig(off[1])['configuration'] as Node)['value'] as string)).toEqual({
+      policySource: 'metadata',
+      sessionKeys: KEYS,
+    });
+    expect(extProcOf(off)).toEqual(extProcOf(filters));
+  });
+
   it('configures ext_proc to send request headers only, fail open and keep steadfast metadata', () => {
-    expect(typed(filters[0])).toMatchObject({
+    expect(extProcOf(filters)).toMatchObject({
       grpc_service: { envoy_grpc: { cluster_name: 'steadfast_extproc' } },
       failure_mode_allow: true,
       message_timeout: '0.2s',
@@ -77,7 +141,7 @@ describe('generateAttachSnippet', () => {
   });
 
   it('forwards to ext_proc only the request line and the headers the rules match on', () => {
-    expect(typed(filters[0])['forward_rules']).toEqual({
+    expect(extProcOf(filters)['forward_rules']).toEqual({
       allowed_headers: { patterns: [':authority', ':method', ':path', 'host'].map((exact) => ({ exact })) },
     });
     const withHeaders = compileSnapshot([
@@ -99,7 +163,7 @@ describe('generateAttachSnippet', () => {
     const generated = parse(
       generateAttachSnippet(withHeaders, { extProcAddress: '127.0.0.1:50051', wasmPath: 'w.wasm' }),
     ) as Node;
-    const ext = typed((generated['http_filters'] as Node[])[0]);
+    const ext = extProcOf(generated['http_filters'] as Node[]);
     // Lower-case (Envoy's header map is), each once, sorted: the output is stable.
     expect(ext['forward_rules']).toEqual({
       allowed_headers: {
@@ -113,20 +177,24 @@ describe('generateAttachSnippet', () => {
         forwardAllHeaders: true,
       }),
     ) as Node;
-    expect(typed((all['http_filters'] as Node[])[0])).not.toHaveProperty('forward_rules');
+    expect(extProcOf(all['http_filters'] as Node[])).not.toHaveProperty('forward_rules');
   });
 
-  it('gives the filter its policy source and the session keys', () => {
-    const config = (typed(filters[1])['config'] as Node)['configuration'] as Node;
-    expect(JSON.parse(config['value'] as string)).toEqual({ policySource: 'metadata', sessionKeys: KEYS });
-    const noKeys = (
-      (typed((snippet()['http_filters'] as Node[])[1])['config'] as Node)['configuration'] as Node
-    )['value'] as string;
-    expect(JSON.parse(noKeys)).toEqual({ policySource: 'metadata', sessionKeys: [] });
+  it('gives the filter its policy source, the answer cache and the session keys', () => {
+    const config = wasmConfig(filters[2])['configuration'] as Node;
+    expect(JSON.parse(config['value'] as string)).toEqual({
+      policySource: 'metadata',
+      sessionKeys: KEYS,
+      answerCache: true,
+    });
+    const noKeys = (wasmConfig((snippet()['http_filters'] as Node[])[2])['configuration'] as Node)[
+      'value'
+    ] as string;
+    expect(JSON.parse(noKeys)).toEqual({ policySource: 'metadata', sessionKeys: [], answerCache: true });
   });
 
   it('pins sessions through x-steadfast-pin, which clients may not send', () => {
-    expect(typed(filters[2])).toMatchObject({
+    expect(typed(filters[3])).toMatchObject({
       session_state: {
         name: 'envoy.http.stateful_session.header',
         typed_config: { name: 'x-steadfast-pin' },
@@ -162,7 +230,7 @@ describe('generateAttachSnippet', () => {
   });
 
   it("asks Envoy for the listener's port attributes and lists the metadata each listener may carry", () => {
-    expect(typed(filters[0])['request_attributes']).toEqual([
+    expect(extProcOf(filters)['request_attributes']).toEqual([
       'destination.port',
       'xds.listener_metadata.filter_metadata.steadfast.gateway_port',
     ]);
@@ -207,8 +275,8 @@ describe('envoy/attach-example.yaml', () => {
 
   it('is an existing Envoy with exactly the snippet added', () => {
     const httpFilters = manager['http_filters'] as Node[];
-    expect(httpFilters.slice(0, 4)).toEqual(s['http_filters']);
-    expect(httpFilters[4]).toEqual(s['router']);
+    expect(httpFilters.slice(0, 5)).toEqual(s['http_filters']);
+    expect(httpFilters[5]).toEqual(s['router']);
     const routeConfig = manager['route_config'] as Node;
     expect(routeConfig['internal_only_headers']).toEqual(['x-steadfast-pin']);
     const routes = ((routeConfig['virtual_hosts'] as Node[])[0] as Node)['routes'] as Node[];
@@ -325,8 +393,8 @@ describe('steadfast envoy-config --mode attach', () => {
     ]);
     expect(r.code).toBe(0);
     const filters = (parse(r.out) as Node)['http_filters'] as Node[];
-    const value = ((typed(filters[1])['config'] as Node)['configuration'] as Node)['value'] as string;
-    expect(JSON.parse(value)).toEqual({ policySource: 'metadata', sessionKeys: KEYS });
+    const value = (wasmConfig(filters[2])['configuration'] as Node)['value'] as string;
+    expect(JSON.parse(value)).toEqual({ policySource: 'metadata', sessionKeys: KEYS, answerCache: true });
     expect(r.out).toContain('holds 2 session key(s): treat this output as a secret');
   });
 
@@ -334,10 +402,36 @@ describe('steadfast envoy-config --mode attach', () => {
     const ext = async (...extra: string[]) => {
       const r = await capture(['envoy-config', '--config', dir, '--mode', 'attach', ...extra]);
       expect(r.code).toBe(0);
-      return typed(((parse(r.out) as Node)['http_filters'] as Node[])[0]);
+      return extProcOf((parse(r.out) as Node)['http_filters'] as Node[]);
     };
     expect(await ext()).toHaveProperty('forward_rules');
     expect(await ext('--forward-all-headers')).not.toHaveProperty('forward_rules');
+  });
+
+  it('leaves the answer cache out with --answer-cache off, and refuses other values', async () => {
+    const names = async (...extra: string[]) => {
+      const r = await capture(['envoy-config', '--config', dir, '--mode', 'attach', ...extra]);
+      expect(r.code).toBe(0);
+      return ((parse(r.out) as Node)['http_filters'] as Node[]).map((f) => f['name']);
+    };
+    expect(await names('--answer-cache', 'off')).toEqual([
+      'envoy.filters.http.ext_proc',
+      'envoy.filters.http.wasm',
+      'envoy.filters.http.stateful_session',
+      'envoy.filters.http.header_mutation',
+    ]);
+    expect(await names('--answer-cache', 'on')).toEqual(await names());
+    const bad = await capture([
+      'envoy-config',
+      '--config',
+      dir,
+      '--mode',
+      'attach',
+      '--answer-cache',
+      'maybe',
+    ]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toContain('--answer-cache must be on or off');
   });
 
   it('refuses a bad key file, naming file and line', async () => {

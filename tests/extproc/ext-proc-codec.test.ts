@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import {
   MalformedMessage,
   decodeProcessingRequest,
+  encodeMetadataAnswer,
   encodePolicyAnswer,
   encodedContinue,
 } from '../../extproc/src/grpc/ext-proc-codec.js';
@@ -308,5 +309,22 @@ describe('encoded answers', () => {
         [phase]: trailers ? {} : { response: {} },
       });
     }
+  });
+});
+
+describe('encodeMetadataAnswer', () => {
+  it('carries several fields in the namespace, each a string value', () => {
+    const answer = decodeResponse(
+      encodeMetadataAnswer('steadfast', [
+        ['policy', 'sf1;id=x'],
+        ['scope', 'sc1;g=0123456789abcdef;q=1'],
+      ]),
+    ) as {
+      dynamic_metadata: { fields: Record<string, { structValue: { fields: Record<string, unknown> } }> };
+    };
+    expect(answer.dynamic_metadata.fields['steadfast']?.structValue.fields).toEqual({
+      policy: { stringValue: 'sf1;id=x', kind: 'stringValue' },
+      scope: { stringValue: 'sc1;g=0123456789abcdef;q=1', kind: 'stringValue' },
+    });
   });
 });

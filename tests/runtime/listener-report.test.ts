@@ -36,6 +36,8 @@ describe('ListenerReport', () => {
       expect(outcomeOf(resolver, request({ destinationPort: 10080 }), report)).toEqual({
         result: 'unmatched',
         listener: 'unknown',
+        // The answer holds for requests on the same listener (the answer cache keys on it).
+        scope: expect.stringMatching(/^sc1;g=[0-9a-f]{16};l=1$/),
       });
       outcomeOf(resolver, request(), report);
       outcomeOf(resolver, request({ gatewayPort: 7070 }), report);

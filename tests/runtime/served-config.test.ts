@@ -122,6 +122,7 @@ describe('ServedConfig', () => {
     expect(config.lookup(request('other.example', '/cart'))).toEqual({
       result: 'unmatched',
       listener: 'single_port',
+      scope: expect.stringMatching(/^sc1;g=[0-9a-f]{16};l=1$/),
     });
     const text = await metrics.registry.metrics();
     expect(text).toMatch(/^steadfast_config_reloads_total 1$/m);

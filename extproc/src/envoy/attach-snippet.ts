@@ -5,7 +5,14 @@
 // comments, one top-level key per place it goes; docs/attach.md walks through it.
 import { stringify } from 'yaml';
 import type { PolicyTable, TableMatch, TableRoute, TableRule } from '../table/policy-table.js';
-import { METADATA_NAMESPACE, PIN_HEADER, TYPE_HTTP_PROTOCOL_OPTIONS } from './envoy-names.js';
+import {
+  METADATA_NAMESPACE,
+  PIN_HEADER,
+  TYPE_EXTENSION_WITH_MATCHER,
+  TYPE_FILTER_STATE_INPUT,
+  TYPE_HTTP_PROTOCOL_OPTIONS,
+  TYPE_SKIP_FILTER,
+} from './envoy-names.js';
 import { REQUEST_LINE_HEADERS, headersReadBy } from '../table/headers-read.js';
 import {
   pinRemovalFilter,
@@ -54,7 +61,18 @@ export interface AttachSnippetOptions {
    * whose header matches change more often than the snippet can be deployed.
    */
   readonly forwardAllHeaders?: boolean;
+  /**
+   * The answer cache (default on): a request whose answer this Envoy worker already has
+   * skips ext_proc; false: every request asks the control service.
+   */
+  readonly answerCache?: boolean;
 }
+
+/**
+ * Filter state the lookup instance of the filter sets when it knows the answer (the wasm
+ * host prefixes `wasm.` to the name the filter uses); clients cannot set filter state.
+ */
+export const CACHED_ANSWER_FILTER_STATE = 'wasm.steadfast_answer';
 
 /** `HOST:PORT` or `[v6]:PORT` → its parts; throws on anything else. */
 export function parseHostPort(address: string): { host: string; port: number } {
@@ -73,8 +91,44 @@ export function attachFilterConfiguration(options: AttachSnippetOptions): string
   return JSON.stringify({
     policySource: 'metadata',
     sessionKeys: [...(options.sessionKeys ?? [])],
+    ...(options.answerCache !== false ? { answerCache: true } : {}),
     ...(options.debug ? { debug: true } : {}),
   });
+}
+
+/** The lookup instance's configuration: it only reads the VM's answer cache. */
+export const LOOKUP_FILTER_CONFIGURATION = JSON.stringify({ role: 'lookup' });
+
+/**
+ * ext_proc, skipped (match_delegate's SkipFilter) when the lookup instance handed on a
+ * known answer: every value it sets starts with `sf` (a policy token, or `sf0` for none).
+ */
+function skippedWhenAnswered(extProc: Json): Json {
+  return {
+    name: 'envoy.filters.http.match_delegate',
+    typed_config: {
+      '@type': TYPE_EXTENSION_WITH_MATCHER,
+      extension_config: extProc,
+      xds_matcher: {
+        matcher_list: {
+          matchers: [
+            {
+              predicate: {
+                single_predicate: {
+                  input: {
+                    name: 'steadfast-answer',
+                    typed_config: { '@type': TYPE_FILTER_STATE_INPUT, key: CACHED_ANSWER_FILTER_STATE },
+                  },
+                  value_match: { prefix: 'sf' },
+                },
+              },
+              on_match: { action: { name: 'skip', typed_config: { '@type': TYPE_SKIP_FILTER } } },
+            },
+          ],
+        },
+      },
+    },
+  };
 }
 
 /**
@@ -89,31 +143,40 @@ export function extProcForwardRules(table: PolicyTable): Json {
 }
 
 export function attachHttpFilters(table: PolicyTable, options: AttachSnippetOptions): Json[] {
-  return [
-    {
-      name: 'envoy.filters.http.ext_proc',
-      typed_config: {
-        '@type': TYPE_EXT_PROC,
-        grpc_service: { envoy_grpc: { cluster_name: EXT_PROC_CLUSTER } },
-        failure_mode_allow: true,
-        message_timeout: EXT_PROC_MESSAGE_TIMEOUT,
-        processing_mode: {
-          request_header_mode: 'SEND',
-          response_header_mode: 'SKIP',
-          request_body_mode: 'NONE',
-          response_body_mode: 'NONE',
-          request_trailer_mode: 'SKIP',
-          response_trailer_mode: 'SKIP',
-        },
-        metadata_options: { receiving_namespaces: { untyped: [METADATA_NAMESPACE] } },
-        // Which Gateway port the request's listener stands for (listenerMetadata below).
-        request_attributes: [ATTRIBUTE_DESTINATION_PORT, ATTRIBUTE_GATEWAY_PORT],
-        ...(options.forwardAllHeaders ? {} : { forward_rules: extProcForwardRules(table) }),
+  const extProc: Json = {
+    name: 'envoy.filters.http.ext_proc',
+    typed_config: {
+      '@type': TYPE_EXT_PROC,
+      grpc_service: { envoy_grpc: { cluster_name: EXT_PROC_CLUSTER } },
+      failure_mode_allow: true,
+      message_timeout: EXT_PROC_MESSAGE_TIMEOUT,
+      processing_mode: {
+        request_header_mode: 'SEND',
+        response_header_mode: 'SKIP',
+        request_body_mode: 'NONE',
+        response_body_mode: 'NONE',
+        request_trailer_mode: 'SKIP',
+        response_trailer_mode: 'SKIP',
       },
+      metadata_options: { receiving_namespaces: { untyped: [METADATA_NAMESPACE] } },
+      // Which Gateway port the request's listener stands for (listenerMetadata below).
+      request_attributes: [ATTRIBUTE_DESTINATION_PORT, ATTRIBUTE_GATEWAY_PORT],
+      ...(options.forwardAllHeaders ? {} : { forward_rules: extProcForwardRules(table) }),
     },
-    steadfastWasmFilter('steadfast', attachFilterConfiguration(options), options.wasmPath),
-    statefulSessionFilter(),
-    pinRemovalFilter(),
+  };
+  const apply = steadfastWasmFilter('steadfast', attachFilterConfiguration(options), options.wasmPath);
+  const tail = [statefulSessionFilter(), pinRemovalFilter()];
+  if (options.answerCache === false) return [extProc, apply, ...tail];
+  return [
+    steadfastWasmFilter(
+      'steadfast-lookup',
+      LOOKUP_FILTER_CONFIGURATION,
+      options.wasmPath,
+      'steadfast-lookup',
+    ),
+    skippedWhenAnswered(extProc),
+    apply,
+    ...tail,
   ];
 }
 

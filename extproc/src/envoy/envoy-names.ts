@@ -61,6 +61,8 @@ export const TYPE_EXTENSION_WITH_MATCHER =
   'type.googleapis.com/envoy.extensions.common.matching.v3.ExtensionWithMatcher';
 export const TYPE_REQUEST_HEADER_INPUT =
   'type.googleapis.com/envoy.type.matcher.v3.HttpRequestHeaderMatchInput';
+export const TYPE_FILTER_STATE_INPUT =
+  'type.googleapis.com/envoy.extensions.matching.common_inputs.network.v3.FilterStateInput';
 export const TYPE_SKIP_FILTER =
   'type.googleapis.com/envoy.extensions.filters.common.matcher.action.v3.SkipFilter';
 export const TYPE_FILTER_CONFIG = 'type.googleapis.com/envoy.config.route.v3.FilterConfig';

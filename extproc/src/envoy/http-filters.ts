@@ -46,14 +46,23 @@ export function filterConfiguration(options: FilterOptions): string {
 }
 
 /** The steadfast wasm filter: one VM for both roles, as their vm_config is the same. */
-export function steadfastWasmFilter(name: string, configuration: string, wasmPath: string): Json {
+/**
+ * One instance of steadfast.wasm. Instances with the same vm_config share one VM per worker
+ * (and its memory: attach mode's answer cache), each with a root context of its own.
+ */
+export function steadfastWasmFilter(
+  name: string,
+  configuration: string,
+  wasmPath: string,
+  rootId = 'steadfast',
+): Json {
   return {
     name: 'envoy.filters.http.wasm',
     typed_config: {
       '@type': TYPE_WASM,
       config: {
         name,
-        root_id: 'steadfast',
+        root_id: rootId,
         configuration: { '@type': TYPE_STRING_VALUE, value: configuration },
         vm_config: {
           vm_id: 'steadfast',

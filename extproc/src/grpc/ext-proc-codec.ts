@@ -371,17 +371,29 @@ export function encodedContinue(phase: Phase): Buffer {
   return CONTINUE[phase];
 }
 
-/** google.protobuf.Struct {fields = 1: map<string, Value>} with one entry. */
-function structWith(key: string, value: Buffer): Buffer {
-  return delimited(1, Buffer.concat([delimited(1, Buffer.from(key, 'utf8')), delimited(2, value)]));
+/** google.protobuf.Struct {fields = 1: map<string, Value>}: one map entry per field. */
+function structOf(fields: ReadonlyArray<readonly [string, Buffer]>): Buffer {
+  return Buffer.concat(
+    fields.map(([key, value]) =>
+      delimited(1, Buffer.concat([delimited(1, Buffer.from(key, 'utf8')), delimited(2, value)])),
+    ),
+  );
 }
 
 /**
  * The answer to request headers with `dynamic_metadata = 8` holding
- * `{<namespace>: {<key>: "<token>"}}`: Value.struct_value = 5, Value.string_value = 3.
+ * `{<namespace>: {<key>: "<value>", ...}}`: Value.struct_value = 5, Value.string_value = 3.
  */
+export function encodeMetadataAnswer(
+  namespace: string,
+  fields: ReadonlyArray<readonly [string, string]>,
+): Buffer {
+  const inner = structOf(fields.map(([k, v]) => [k, delimited(3, Buffer.from(v, 'utf8'))] as const));
+  const metadata = structOf([[namespace, delimited(5, inner)]]);
+  return Buffer.concat([CONTINUE.request_headers, delimited(8, metadata)]);
+}
+
+/** The answer with just the policy token: `{<namespace>: {<key>: "<token>"}}`. */
 export function encodePolicyAnswer(namespace: string, key: string, token: string): Buffer {
-  const tokenValue = delimited(3, Buffer.from(token, 'utf8'));
-  const inner = delimited(5, structWith(key, tokenValue));
-  return Buffer.concat([CONTINUE.request_headers, delimited(8, structWith(namespace, inner))]);
+  return encodeMetadataAnswer(namespace, [[key, token]]);
 }

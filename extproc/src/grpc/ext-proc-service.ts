@@ -7,13 +7,14 @@ import {
   type ExtProcRequest,
   type HeaderFilter,
   decodeProcessingRequest,
-  encodePolicyAnswer,
+  encodeMetadataAnswer,
   encodedContinue,
 } from './ext-proc-codec.js';
 import type { ExtProcTallies } from './ext-proc-tallies.js';
 import type { RequestAttributes } from './request-attributes.js';
 import type { ListenerBy } from '../resolve/request.js';
 import { METADATA_NAMESPACE, METADATA_POLICY_KEY } from '../table/policy-token.js';
+import { METADATA_SCOPE_KEY } from '../resolve/answer-scope.js';
 
 /** How a request was resolved; `invalid`: it matched a rule that fails closed. */
 export interface PolicyOutcome {
@@ -21,6 +22,11 @@ export interface PolicyOutcome {
   readonly token?: string;
   /** How the request's Gateway port was told (absent: a lookup without a resolver). */
   readonly listener?: ListenerBy;
+  /**
+   * For which requests this answer holds (resolve/answer-scope.ts), so the filter may reuse
+   * it; absent: the answer is not reused.
+   */
+  readonly scope?: string;
 }
 
 /** Maps a request to its policy: an outcome, or just the token (undefined: no rule matches). */
@@ -50,20 +56,24 @@ export interface ExtProcDeps {
 const MAX_CACHED_ANSWERS = 4096;
 
 /**
- * Encoded answers by policy token: each distinct answer is serialized once. Keyed by the
- * token itself, so a reload needs no invalidation; tokens of old configurations fall out
- * when the map is full and is started again.
+ * Encoded answers by policy token and scope: each distinct answer is serialized once. Keyed
+ * by what it says, so a reload needs no invalidation; answers of old configurations fall
+ * out when the map is full and is started again.
  */
 export class AnswerCache {
   private readonly byToken = new Map<string, Buffer>();
 
-  answer(token: string | undefined): Buffer {
-    if (token === undefined) return encodedContinue('request_headers');
-    let b = this.byToken.get(token);
+  answer(token: string | undefined, scope?: string): Buffer {
+    if (token === undefined && scope === undefined) return encodedContinue('request_headers');
+    const key = scope === undefined ? (token as string) : `${token ?? ''}\n${scope}`;
+    let b = this.byToken.get(key);
     if (b === undefined) {
       if (this.byToken.size >= MAX_CACHED_ANSWERS) this.byToken.clear();
-      b = encodePolicyAnswer(METADATA_NAMESPACE, METADATA_POLICY_KEY, token);
-      this.byToken.set(token, b);
+      const fields: Array<[string, string]> = [];
+      if (token !== undefined) fields.push([METADATA_POLICY_KEY, token]);
+      if (scope !== undefined) fields.push([METADATA_SCOPE_KEY, scope]);
+      b = encodeMetadataAnswer(METADATA_NAMESPACE, fields);
+      this.byToken.set(key, b);
     }
     return b;
   }
@@ -90,7 +100,7 @@ function answerRequestHeaders(req: ExtProcRequest, deps: ExtProcDeps, answers: A
   deps.metrics.observeResolve((performance.now() - started) / 1e3);
   deps.metrics.requests[outcome.result]++;
   if (outcome.listener !== undefined) deps.metrics.listeners[outcome.listener]++;
-  return answers.answer(outcome.result === 'matched' ? outcome.token : undefined);
+  return answers.answer(outcome.result === 'matched' ? outcome.token : undefined, outcome.scope);
 }
 
 /** The Process handler; its messages come decoded by ext-proc-codec.ts and go out encoded. */

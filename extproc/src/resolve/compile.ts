@@ -8,6 +8,7 @@ import { portGroups, servedOn } from '../table/listener-ports.js';
 import { compileEntry } from './entry.js';
 import { headersReadBy } from '../table/headers-read.js';
 import { HostBucket } from './host-bucket.js';
+import { encodeAnswerScope, tableGeneration } from './answer-scope.js';
 import {
   type ListenerChoice,
   type RequestListener,
@@ -27,12 +28,25 @@ export interface Resolver {
   readonly size: number;
   /** The request headers any match reads, lower-case (besides `:authority`, `:path`, `:method`). */
   readonly headersRead: ReadonlySet<string>;
+  /** The table's generation (a digest: equal tables, equal generations). */
+  readonly generation: string;
+  /**
+   * The scope of every answer for requests to this authority (answer-scope.ts): what beyond
+   * host, method and path the answer depends on. Undefined when the hostname's matches read
+   * request headers: such answers are not reused.
+   */
+  scope(authority: string): string | undefined;
 }
+
+/** Hosts whose scope is remembered; past this the memo starts again (wildcards admit any host). */
+const SCOPE_MEMO_ENTRIES = 4096;
 
 /** The routes of one port, indexed. */
 interface PortIndex {
   readonly size: number;
   resolve(req: ResolveRequest): ResolveResult | undefined;
+  /** Every bucket resolve() may consult for `host` (lower-case, no port), whatever the path. */
+  consulted(host: string): HostBucket[];
 }
 
 function compileIndex(routes: readonly { route: TableRoute; order: number }[]): PortIndex {
@@ -70,6 +84,18 @@ function compileIndex(routes: readonly { route: TableRoute; order: number }[]): 
 
   return {
     size,
+    consulted(host) {
+      const out: HostBucket[] = [any];
+      const own = exact.get(host);
+      if (own) out.push(own);
+      if (wildcardSuffixes) {
+        for (let dot = host.indexOf('.'); dot !== -1; dot = host.indexOf('.', dot + 1)) {
+          const b = wildcard.get(host.slice(dot));
+          if (b) out.push(b);
+        }
+      }
+      return out;
+    },
     resolve(req) {
       const host = hostOf(req.authority);
       const q = req.path.indexOf('?');
@@ -95,7 +121,10 @@ function compileIndex(routes: readonly { route: TableRoute; order: number }[]): 
 
 const UNKNOWN: ListenerChoice = Object.freeze({ port: undefined, by: 'unknown' });
 
-export function compileResolver(table: PolicyTable): Resolver {
+export function compileResolver(
+  table: PolicyTable,
+  generation: string = tableGeneration(JSON.stringify(table)),
+): Resolver {
   const headersRead: ReadonlySet<string> = new Set(headersReadBy(table));
   const ordered = table.routes.map((route, order) => ({ route, order }));
   const byPort = new Map<number, PortIndex>();
@@ -141,10 +170,34 @@ export function compileResolver(table: PolicyTable): Resolver {
     return (local !== undefined ? byDestination.get(local) : undefined) ?? UNKNOWN;
   };
 
+  const all = single ? [single] : indexes;
+  const scopes = new Map<string, string | null>();
+  // Over every port's index: which one a request gets depends on its listener, which the
+  // key holds whenever the table has listeners (`l=1`).
+  const scopeOf = (host: string): string | null => {
+    const consulted = all.flatMap((index) => index.consulted(host));
+    if (consulted.some((b) => b.readsHeaders)) return null;
+    return encodeAnswerScope(generation, {
+      query: consulted.some((b) => b.readsQuery),
+      listener: !noListeners,
+    });
+  };
+
   return {
     ports,
     size,
     headersRead,
+    generation,
+    scope(authority) {
+      const host = hostOf(authority);
+      let s = scopes.get(host);
+      if (s === undefined) {
+        if (scopes.size >= SCOPE_MEMO_ENTRIES) scopes.clear();
+        s = scopeOf(host);
+        scopes.set(host, s);
+      }
+      return s ?? undefined;
+    },
     listenerOf,
     resolve(req, choice = listenerOf(req.listener)) {
       if (choice.by === 'single_port') return single?.resolve(req);

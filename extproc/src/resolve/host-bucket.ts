@@ -54,6 +54,10 @@ export class HostBucket {
   private scans: Ranked[] = [];
   private readonly pending: Entry[] = [];
   private readonly results = new Map<Entry, ResolveResult>();
+  /** Whether any match of this bucket reads a query parameter (set by seal). */
+  readsQuery = false;
+  /** Whether any match of this bucket reads a request header (set by seal). */
+  readsHeaders = false;
 
   /** @param hostname the hostname this bucket serves, as reported in results (`*` for any). */
   constructor(private readonly hostname: string) {}
@@ -76,6 +80,8 @@ export class HostBucket {
   seal(): void {
     for (const e of this.pending) {
       this.result(e);
+      if (e.match.queryParams.length > 0) this.readsQuery = true;
+      if (e.match.headers.length > 0) this.readsHeaders = true;
       const { type, value } = e.match.path;
       if (type === 'Exact') push(this.exact, value, e);
       else if (type === 'PathPrefix') push(this.prefix, prefixKey(value), e);

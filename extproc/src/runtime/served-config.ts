@@ -17,7 +17,8 @@ import type { Snapshot } from './snapshot.js';
 
 /**
  * A resolver's answer as ext_proc hands it on, among the routes of the request's Gateway
- * port (a case where that cannot be told goes to `report`): rules that fail closed give no policy.
+ * port (a case where that cannot be told goes to `report`): rules that fail closed give no
+ * policy. Matched and unmatched answers carry their scope, so the filter may reuse them.
  */
 export function outcomeOf(
   resolver: Resolver,
@@ -27,11 +28,13 @@ export function outcomeOf(
   const choice = resolver.listenerOf(req.listener);
   report?.observe(resolver, choice, req.listener);
   const r = resolver.resolve(req, choice);
-  if (!r) return { result: 'unmatched', listener: choice.by };
   // Attach mode never answers for the operator's routes: a rule that fails closed
   // (status Accepted=False / ResolvedRefs=False) applies no policy rather than half of one.
-  if (r.invalid) return { result: 'invalid', listener: choice.by };
-  return { result: 'matched', token: r.token, listener: choice.by };
+  if (r?.invalid) return { result: 'invalid', listener: choice.by };
+  const scope = resolver.scope(req.authority);
+  const scoped = scope === undefined ? {} : { scope };
+  if (!r) return { result: 'unmatched', listener: choice.by, ...scoped };
+  return { result: 'matched', token: r.token, listener: choice.by, ...scoped };
 }
 
 export interface ServedConfigOptions {

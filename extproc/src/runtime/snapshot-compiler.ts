@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ProvidedConfig } from '../provider/provider.js';
 import { compileResolver } from '../resolve/compile.js';
+import { tableGeneration } from '../resolve/answer-scope.js';
 import { type Snapshot, compileConfig, fingerprintOf } from './snapshot.js';
 
 export interface CompileRequest {
@@ -40,7 +41,7 @@ export function snapshotFrom(data: CompiledData): Snapshot {
   return {
     table,
     tls: data.tls,
-    resolver: compileResolver(table),
+    resolver: compileResolver(table, tableGeneration(data.tableJson)),
     get statuses() {
       return (statuses ??= JSON.parse(data.statusesJson) as Snapshot['statuses']);
     },

@@ -10,6 +10,7 @@ import {
   proxy_get_header_map_value,
   proxy_get_log_level,
   proxy_get_property,
+  proxy_set_property,
   proxy_increment_metric,
   proxy_log,
   proxy_remove_header_map_value,
@@ -161,6 +162,15 @@ export function getProperty(path: Utf8): ArrayBuffer | null {
 export function getPropertyString(path: Utf8): string | null {
   if (proxy_get_property(path.ptr, path.len, RETURN_PTR, RETURN_SIZE) != WasmResult.Ok) return null;
   return takeString();
+}
+
+/**
+ * Sets a request-scoped value other filters can read: Envoy keeps it as filter state
+ * `wasm.<name>` for this request (readable by a matcher, and by get_property `<name>`).
+ */
+export function setProperty(name: Utf8, value: string): bool {
+  const size = encodeToScratch(value, 0);
+  return proxy_set_property(name.ptr, name.len, scratch(0), size) == WasmResult.Ok;
 }
 
 // ---- local replies ------------------------------------------------------------------

@@ -120,3 +120,12 @@ export declare function proxy_set_effective_context(contextId: u32): i32;
 // @ts-ignore: decorator
 @external("env", "proxy_continue_stream")
 export declare function proxy_continue_stream(streamType: i32): i32;
+
+// @ts-ignore: decorator
+@external("env", "proxy_set_property")
+export declare function proxy_set_property(
+  pathPtr: usize,
+  pathSize: usize,
+  valuePtr: usize,
+  valueSize: usize,
+): i32;

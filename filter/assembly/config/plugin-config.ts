@@ -18,7 +18,16 @@ export enum FilterRole {
   Downstream,
   /** In the router's upstream filter chain: holds retry attempts until the backoff floor. */
   Upstream,
+  /**
+   * Attach mode, before ext_proc: finds the request's answer in the VM's answer cache and
+   * hands it on as filter state, so a matcher skips ext_proc (docs/attach.md).
+   */
+  Lookup,
 }
+
+/** Staleness bound's main part: how long a cached answer is used (docs/attach.md). */
+export const DEFAULT_ANSWER_CACHE_TTL_MS: u32 = 500;
+export const MAX_ANSWER_CACHE_TTL_MS: u32 = 1000;
 
 export class PluginConfig {
   role: FilterRole = FilterRole.Downstream;
@@ -32,6 +41,13 @@ export class PluginConfig {
   gatewayRoutes: bool = false;
   /** Upstream role in gateway mode: the cluster's backoff floor (ms); 0 uses the retry gates. */
   backoffMs: i32 = 0;
+  /**
+   * Attach mode: use answers the lookup instance found (filter state) and store fresh
+   * ext_proc answers that carry a scope in the VM's answer cache.
+   */
+  answerCache: bool = false;
+  /** How long a stored answer is used, in ms (1-1000). */
+  answerCacheTtlMs: u32 = DEFAULT_ANSWER_CACHE_TTL_MS;
   /** Session keys as given (base64); the first seals, all open. */
   sessionKeys: string[] = [];
   /** Keys the filter does not know, reported as a warning. */
@@ -58,7 +74,8 @@ export function parsePluginConfig(text: string): PluginConfig {
       if (v.kind != JsonKind.String) return fail(c, 'role: must be a string');
       if (v.str == 'downstream') c.role = FilterRole.Downstream;
       else if (v.str == 'upstream') c.role = FilterRole.Upstream;
-      else return fail(c, 'role: "' + v.str + '" is not one of downstream, upstream');
+      else if (v.str == 'lookup') c.role = FilterRole.Lookup;
+      else return fail(c, 'role: "' + v.str + '" is not one of downstream, upstream, lookup');
     } else if (key == 'debug') {
       if (v.kind != JsonKind.Bool) return fail(c, 'debug: must be true or false');
       c.debug = v.bool;
@@ -76,6 +93,15 @@ export function parsePluginConfig(text: string): PluginConfig {
         return fail(c, 'backoffMs: must be a whole number of milliseconds in 1-3600000');
       }
       c.backoffMs = <i32>v.num;
+    } else if (key == 'answerCache') {
+      if (v.kind != JsonKind.Bool) return fail(c, 'answerCache: must be true or false');
+      c.answerCache = v.bool;
+    } else if (key == 'answerCacheTtlMs') {
+      const max = <f64>MAX_ANSWER_CACHE_TTL_MS;
+      if (v.kind != JsonKind.Number || !(v.num >= 1 && v.num <= max) || v.num != Math.floor(v.num)) {
+        return fail(c, 'answerCacheTtlMs: must be a whole number of milliseconds in 1-1000');
+      }
+      c.answerCacheTtlMs = <u32>v.num;
     } else if (key == 'sessionKeys') {
       if (v.kind != JsonKind.Array) return fail(c, 'sessionKeys: must be an array of base64 strings');
       for (let j = 0; j < v.items.length; j++) {

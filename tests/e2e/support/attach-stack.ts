@@ -41,6 +41,10 @@ export interface AttachStackOptions {
   readonly filterConfig?: string;
   /** Overrides the example's ext_proc message_timeout (0.2 s). */
   readonly extProcMessageTimeout?: string;
+  /** Extra Envoy flags, e.g. `--concurrency 1`. */
+  readonly envoyArgs?: readonly string[];
+  /** false: the answer cache off (as `envoy-config --mode attach --answer-cache off` prints it). */
+  readonly answerCache?: boolean;
   /** How long `steadfast serve` may take to load the configuration and be ready. */
   readonly readyTimeoutMs?: number;
 }
@@ -93,9 +97,10 @@ export async function startAttachStack(options: AttachStackOptions): Promise<Att
         ...(options.extProcMessageTimeout === undefined
           ? {}
           : { extProcMessageTimeout: options.extProcMessageTimeout }),
+        ...(options.answerCache === false ? { answerCache: false } : {}),
       },
     );
-    const envoy = await startEnvoy({ config: envoyConfig });
+    const envoy = await startEnvoy({ config: envoyConfig, args: options.envoyArgs ?? [] });
     cleanup.push(() => envoy.stop());
     await untilExtProcAnswers(envoy, envoy.url('ingress'));
     const stack: AttachStack = {

@@ -20,6 +20,12 @@ export interface RewriteOptions {
   readonly extProcForwardRules?: Readonly<Record<string, unknown>>;
   /** Clusters that speak HTTP/2 (prior knowledge) to their endpoints, as a gRPC backend needs. */
   readonly http2Clusters?: readonly string[];
+  /**
+   * false: the answer cache off, as `envoy-config --mode attach --answer-cache off` prints it
+   * (no lookup filter, ext_proc unwrapped, the downstream filter without `answerCache`).
+   * Otherwise the configuration's own; a replaced filterConfig keeps its `answerCache`.
+   */
+  readonly answerCache?: boolean;
 }
 
 type Node = Record<string, unknown>;
@@ -81,12 +87,34 @@ export function rewriteEnvoyConfig(yamlText: string, options: RewriteOptions = {
     if (options.extProcForwardRules !== undefined && n['name'] === 'envoy.filters.http.ext_proc') {
       (n['typed_config'] as Node)['forward_rules'] = options.extProcForwardRules;
     }
-    // Only the downstream filter: the upstream one (`role: upstream`) keeps its configuration.
-    if (options.filterConfig !== undefined && n['name'] === 'envoy.filters.http.wasm') {
+    // Only the downstream filter: the upstream and lookup ones (`role`) keep their configuration.
+    if (n['name'] === 'envoy.filters.http.wasm') {
       const wasm = (n['typed_config'] as Node)['config'] as Node;
       const config = wasm['configuration'] as Node;
-      if (!String(config['value']).includes('"upstream"')) config['value'] = options.filterConfig;
+      const before = String(config['value']);
+      if (before.includes('"role"')) return;
+      const value = JSON.parse(options.filterConfig ?? before) as Node;
+      const cached = (JSON.parse(before) as Node)['answerCache'];
+      if (options.answerCache === false) delete value['answerCache'];
+      else if (cached !== undefined && value['answerCache'] === undefined) value['answerCache'] = cached;
+      config['value'] = JSON.stringify(value);
     }
   });
+  if (options.answerCache === false) walk(doc, withoutAnswerCache);
   return stringify(doc);
+}
+
+/** Drops the lookup filter and unwraps ext_proc from its match_delegate, in every filter list. */
+function withoutAnswerCache(n: Node): void {
+  const filters = n['http_filters'];
+  if (!Array.isArray(filters)) return;
+  n['http_filters'] = (filters as Node[])
+    .filter((f) => !String(JSON.stringify(f)).includes('"role\\":\\"lookup\\"'))
+    .map((f) => {
+      const inner = (f['typed_config'] as Node | undefined)?.['extension_config'] as Node | undefined;
+      return f['name'] === 'envoy.filters.http.match_delegate' &&
+        inner?.['name'] === 'envoy.filters.http.ext_proc'
+        ? inner
+        : f;
+    });
 }

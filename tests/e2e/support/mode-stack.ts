@@ -12,8 +12,9 @@ import { type AttachRoute, baseObjectsYaml, configDir, routesYaml } from './atta
 import { BACKEND_ADDRESSES, startAttachStack } from './attach-stack.js';
 import { TEST_SESSION_KEY } from './gateway-fixture.js';
 
-export type ModeName = 'gateway' | 'attach';
-export const MODES: readonly ModeName[] = ['gateway', 'attach'];
+/** `attach-uncached`: attach mode with the answer cache off (every request asks ext_proc). */
+export type ModeName = 'gateway' | 'attach' | 'attach-uncached';
+export const MODES: readonly ModeName[] = ['gateway', 'attach', 'attach-uncached'];
 
 export interface ModeStack {
   readonly mode: ModeName;
@@ -69,7 +70,10 @@ async function startGatewayMode(routes: readonly AttachRoute[] | string): Promis
   }
 }
 
-async function startAttachMode(routes: readonly AttachRoute[] | string): Promise<ModeStack> {
+async function startAttachMode(
+  routes: readonly AttachRoute[] | string,
+  answerCache: boolean,
+): Promise<ModeStack> {
   // The attach snippet carries the operator's session keys in the filter configuration.
   const filterConfig = JSON.stringify({
     policySource: 'metadata',
@@ -79,9 +83,14 @@ async function startAttachMode(routes: readonly AttachRoute[] | string): Promise
   // These tables test retry and session semantics, not ext_proc latency: on a loaded 2-core
   // machine an answer can miss the example's 0.2 s message_timeout, and the request then
   // (correctly) goes on without policy. Fail-open has tests of its own (attach-failure).
-  const stack = await startAttachStack({ routes, filterConfig, extProcMessageTimeout: '1s' });
+  const stack = await startAttachStack({
+    routes,
+    filterConfig,
+    extProcMessageTimeout: '1s',
+    ...(answerCache ? {} : { answerCache: false }),
+  });
   return {
-    mode: 'attach',
+    mode: answerCache ? 'attach' : 'attach-uncached',
     url: stack.url,
     envoy: stack.envoy,
     backends: stack.backends,
@@ -91,5 +100,5 @@ async function startAttachMode(routes: readonly AttachRoute[] | string): Promise
 
 /** Starts `mode` serving `routes` (rules, or HTTPRoute YAML attached to Gateway `edge`). */
 export function startMode(mode: ModeName, routes: readonly AttachRoute[] | string): Promise<ModeStack> {
-  return mode === 'gateway' ? startGatewayMode(routes) : startAttachMode(routes);
+  return mode === 'gateway' ? startGatewayMode(routes) : startAttachMode(routes, mode === 'attach');
 }

@@ -61,6 +61,14 @@ const ENVOY_CONFIG_FLAGS: FlagSpecs = {
     type: 'boolean',
     description: 'attach mode: Envoy sends ext_proc every request header, not only those the rules match on',
   },
+  // Attach mode: a request whose answer the Envoy worker has cached skips ext_proc.
+  'answer-cache': {
+    type: 'string',
+    value: 'on|off',
+    description:
+      'attach mode: reuse ext_proc answers for the requests they hold for, so those skip ext_proc (docs/attach.md)',
+    default: 'on',
+  },
   // The preset compose.yaml runs: listeners and admin on 0.0.0.0, the demo key, debug.
   compose: {
     type: 'boolean',
@@ -87,6 +95,9 @@ export const envoyConfigCommand: Command = {
     if (mode !== 'gateway' && mode !== 'attach')
       throw new UsageError(`--mode must be gateway or attach, not ${mode}`);
     const debug = boolFlag(parsed, 'debug');
+    const answerCache = flag(parsed, 'answer-cache') ?? 'on';
+    if (answerCache !== 'on' && answerCache !== 'off')
+      throw new UsageError(`--answer-cache must be on or off, not ${answerCache}`);
     const loaded = await loadSnapshot(configPaths, io);
     if (!loaded) return 2;
     const snap = loaded.snapshot;
@@ -117,6 +128,7 @@ export const envoyConfigCommand: Command = {
           ...(debug ? { debug } : {}),
           ...(sessionKeys.length > 0 ? { sessionKeys } : {}),
           ...(boolFlag(parsed, 'forward-all-headers') ? { forwardAllHeaders: true } : {}),
+          ...(answerCache === 'off' ? { answerCache: false } : {}),
         }),
       );
       return 0;

@@ -1,0 +1,34 @@
+// An answer's scope: for which requests the filter may reuse it without asking again
+// (attach mode's answer cache, docs/attach.md). The resolver reads a request's host (port
+// ignored), method and path, the header values and query parameters its matches name, and
+// nothing else; a scope names which of those the hostname's matches read, and the
+// configuration generation the answer came from. The filter's reader
+// (filter/assembly/answers/answer-scope.ts) refuses a scope with a field it does not know.
+import { createHash } from 'node:crypto';
+
+export const ANSWER_SCOPE_VERSION = 'sc1';
+/** The dynamic metadata key (namespace `steadfast`) the scope travels under, beside `policy`. */
+export const METADATA_SCOPE_KEY = 'scope';
+
+/** A short digest of the table: equal tables (in any process) give equal generations. */
+export function tableGeneration(tableJson: string): string {
+  return createHash('sha256').update(tableJson).digest('hex').slice(0, 16);
+}
+
+/** What an answer depends on besides host, method and path. */
+export interface ScopeReads {
+  /** The query string (the hostname's matches read query parameters). */
+  readonly query: boolean;
+  /** The request's listener (the table has Gateway listeners: which port's routes apply). */
+  readonly listener: boolean;
+}
+
+/**
+ * `sc1;g=<generation>` for answers that hold for every request with the same host, method
+ * and path; `;q=1` when the query string is part of the key too, `;l=1` when the listener
+ * is (the Envoy listener's name and the connection's local port, which decide the Gateway
+ * port whose routes the resolver reads).
+ */
+export function encodeAnswerScope(generation: string, reads: ScopeReads): string {
+  return `${ANSWER_SCOPE_VERSION};g=${generation}${reads.query ? ';q=1' : ''}${reads.listener ? ';l=1' : ''}`;
+}
