@@ -4,7 +4,7 @@
 // order and takes the first match, so equal order means equal choices.
 import { describe, expect, it } from 'vitest';
 import { generateGatewayResources } from '../../extproc/src/envoy/gateway-config.js';
-import { virtualHosts } from '../../extproc/src/resolve/virtual-hosts.js';
+import { virtualHosts } from '../../extproc/src/ir/virtual-hosts.js';
 import type { PolicyTable, TableRoute } from '../../extproc/src/table/policy-table.js';
 import type { Json } from '../../extproc/src/json.js';
 import { HOSTS, pick, randomRules, rng } from '../resolve/random-table.js';

@@ -25,7 +25,7 @@ import { envoyRoutes, type RouteOptions } from './route-action.js';
 import { routerPlan } from './router-plan.js';
 import type { OutlierDetectionOptions } from './outlier-detection.js';
 import { type RuleClusters, ruleClusters } from './rule-clusters.js';
-import { virtualHosts } from '../resolve/virtual-hosts.js';
+import { virtualHosts } from '../ir/virtual-hosts.js';
 import type { Json } from '../json.js';
 import type { TlsMaterial } from '../table/tls-material.js';
 import {
@@ -80,7 +80,7 @@ function listenerName(group: PortGroup): string {
 
 /**
  * The virtual hosts of one port and their routes in the order Envoy must try them: the
- * resolver's own precedence (resolve/virtual-hosts.ts), so route matching is written once.
+ * same precedence the resolver uses (ir/virtual-hosts.ts), so route matching is written once.
  */
 function orderedVirtualHosts(
   routes: readonly TableRoute[],

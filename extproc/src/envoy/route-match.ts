@@ -2,7 +2,7 @@
 // whole value, as Envoy's RE2 `safe_regex` does; PathPrefix matches whole path elements,
 // as `path_separated_prefix` does ("/foo" matches "/foo" and "/foo/bar", not "/foobar").
 import type { StringMatch, TableMatch } from '../table/policy-table.js';
-import { prefixKey } from '../resolve/host-bucket.js';
+import { prefixKey } from '../ir/precedence.js';
 import type { Json } from '../json.js';
 
 function stringMatcher(type: StringMatch['type'], value: string): Json {

@@ -1,14 +1,9 @@
 // One (route, rule, match) compiled for lookup: its precedence and a test for the parts of
 // the match the index cannot decide (method, headers, query params, regular expressions).
+import { type RankedMatch, compareMatches, matchIndexOf } from '../ir/precedence.js';
 import type { TableMatch, TableRoute, TableRule } from '../table/policy-table.js';
 
-export interface Entry {
-  readonly route: TableRoute;
-  readonly rule: TableRule;
-  readonly match: TableMatch;
-  /** Route order in the table (oldest first, then namespace/name). */
-  readonly routeOrder: number;
-  readonly matchIndex: number;
+export interface Entry extends RankedMatch {
   readonly test: (
     method: string,
     headers: Readonly<Record<string, string>> | undefined,
@@ -96,24 +91,9 @@ export function compileEntry(
     const re = regex(match.path.value.startsWith('^') ? match.path.value : `^(?:${match.path.value})$`);
     pathTest = (p) => re.test(p);
   }
-  const matchIndex = Number(match.id.slice(match.id.lastIndexOf('/') + 1));
+  const matchIndex = matchIndexOf(match);
   return { route, rule, match, routeOrder, matchIndex, test, ...(pathTest ? { pathTest } : {}) };
 }
 
-/**
- * Precedence among entries of the same path group: method match, most header matches,
- * most query-param matches, then the older route (table order), then rule and match order.
- */
-export function compareEntries(a: Entry, b: Entry): number {
-  // gRPC requests are all POST: the method a GRPCRoute match carries is not a method match.
-  const am = a.match.method !== undefined && a.route.kind === 'http' ? 1 : 0;
-  const bm = b.match.method !== undefined && b.route.kind === 'http' ? 1 : 0;
-  return (
-    bm - am ||
-    b.match.headers.length - a.match.headers.length ||
-    b.match.queryParams.length - a.match.queryParams.length ||
-    a.routeOrder - b.routeOrder ||
-    a.rule.index - b.rule.index ||
-    a.matchIndex - b.matchIndex
-  );
-}
+/** Gateway API precedence among entries of the same path rank (ir/precedence.ts). */
+export const compareEntries: (a: Entry, b: Entry) => number = compareMatches;

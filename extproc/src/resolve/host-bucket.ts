@@ -1,37 +1,8 @@
 // The matches of one hostname, indexed by path: exact paths and path prefixes in maps,
 // regular expressions (and gRPC method-only matches) in a short ranked list.
-import type { TableMatch } from '../table/policy-table.js';
+import { pathRank, prefixKey, prefixRank } from '../ir/precedence.js';
 import { type Entry, compareEntries } from './entry.js';
 import type { ResolveResult } from './request.js';
-
-/** Path precedence: Exact > RegularExpression > longest PathPrefix. */
-const RANK_EXACT = 3e9;
-const RANK_REGEX = 2e9;
-const RANK_PREFIX = 1e9;
-
-/** A prefix's rank grows with its length; a gRPC method-only match sits just above `/`. */
-function prefixRank(length: number): number {
-  return RANK_PREFIX + length * 2;
-}
-
-function scanRank(m: TableMatch): number {
-  // GRPCRoute precedence: characters in the service first, so a method-only match ranks
-  // below every service match and above the catch-all.
-  if (m.grpc && m.grpc.type === 'Exact' && m.grpc.service === undefined) return prefixRank(1) + 1;
-  return RANK_REGEX;
-}
-
-/** `/abc/` and `/abc` are the same prefix; `/` stays `/`. */
-export function prefixKey(value: string): string {
-  return value.length > 1 && value.endsWith('/') ? value.slice(0, -1) : value;
-}
-
-/** A match's path precedence: higher ranks are tried first. */
-export function pathRank(m: TableMatch): number {
-  if (m.path.type === 'Exact') return RANK_EXACT;
-  if (m.path.type === 'PathPrefix') return prefixRank(prefixKey(m.path.value).length);
-  return scanRank(m);
-}
 
 type Ranked = { readonly rank: number; readonly entry: Entry };
 
@@ -85,7 +56,7 @@ export class HostBucket {
       const { type, value } = e.match.path;
       if (type === 'Exact') push(this.exact, value, e);
       else if (type === 'PathPrefix') push(this.prefix, prefixKey(value), e);
-      else this.scans.push({ rank: scanRank(e.match), entry: e });
+      else this.scans.push({ rank: pathRank(e.match), entry: e });
     }
     this.pending.length = 0;
     for (const list of this.exact.values()) list.sort(compareEntries);

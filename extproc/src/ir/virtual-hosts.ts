@@ -1,10 +1,10 @@
-// The resolver's precedence as plain ordered lists, for the Envoy configuration generator:
+// Gateway API precedence as plain ordered lists, for the Envoy configuration generator:
 // one virtual host per hostname whose routes, tried in order with first match winning,
-// choose exactly what resolve() chooses. A hostname's own matches come first, then those
-// of the wildcards covering it (longest first), then those for any host.
+// choose exactly what the ext_proc resolver chooses (both rank by precedence.ts). A
+// hostname's own matches come first, then those of the wildcards covering it (longest
+// first), then those for any host.
 import type { PolicyTable } from '../table/policy-table.js';
-import { type Entry, compareEntries, compileEntry } from './entry.js';
-import { pathRank } from './host-bucket.js';
+import { type RankedMatch, compareMatches, matchIndexOf, pathRank } from './precedence.js';
 
 export interface OrderedMatch {
   readonly routeId: string;
@@ -28,11 +28,11 @@ function covers(wildcard: string, hostname: string): boolean {
 }
 
 export function virtualHosts(table: PolicyTable): VirtualHost[] {
-  const byHost = new Map<string, { entry: Entry; rank: number }[]>();
+  const byHost = new Map<string, { entry: RankedMatch; rank: number }[]>();
   table.routes.forEach((route, order) => {
     for (const rule of route.rules) {
       for (const match of rule.matches) {
-        const entry = compileEntry(route, rule, match, order);
+        const entry: RankedMatch = { route, rule, match, routeOrder: order, matchIndex: matchIndexOf(match) };
         for (const h of route.hostnames) {
           const list = byHost.get(h) ?? [];
           list.push({ entry, rank: pathRank(match) });
@@ -43,7 +43,7 @@ export function virtualHosts(table: PolicyTable): VirtualHost[] {
   });
   const own = new Map<string, OrderedMatch[]>();
   for (const [hostname, list] of byHost) {
-    list.sort((a, b) => b.rank - a.rank || compareEntries(a.entry, b.entry));
+    list.sort((a, b) => b.rank - a.rank || compareMatches(a.entry, b.entry));
     own.set(
       hostname,
       list.map(({ entry }) => ({

@@ -4,10 +4,10 @@
 import { describe, expect, it } from 'vitest';
 import { compileResolver } from '../../extproc/src/resolve/compile.js';
 import type { ResolveRequest } from '../../extproc/src/resolve/request.js';
-import { virtualHosts, type VirtualHost } from '../../extproc/src/resolve/virtual-hosts.js';
+import { virtualHosts, type VirtualHost } from '../../extproc/src/ir/virtual-hosts.js';
 import type { PolicyTable, TableMatch } from '../../extproc/src/table/policy-table.js';
-import { HOSTS, pick, randomRules, rng } from './random-table.js';
-import { route, table } from './table-builder.js';
+import { HOSTS, pick, randomRules, rng } from '../resolve/random-table.js';
+import { route, table } from '../resolve/table-builder.js';
 
 const SEGMENTS = ['', 'a', 'b', 'a/b', 'a/b/c', 'b/a'];
 
