@@ -181,6 +181,14 @@ export function goals(v: Readonly<Record<string, VariantReport>>): Goal[] {
       : `V5/V9 control service CPU per request ${c5?.toFixed(2) ?? 'n/a'} (V6/V9, the same answer as V9's: ${c6?.toFixed(2) ?? 'n/a'})`,
     met: c5 === null ? null : c5 <= 1.0,
   });
+  const v8 = v['V8']?.cpu_us_per_req ?? null;
+  const v3 = v['V3']?.cpu_us_per_req ?? null;
+  const c8 = v8 === null || v3 === null ? null : v8 / v3;
+  out.push({
+    goal: "attach mode with the answer cache (V8) CPU per request at most 1.3× gateway mode's (V3)",
+    measured: !v['V8'] ? 'V8 not measured' : `V8/V3 CPU per request ${fmt(c8)} (V8/V1 ${fmt(cpu('V8'))})`,
+    met: c8 === null ? null : c8 <= 1.3,
+  });
   out.push({
     goal: 'attach mode (V6) throughput at least 50% of plain Envoy (V1)',
     measured: `V6/V1 throughput ${g6?.rps?.toFixed(2) ?? 'n/a'} (V5, empty ext_proc: ${g5?.rps?.toFixed(2) ?? 'n/a'})`,

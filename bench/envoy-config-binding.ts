@@ -13,6 +13,23 @@ export interface ConfigBinding {
   readonly wasmPath: string;
   /** Replaces the downstream steadfast filter's JSON configuration. */
   readonly filterConfig?: string;
+  /** false: the attach answer cache taken out (no lookup filter, ext_proc unwrapped). */
+  readonly answerCache?: boolean;
+}
+
+/** Drops the answer cache's lookup filter and unwraps ext_proc from its match_delegate. */
+function withoutAnswerCache(n: Node): void {
+  const filters = n['http_filters'];
+  if (!Array.isArray(filters)) return;
+  n['http_filters'] = (filters as Node[])
+    .filter((f) => !JSON.stringify(f).includes('"name":"steadfast-lookup"'))
+    .map((f) => {
+      const inner = (f['typed_config'] as Node | undefined)?.['extension_config'] as Node | undefined;
+      return f['name'] === 'envoy.filters.http.match_delegate' &&
+        inner?.['name'] === 'envoy.filters.http.ext_proc'
+        ? inner
+        : f;
+    });
 }
 
 type Node = Record<string, unknown>;
@@ -82,5 +99,6 @@ export function bindEnvoyConfig(yamlText: string, b: ConfigBinding): string {
       n['configuration']['value'] = b.filterConfig;
     }
   });
+  if (b.answerCache === false) walk(statics, withoutAnswerCache);
   return stringify(doc);
 }

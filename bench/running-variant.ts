@@ -164,6 +164,7 @@ export async function startVariant(v: Variant, env: VariantEnvironment): Promise
         wasmPath: env.wasmPath,
         ...(serve ? { extProcPort: serve.grpcPort } : {}),
         ...(v.filterConfig !== undefined ? { filterConfig: v.filterConfig } : {}),
+        ...(v.answerCache === false ? { answerCache: false } : {}),
       }),
       logLevel: 'error',
       args: ['--concurrency', '1'],

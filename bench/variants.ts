@@ -1,11 +1,11 @@
-// The setups the benchmark compares, V0–V6 and V9, and how to bring each one up: its
+// The setups the benchmark compares, V0–V9, and how to bring each one up: its
 // Envoy configuration, its control service, and the session cookie its clients carry.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export type VariantId = 'V0' | 'V1' | 'V2' | 'V3' | 'V3r' | 'V4' | 'V4r' | 'V5' | 'V6' | 'V7' | 'V9';
+export type VariantId = 'V0' | 'V1' | 'V2' | 'V3' | 'V3r' | 'V4' | 'V4r' | 'V5' | 'V6' | 'V7' | 'V8' | 'V9';
 
 export interface Variant {
   readonly id: VariantId;
@@ -15,6 +15,11 @@ export interface Variant {
   readonly envoyConfig?: string;
   /** The downstream filter's configuration, when it replaces the one in `envoyConfig`. */
   readonly filterConfig?: string;
+  /**
+   * Attach mode: false takes the answer cache out of `envoyConfig` (no lookup, ext_proc on
+   * every request, as `envoy-config --mode attach --answer-cache off` prints it).
+   */
+  readonly answerCache?: boolean;
   /** `steadfast serve` arguments (the address and admin port are added). */
   readonly serveArgs?: readonly string[];
   /** Instead of `steadfast serve`: the reference ext_proc server's arguments (the address is added). */
@@ -84,7 +89,13 @@ export function benchVariants(inputs: VariantInputs): Variant[] {
     readFileSync(join(inputs.root, 'bench', 'configs', 'envoy', name), 'utf8');
   const attach = readFileSync(join(inputs.root, 'envoy', 'attach-example.yaml'), 'utf8');
   // attach-example.yaml runs with "debug": true; production does not, nor does the benchmark.
+  // V5, V6 and V9 ask ext_proc on every request (the answer cache off); V8 is V6 with it.
   const attachFilter = JSON.stringify({ policySource: 'metadata', sessionKeys: [inputs.sessionKey] });
+  const cachedAttachFilter = JSON.stringify({
+    policySource: 'metadata',
+    sessionKeys: [inputs.sessionKey],
+    answerCache: true,
+  });
   const emptyConfig = mkdtempSync(join(tmpdir(), 'steadfast-bench-empty-'));
   return [
     { id: 'V0', name: 'direct', description: 'the backend, no Envoy' },
@@ -147,6 +158,7 @@ export function benchVariants(inputs: VariantInputs): Variant[] {
         'envoy/attach-example.yaml with `steadfast serve` on an empty configuration: every ext_proc answer is empty',
       envoyConfig: attach,
       filterConfig: attachFilter,
+      answerCache: false,
       serveArgs: ['--config', emptyConfig, '--allow-empty', ...ONE_PROCESS],
       expectCounters: ['steadfast_policy_missing_total'],
     },
@@ -157,9 +169,25 @@ export function benchVariants(inputs: VariantInputs): Variant[] {
         'envoy/attach-example.yaml with `steadfast serve --config` bench/configs/retry-session: the policy over ext_proc; clients resume their session',
       envoyConfig: attach,
       filterConfig: attachFilter,
+      answerCache: false,
       serveArgs: [...configs(inputs.root, 'base', 'retry-session'), ...ONE_PROCESS],
       sessionCookie: 'bench-session',
       expectCounters: ['steadfast_policy_applied_total', 'steadfast_session_resumed_total'],
+    },
+    {
+      id: 'V8',
+      name: 'attach, retry+session, cache',
+      description:
+        "V6 with the answer cache (envoy/attach-example.yaml as generated): a request whose answer the worker's VM holds skips ext_proc; warm after each key's first request, one miss per key every 500 ms",
+      envoyConfig: attach,
+      filterConfig: cachedAttachFilter,
+      serveArgs: [...configs(inputs.root, 'base', 'retry-session'), ...ONE_PROCESS],
+      sessionCookie: 'bench-session',
+      expectCounters: [
+        'steadfast_policy_applied_total',
+        'steadfast_session_resumed_total',
+        'steadfast_answer_cache_hit_total',
+      ],
     },
     {
       id: 'V9',
@@ -168,6 +196,7 @@ export function benchVariants(inputs: VariantInputs): Variant[] {
         "V6 with bench/reference-ext-proc (Go: grpc-go and go-control-plane) in place of `steadfast serve`: every ext_proc answer is V6's policy token, prepared once; the cheapest ext_proc server, steadfast's yardstick",
       envoyConfig: attach,
       filterConfig: attachFilter,
+      answerCache: false,
       referenceArgs: ['-policy-token', resolvedToken(inputs, 'base', 'retry-session')],
       sessionCookie: 'bench-session',
       expectCounters: ['steadfast_policy_applied_total', 'steadfast_session_resumed_total'],
