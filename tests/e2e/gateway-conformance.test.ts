@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AttemptLedger } from '../../backends/attempt-ledger.js';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
 import { type LocalGateway, startLocalGateway } from '../../extproc/src/runtime/local-gateway.js';
@@ -17,10 +18,11 @@ import {
   GATEWAY_PORTS,
 } from './conformance/conformance-case.js';
 import { exchange } from './conformance/exchange.js';
+import { MIRROR_TESTS } from './conformance/mirror-tables.js';
 import { REDIRECT_REWRITE_TESTS } from './conformance/redirect-rewrite-tables.js';
 import { ConfigDir, TEST_SESSION_KEY, serviceYaml } from './support/gateway-fixture.js';
 
-const TESTS: readonly ConformanceTest[] = [...REDIRECT_REWRITE_TESTS];
+const TESTS: readonly ConformanceTest[] = [...REDIRECT_REWRITE_TESTS, ...MIRROR_TESTS];
 const BACKENDS = ['infra-backend-v1', 'infra-backend-v2', 'infra-backend-v3'];
 const manifestDir = join(dirname(fileURLToPath(import.meta.url)), 'conformance', 'manifests');
 
@@ -33,10 +35,14 @@ describe('Gateway API conformance tables (gateway mode)', () => {
   const config = new ConfigDir();
   let backends: RunningBackend[] = [];
   let gateway: LocalGateway;
+  /** Each backend's own ledger: which requests (by uuid) reached it. */
+  const ledgers = new Map(BACKENDS.map((name) => [name, new AttemptLedger()]));
 
   beforeAll(async () => {
     backends = await Promise.all(
-      BACKENDS.map((name, i) => startEchoBackend({ address: `127.0.0.${i + 2}`, name })),
+      BACKENDS.map((name, i) =>
+        startEchoBackend({ address: `127.0.0.${i + 2}`, name, ledger: ledgers.get(name) as AttemptLedger }),
+      ),
     );
     config.write(
       'services.yaml',
@@ -64,9 +70,26 @@ describe('Gateway API conformance tables (gateway mode)', () => {
     config.remove();
   });
 
-  async function check(test: ConformanceTest, c: ConformanceCase): Promise<void> {
+  /** Resolves once `backend` has seen the request with this uuid; fails after 10 s. */
+  async function mirrored(backend: string, uuid: string): Promise<void> {
+    const ledger = ledgers.get(backend) as AttemptLedger;
+    const deadline = Date.now() + 10_000;
+    while (ledger.count(uuid) === 0) {
+      if (Date.now() > deadline) throw new Error(`${backend} never received the mirrored request ${uuid}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  async function check(test: ConformanceTest, c: ConformanceCase, i: number): Promise<void> {
     const url = gateway.envoy.url(`gateway/default/${test.gateway ?? 'same-namespace'}/listener/http`);
-    const res = await exchange(url, c.request.path, c.request.host ?? DEFAULT_HOST, c.request.headers);
+    const uuid = `${test.shortName}-${i}`;
+    const query = c.forwarded?.mirroredTo ? `?uuid=${uuid}` : '';
+    const res = await exchange(
+      url,
+      c.request.path + query,
+      c.request.host ?? DEFAULT_HOST,
+      c.request.headers,
+    );
     if (c.redirect) {
       expect(res.status).toBe(c.redirect.status);
       expect(res.headers['location']).toBe(c.redirect.location);
@@ -80,12 +103,15 @@ describe('Gateway API conformance tables (gateway mode)', () => {
         headers: Record<string, string[]>;
       };
       expect(seen.instance).toBe(c.forwarded.backend);
-      expect(seen.path).toBe(c.forwarded.path);
+      expect(seen.path).toBe(c.forwarded.path + query);
       if (c.forwarded.host !== undefined) expect(seen.host).toBe(c.forwarded.host);
       for (const [name, value] of Object.entries(c.forwarded.headers ?? {})) {
         expect(seen.headers[name]?.join(','), name).toBe(value);
       }
       for (const name of c.forwarded.absentHeaders ?? []) expect(seen.headers[name], name).toBeUndefined();
+      for (const backend of c.forwarded.mirroredTo ?? []) await mirrored(backend, uuid);
+      // The copy is the only one: the mirror is not where the answer came from.
+      for (const backend of c.forwarded.mirroredTo ?? []) expect(ledgers.get(backend)?.count(uuid)).toBe(1);
     }
   }
 
@@ -94,7 +120,7 @@ describe('Gateway API conformance tables (gateway mode)', () => {
     describe(title, () => {
       test.cases.forEach((c, i) => {
         it(`${i} request to '${c.request.path}' should go to ${c.redirect ? `${c.redirect.status} ${c.redirect.location}` : c.forwarded?.backend}`, async () => {
-          await check(test, c);
+          await check(test, c, i);
         });
       });
     });

@@ -2,7 +2,8 @@
 // a redirect is answered by Envoy's router — no backend sees it, nothing is retried, no
 // session cookie is set, even on a rule that asks for retries and a session; a rewritten
 // request is what every retry attempt sends (the router rewrites before the first
-// attempt); and a session behind a rewrite stays pinned to its backend.
+// attempt); a session behind a rewrite stays pinned to its backend; and a mirror gets one
+// copy, never retried, whose answer changes neither the response nor the session.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttemptLedger } from '../../backends/attempt-ledger.js';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
@@ -12,6 +13,7 @@ import { exchange } from './conformance/exchange.js';
 import {
   ConfigDir,
   GATEWAY_PORT,
+  freePort,
   gatewayUrl,
   gatewayYaml,
   serviceYaml,
@@ -38,6 +40,15 @@ spec:
       filters: [{ type: URLRewrite, urlRewrite: { path: { type: ReplacePrefixMatch, replacePrefixMatch: /inner } } }]
       sessionPersistence: { sessionName: pinned-session, type: Cookie }
       backendRefs: [{ name: app, port: 80 }]
+    - matches: [{ path: { value: /mirrored } }]
+      filters: [{ type: RequestMirror, requestMirror: { backendRef: { name: shadow, port: 80 } } }]
+      retry: { attempts: 2, codes: [503] }
+      sessionPersistence: { sessionName: mirrored-session, type: Cookie }
+      backendRefs: [{ name: app, port: 80 }]
+    - matches: [{ path: { value: /mirror-dead } }]
+      filters: [{ type: RequestMirror, requestMirror: { backendRef: { name: dead, port: 80 } } }]
+      retry: { attempts: 2, codes: [503] }
+      backendRefs: [{ name: app, port: 80 }]
 `;
 
 function cookieOf(setCookie: string | string[] | undefined, name: string): string | undefined {
@@ -52,7 +63,9 @@ function cookieOf(setCookie: string | string[] | undefined, name: string): strin
 describe('gateway mode: redirects and rewrites with retries and sessions', () => {
   const config = new ConfigDir();
   const ledger = new AttemptLedger();
+  const shadowLedger = new AttemptLedger();
   let backends: RunningBackend[] = [];
+  let shadow: RunningBackend;
   let gateway: LocalGateway;
 
   beforeAll(async () => {
@@ -62,14 +75,22 @@ describe('gateway mode: redirects and rewrites with retries and sessions', () =>
       ),
     );
     config.write('gateway.yaml', gatewayYaml());
-    config.write('services.yaml', serviceYaml('app', backends));
+    shadow = await startEchoBackend({ address: '127.0.0.5', name: 'shadow', ledger: shadowLedger });
+    // Nothing listens there: every copy sent to it fails to connect.
+    const dead = { name: 'dead', address: '127.0.0.6', port: await freePort(), close: async () => undefined };
+    config.write(
+      'services.yaml',
+      serviceYaml('app', backends),
+      serviceYaml('shadow', [shadow]),
+      serviceYaml('dead', [dead]),
+    );
     config.write('routes.yaml', ROUTES);
     gateway = await startTestGateway(config);
   });
 
   afterAll(async () => {
     await gateway?.stop();
-    await Promise.all(backends.map((b) => b.close()));
+    await Promise.all([...backends, shadow].map((b) => b?.close()));
     config.remove();
   });
 
@@ -124,5 +145,37 @@ describe('gateway mode: redirects and rewrites with retries and sessions', () =>
       spread.add((JSON.parse(res.body) as { instance: string }).instance);
     }
     expect(spread.size).toBeGreaterThan(1);
+  });
+
+  it('mirrors once: the copy is never retried, and its answer changes neither the response nor the session', async () => {
+    const uuid = 'mirror-1';
+    const query = `uuid=${uuid}&succeedAfter=2&responseCode=503`;
+    const res = await exchange(gatewayUrl(gateway), `/mirrored/a?${query}`, 'shop.example');
+    // The app answered on its third try; the shadow's 503 was dropped.
+    expect(res.status, res.body).toBe(200);
+    const served = (JSON.parse(res.body) as { instance: string }).instance;
+    expect(served).toMatch(/^app-/);
+    expect(ledger.attempts(uuid).map((a) => a.status)).toEqual([503, 503, 200]);
+    const deadline = Date.now() + 10_000;
+    while (shadowLedger.count(uuid) === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(shadowLedger.attempts(uuid).map((a) => a.status)).toEqual([503]);
+    // The session names the backend that answered, not the shadow.
+    const cookie = cookieOf(res.headers['set-cookie'], 'mirrored-session');
+    expect(cookie).toBeDefined();
+    for (let i = 0; i < 6; i++) {
+      const next = await exchange(gatewayUrl(gateway), `/mirrored/b${i}`, 'shop.example', {
+        cookie: cookie as string,
+      });
+      expect((JSON.parse(next.body) as { instance: string }).instance).toBe(served);
+    }
+    expect(shadowLedger.count(uuid)).toBe(1);
+  });
+
+  it('answers as if there were no mirror when the mirror backend is down', async () => {
+    const uuid = 'mirror-dead-1';
+    const res = await exchange(gatewayUrl(gateway), `/mirror-dead/a?uuid=${uuid}`, 'shop.example');
+    expect(res.status, res.body).toBe(200);
+    expect(ledger.count(uuid)).toBe(1);
   });
 });

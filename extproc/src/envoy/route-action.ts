@@ -84,6 +84,20 @@ function retryPolicy(
   };
 }
 
+/**
+ * RequestMirror as Envoy's shadowing: the router sends one copy per request (never per
+ * retry), does not retry it, and drops its answer, so it cannot change the response or
+ * the session the client gets.
+ */
+function mirrorPolicies(mirrors: RuleClusters['mirrors']): Json[] {
+  return mirrors.map((m) => ({
+    cluster: m.name,
+    ...(m.perMillion < 1_000_000
+      ? { runtime_fraction: { default_value: { numerator: m.perMillion, denominator: 'MILLION' } } }
+      : {}),
+  }));
+}
+
 function optional(key: string, value: Json | undefined): Json {
   return value === undefined ? {} : { [key]: value };
 }
@@ -153,6 +167,7 @@ export function envoyRoutes(
     ...target,
     // The router rewrites once, before the first attempt: every retry sends the same request.
     ...(rule.rewrite ? rewriteFields(rule.rewrite, match) : {}),
+    ...(clusters.mirrors.length > 0 ? { request_mirror_policies: mirrorPolicies(clusters.mirrors) } : {}),
     ...(clusters.unresolved ? { cluster_not_found_response_code: 'INTERNAL_SERVER_ERROR' } : {}),
     ...(timeout !== undefined ? { timeout } : {}),
     ...optional('retry_policy', retryPolicy(retry, plan.perTryTimeoutMs, session)),

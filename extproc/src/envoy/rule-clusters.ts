@@ -55,6 +55,8 @@ export interface RuleClusters {
   readonly unresolved: boolean;
   /** The rule has a ws or wss backend: its route allows the WebSocket upgrade. */
   readonly websocket: boolean;
+  /** RequestMirror targets: each its own cluster, named `<rule id>/mirror/<i>`. */
+  readonly mirrors: readonly { readonly name: string; readonly perMillion: number }[];
 }
 
 interface Group {
@@ -156,9 +158,20 @@ export function ruleClusters(kind: TableRouteKind, rule: TableRule, options: Clu
       clusters.push(cluster(name, g.protocol, g.backends, options, backoffMs, g.tls));
     targets.push({ name, weight: g.backends.reduce((sum, b) => sum + b.weight, 0) });
   }
+  const mirrors: { name: string; perMillion: number }[] = [];
+  (rule.mirrors ?? []).forEach((m, i) => {
+    if (m.backend.invalid) return;
+    const name = `${rule.id}/mirror/${i}`;
+    // A mirror's copy is never retried: its cluster needs no backoff filter.
+    clusters.push(
+      cluster(name, clusterProtocol(kind, m.backend.protocol), [m.backend], options, 0, m.backend.tls),
+    );
+    mirrors.push({ name, perMillion: m.perMillion });
+  });
   return {
     clusters,
     targets,
+    mirrors,
     unresolved: groups.some((g) => g.key === 'invalid'),
     websocket: groups.some((g) => g.protocol === 'ws' || g.protocol === 'wss'),
   };

@@ -170,6 +170,13 @@ export interface RewriteSpec {
   readonly path?: PathModifier;
 }
 
+/** HTTPRequestMirrorFilter: where a copy goes, and for how many requests. */
+export interface MirrorSpec {
+  readonly backendRef: BackendRef;
+  /** Share of requests mirrored, in millionths (percent or fraction; neither: all). */
+  readonly perMillion: number;
+}
+
 export interface RouteFilter {
   readonly index: number;
   readonly type: string;
@@ -181,6 +188,7 @@ export interface RouteFilter {
   };
   readonly redirect?: RedirectSpec;
   readonly rewrite?: RewriteSpec;
+  readonly mirror?: MirrorSpec;
 }
 
 export interface RouteRule {

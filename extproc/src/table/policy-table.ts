@@ -138,6 +138,13 @@ export interface TableRewrite {
   readonly path?: TablePathModifier;
 }
 
+/** RequestMirror: a copy of the request to one backend, for a share of requests; its answer is dropped. */
+export interface TableMirror {
+  readonly backend: TableBackend;
+  /** Share of requests mirrored, in millionths. */
+  readonly perMillion: number;
+}
+
 export interface TableRule {
   /** `httproute/<ns>/<name>/rule/<i>` (or grpcroute/...) */
   readonly id: string;
@@ -149,6 +156,8 @@ export interface TableRule {
   readonly responseHeaders?: HeaderModifier;
   readonly redirect?: TableRedirect;
   readonly rewrite?: TableRewrite;
+  /** RequestMirror filters; one whose backend does not resolve is left out of Envoy and reported in ResolvedRefs. */
+  readonly mirrors?: readonly TableMirror[];
   readonly policy: Policy;
   /** Where the session persistence came from: `rule`, or the policy, e.g. `sessionpersistencepolicy/<ns>/<name>`. */
   readonly sessionFrom?: string;

@@ -38,6 +38,7 @@ export const SUPPORTED_FILTERS = [
   'ResponseHeaderModifier',
   'RequestRedirect',
   'URLRewrite',
+  'RequestMirror',
 ] as const;
 
 export interface Translation {
@@ -102,6 +103,13 @@ function translateRule(
     : rulePolicy(id, kind, rule.retry, rule.timeouts, session?.spec);
   let invalid: TableRule['invalid'];
   const rewrite = rule.filters.find((f) => f.rewrite)?.rewrite;
+  // "If the referent cannot be found, this BackendRef is invalid and must be dropped".
+  // A mirror whose backend does not resolve stays in the table marked invalid: never configured.
+  const mirrors = rule.filters.flatMap((f) =>
+    f.mirror
+      ? [{ backend: resolveBackend(route, f.mirror.backendRef, ctx), perMillion: f.mirror.perMillion }]
+      : [],
+  );
   const errors = ruleErrorsOf(route, rule.index);
   const unsupported = rule.filters.filter((f) => !(SUPPORTED_FILTERS as readonly string[]).includes(f.type));
   const validBackends = backends.filter((b) => !b.invalid);
@@ -144,6 +152,7 @@ function translateRule(
     ...(responseHeaders ? { responseHeaders } : {}),
     ...(redirect ? { redirect } : {}),
     ...(rewrite ? { rewrite } : {}),
+    ...(mirrors.length > 0 ? { mirrors } : {}),
     policy,
     ...(session ? { sessionFrom: session.from } : {}),
     token,
@@ -190,7 +199,7 @@ function routeConditions(route: Route, rules: readonly TableRule[]): Condition[]
         )
       : condition(T.Accepted, 'True', Reason.Accepted, 'accepted', gen);
   const broken = rules.flatMap((r) =>
-    r.backends
+    [...r.backends, ...(r.mirrors ?? []).map((m) => m.backend)]
       .filter((b) => b.invalid && b.invalid.reason !== Reason.UnsupportedValue)
       .map((b) => ({ rule: r.index, b })),
   );

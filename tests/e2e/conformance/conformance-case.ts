@@ -26,6 +26,8 @@ export interface BackendExpectation {
   /** Values of repeated headers are joined with ",". */
   readonly headers?: Readonly<Record<string, string>>;
   readonly absentHeaders?: readonly string[];
+  /** Backends that must each receive a copy (RequestMirror); the request then carries a `uuid` query to find it. */
+  readonly mirroredTo?: readonly string[];
 }
 
 export interface ConformanceCase {

@@ -3,6 +3,7 @@ import type { FieldPath } from '../diagnostic.js';
 import type { Fields, Rec } from '../fields.js';
 import type { RouteFilter } from '../model.js';
 import { TOKEN } from '../patterns.js';
+import { decodeMirror } from './mirror-filter.js';
 import { decodeRedirect, decodeRewrite } from './path-filters.js';
 
 const HTTP_FILTERS: Readonly<Record<string, string>> = {
@@ -39,7 +40,13 @@ function headerList(mod: Rec, key: string, at: FieldPath, f: Fields): { name: st
   return out;
 }
 
-export function decodeFilters(rule: Rec, path: FieldPath, f: Fields, grpc: boolean): RouteFilter[] {
+export function decodeFilters(
+  rule: Rec,
+  path: FieldPath,
+  f: Fields,
+  grpc: boolean,
+  namespace: string,
+): RouteFilter[] {
   const out: RouteFilter[] = [];
   const types = grpc ? GRPC_FILTERS : Object.keys(HTTP_FILTERS);
   for (const [flt, i] of f.recs(rule, 'filters', path, { max: 16 })) {
@@ -70,12 +77,14 @@ export function decodeFilters(rule: Rec, path: FieldPath, f: Fields, grpc: boole
     }
     const redirect = type === 'RequestRedirect' ? decodeRedirect(flt, at, f) : undefined;
     const rewrite = type === 'URLRewrite' ? decodeRewrite(flt, at, f) : undefined;
+    const mirror = type === 'RequestMirror' ? decodeMirror(flt, at, f, namespace) : undefined;
     out.push({
       index: i,
       type,
       ...(headers ? { headers } : {}),
       ...(redirect ? { redirect } : {}),
       ...(rewrite ? { rewrite } : {}),
+      ...(mirror ? { mirror } : {}),
     });
   }
   for (const t of NOT_REPEATABLE) {

@@ -46,7 +46,7 @@ export function decodeRoute(src: SourceObject, kind: 'HTTPRoute' | 'GRPCRoute'):
     const httpMatches = grpc ? [] : decodeHttpMatches(rule, at, f);
     const grpcMatches = grpc ? decodeGrpcMatches(rule, at, f) : [];
     totalMatches += Array.isArray(rule.matches) ? rule.matches.length : 0;
-    const filters = decodeFilters(rule, at, f, grpc);
+    const filters = decodeFilters(rule, at, f, grpc, src.namespace);
     if (!grpc) checkPrefixReplacement(filters, httpMatches, rule, at, f);
     const backendRefs = decodeBackendRefs(rule, at, f, src.namespace);
     const retry = decodeRetry(rule, at, f, grpc);
