@@ -18,11 +18,16 @@ import {
   GATEWAY_PORTS,
 } from './conformance/conformance-case.js';
 import { exchange } from './conformance/exchange.js';
+import { BACKEND_FILTER_TESTS } from './conformance/backend-filter-tables.js';
 import { MIRROR_TESTS } from './conformance/mirror-tables.js';
 import { REDIRECT_REWRITE_TESTS } from './conformance/redirect-rewrite-tables.js';
 import { ConfigDir, TEST_SESSION_KEY, serviceYaml } from './support/gateway-fixture.js';
 
-const TESTS: readonly ConformanceTest[] = [...REDIRECT_REWRITE_TESTS, ...MIRROR_TESTS];
+const TESTS: readonly ConformanceTest[] = [
+  ...REDIRECT_REWRITE_TESTS,
+  ...MIRROR_TESTS,
+  ...BACKEND_FILTER_TESTS,
+];
 const BACKENDS = ['infra-backend-v1', 'infra-backend-v2', 'infra-backend-v3'];
 const manifestDir = join(dirname(fileURLToPath(import.meta.url)), 'conformance', 'manifests');
 
@@ -90,6 +95,18 @@ describe('Gateway API conformance tables (gateway mode)', () => {
       c.request.host ?? DEFAULT_HOST,
       c.request.headers,
     );
+    if (c.repeated) {
+      const seenBackends = new Set<string>();
+      for (let n = 0; n < c.repeated.count; n++) {
+        const r = await exchange(url, c.request.path, c.request.host ?? DEFAULT_HOST, c.request.headers);
+        expect(r.status, r.body).toBe(200);
+        const seen = JSON.parse(r.body) as { instance: string; headers: Record<string, string[]> };
+        expect(seen.headers[c.repeated.headerNamesBackend]).toEqual([seen.instance]);
+        seenBackends.add(seen.instance);
+      }
+      // Both weights are non-zero: both backends answer some of the requests.
+      expect(seenBackends.size).toBeGreaterThan(1);
+    }
     if (c.redirect) {
       expect(res.status).toBe(c.redirect.status);
       expect(res.headers['location']).toBe(c.redirect.location);
@@ -119,7 +136,7 @@ describe('Gateway API conformance tables (gateway mode)', () => {
     const title = `${test.shortName}${test.group ? `/${test.group}` : ''} [${test.features.join(', ')}]`;
     describe(title, () => {
       test.cases.forEach((c, i) => {
-        it(`${i} request to '${c.request.path}' should go to ${c.redirect ? `${c.redirect.status} ${c.redirect.location}` : c.forwarded?.backend}`, async () => {
+        it(`${i} request to '${c.request.path}' should go to ${c.redirect ? `${c.redirect.status} ${c.redirect.location}` : (c.forwarded?.backend ?? `the backend its header names (${c.repeated?.count ?? 0} times)`)}`, async () => {
           await check(test, c, i);
         });
       });

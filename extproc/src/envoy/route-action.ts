@@ -8,7 +8,7 @@ import { sessionlessRouteFilters } from './http-filters.js';
 import { type ListenerContext, redirectAction, rewriteFields } from './path-filters.js';
 import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
 import { durationMs, IDEMPOTENT_METHODS, routerPlan, type RouterRetry } from './router-plan.js';
-import type { RuleClusters } from './rule-clusters.js';
+import type { RuleClusters, RuleTarget } from './rule-clusters.js';
 import { routeMatch } from './route-match.js';
 import type { Json } from '../json.js';
 
@@ -39,6 +39,18 @@ function headersToAdd(m: HeaderModifier): Json[] {
       append_action: 'APPEND_IF_EXISTS_OR_ADD',
     })),
   ];
+}
+
+/** A backendRef's header modifiers, as its weighted_clusters entry takes them. */
+function backendModifiers(t: RuleTarget): Json {
+  const out: Json = {};
+  const req = t.requestHeaders;
+  const res = t.responseHeaders;
+  if (req && req.set.length + req.add.length > 0) out['request_headers_to_add'] = headersToAdd(req);
+  if (req && req.remove.length > 0) out['request_headers_to_remove'] = [...req.remove];
+  if (res && res.set.length + res.add.length > 0) out['response_headers_to_add'] = headersToAdd(res);
+  if (res && res.remove.length > 0) out['response_headers_to_remove'] = [...res.remove];
+  return out;
 }
 
 function modifiers(rule: TableRule, options: RouteOptions): Json {
@@ -152,10 +164,16 @@ export function envoyRoutes(
     ];
   }
   const usable = clusters.targets.filter((t) => t.weight > 0);
+  // A backendRef's own headers live on its entry of weighted_clusters (its own cluster).
+  const perBackend = usable.some((t) => t.requestHeaders || t.responseHeaders);
   const target =
-    clusters.targets.length === 1 || usable.length === 0
+    (clusters.targets.length === 1 && !perBackend) || usable.length === 0
       ? { cluster: clusters.targets[0]?.name }
-      : { weighted_clusters: { clusters: usable.map((t) => ({ name: t.name, weight: t.weight })) } };
+      : {
+          weighted_clusters: {
+            clusters: usable.map((t) => ({ name: t.name, weight: t.weight, ...backendModifiers(t) })),
+          },
+        };
   const plan = routerPlan(rule.policy);
   const session = rule.policy.session !== undefined;
   // A WebSocket lives longer than any request timeout; GRPCRoute has no timeouts, so streams

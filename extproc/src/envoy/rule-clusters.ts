@@ -15,6 +15,7 @@
 // otherwise have been routed to an invalid backend MUST receive a 500 status code", which
 // the route answers through `cluster_not_found_response_code`.
 import type {
+  HeaderModifier,
   TableBackend,
   TableBackendTls,
   TableEndpoint,
@@ -45,6 +46,9 @@ export interface RuleTarget {
   readonly name: string;
   /** Sum of the group's backendRef weights. */
   readonly weight: number;
+  /** A backendRef's own header modifiers: such a backend is a group (a cluster) of its own. */
+  readonly requestHeaders?: HeaderModifier;
+  readonly responseHeaders?: HeaderModifier;
 }
 
 export interface RuleClusters {
@@ -140,10 +144,11 @@ function cluster(
 
 export function ruleClusters(kind: TableRouteKind, rule: TableRule, options: ClusterOptions): RuleClusters {
   const groups: Group[] = [];
-  for (const b of rule.backends) {
+  for (const [index, b] of rule.backends.entries()) {
     const protocol = b.invalid ? 'invalid' : clusterProtocol(kind, b.protocol);
     const tls = b.invalid ? undefined : b.tls;
-    const key = tls ? `${protocol}+${tls.policy}` : protocol;
+    const filtered = b.requestHeaders !== undefined || b.responseHeaders !== undefined;
+    const key = `${tls ? `${protocol}+${tls.policy}` : protocol}${filtered && !b.invalid ? `+backend-${index}` : ''}`;
     let g = groups.find((x) => x.key === key);
     if (!g) groups.push((g = { key, protocol, ...(tls ? { tls } : {}), backends: [] }));
     g.backends.push(b);
@@ -156,7 +161,13 @@ export function ruleClusters(kind: TableRouteKind, rule: TableRule, options: Clu
     const name = ruleClusterName(rule, single ? undefined : g.key);
     if (g.protocol !== 'invalid')
       clusters.push(cluster(name, g.protocol, g.backends, options, backoffMs, g.tls));
-    targets.push({ name, weight: g.backends.reduce((sum, b) => sum + b.weight, 0) });
+    const first = g.backends[0];
+    targets.push({
+      name,
+      weight: g.backends.reduce((sum, b) => sum + b.weight, 0),
+      ...(first?.requestHeaders && !first.invalid ? { requestHeaders: first.requestHeaders } : {}),
+      ...(first?.responseHeaders && !first.invalid ? { responseHeaders: first.responseHeaders } : {}),
+    });
   }
   const mirrors: { name: string; perMillion: number }[] = [];
   (rule.mirrors ?? []).forEach((m, i) => {

@@ -88,8 +88,8 @@ export interface BackendRef {
   readonly name: string;
   readonly port?: number;
   readonly weight: number;
-  /** Filters on the backendRef (reported as unsupported when present). */
-  readonly filterTypes: readonly string[];
+  /** Filters on the backendRef: header modifiers are carried out, any other type fails the backend closed. */
+  readonly filters: readonly RouteFilter[];
 }
 
 export type StringMatchType = 'Exact' | 'RegularExpression';

@@ -107,6 +107,9 @@ export interface TableBackend {
   /** Set when a BackendTLSPolicy targets the Service (or its port): connect with TLS and verify. */
   readonly tls?: TableBackendTls;
   readonly retryConstraint?: TableRetryConstraint;
+  /** The backendRef's own header modifiers, applied only to requests sent to it. */
+  readonly requestHeaders?: HeaderModifier;
+  readonly responseHeaders?: HeaderModifier;
   /** Set when the reference does not resolve: requests sent its share answer 500. */
   readonly invalid?: { readonly reason: string; readonly message: string };
 }

@@ -117,6 +117,9 @@ export function resolveEndpoints(
   return out;
 }
 
+/** Filters a backendRef may carry: applied by Envoy to the requests sent to that backend only. */
+const BACKEND_FILTERS: readonly string[] = ['RequestHeaderModifier', 'ResponseHeaderModifier'];
+
 export function resolveBackend(route: Route, ref: BackendRef, ctx: BackendContext): TableBackend {
   const svcKey = `${ref.namespace}/${ref.name}`;
   const base = {
@@ -141,12 +144,15 @@ export function resolveBackend(route: Route, ref: BackendRef, ctx: BackendContex
       `no ReferenceGrant in namespace ${ref.namespace} allows ${route.kind} from ${route.namespace} to Service ${ref.name}`,
     );
   }
-  if (ref.filterTypes.length > 0) {
+  const unsupported = ref.filters.filter((f) => !BACKEND_FILTERS.includes(f.type)).map((f) => f.type);
+  if (unsupported.length > 0) {
     return fail(
       Reason.UnsupportedValue,
-      `backendRef filters (${ref.filterTypes.join(', ')}) are not supported`,
+      `backendRef filters (${unsupported.join(', ')}) are not supported (steadfast supports ${BACKEND_FILTERS.join(', ')} on a backendRef)`,
     );
   }
+  const requestHeaders = ref.filters.find((f) => f.type === 'RequestHeaderModifier')?.headers;
+  const responseHeaders = ref.filters.find((f) => f.type === 'ResponseHeaderModifier')?.headers;
   const svc = ctx.services.get(svcKey);
   if (!svc) return fail(Reason.BackendNotFound, `Service ${svcKey} not found`);
   if (svc.errors.length > 0)
@@ -178,5 +184,7 @@ export function resolveBackend(route: Route, ref: BackendRef, ctx: BackendContex
     // A BackendTLSPolicy means the gateway speaks TLS to the backend, whatever the protocol.
     ...(tls ? { tls } : {}),
     ...(retryConstraint ? { retryConstraint } : {}),
+    ...(requestHeaders ? { requestHeaders } : {}),
+    ...(responseHeaders ? { responseHeaders } : {}),
   };
 }

@@ -131,6 +131,17 @@ function translateRule(
       reason: b?.invalid?.reason ?? Reason.BackendNotFound,
       message: `no backendRef resolves: ${b?.invalid?.message ?? ''}`,
     };
+  } else if (
+    session &&
+    backends.length > 1 &&
+    backends.some((b) => b.requestHeaders !== undefined || b.responseHeaders !== undefined)
+  ) {
+    // Per-backend headers need a cluster per backend; a session pins within one cluster only.
+    invalid = {
+      reason: Reason.UnsupportedValue,
+      message:
+        'session persistence across several backendRefs cannot be combined with backendRef filters in steadfast (each such backend needs its own Envoy cluster, and a session pins within one)',
+    };
   }
   let token: string;
   try {

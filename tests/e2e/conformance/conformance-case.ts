@@ -30,8 +30,16 @@ export interface BackendExpectation {
   readonly mirroredTo?: readonly string[];
 }
 
+/** The request sent `count` times: each answer must come from the backend the header names. */
+export interface RepeatedExpectation {
+  readonly count: number;
+  /** A request header the backend must see exactly once, naming the backend itself. */
+  readonly headerNamesBackend: string;
+}
+
 export interface ConformanceCase {
   readonly request: CaseRequest;
+  readonly repeated?: RepeatedExpectation;
   readonly redirect?: RedirectExpectation;
   readonly forwarded?: BackendExpectation;
 }

@@ -50,7 +50,7 @@ export function decodeMirror(flt: Rec, at: FieldPath, f: Fields, namespace: stri
       name,
       ...(port !== undefined ? { port } : {}),
       weight: 1,
-      filterTypes: [],
+      filters: [],
     },
     perMillion,
   };

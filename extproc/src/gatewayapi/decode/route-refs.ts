@@ -2,6 +2,7 @@
 import type { FieldPath } from '../diagnostic.js';
 import type { Fields, Rec } from '../fields.js';
 import type { BackendRef, ParentRef } from '../model.js';
+import { decodeFilters } from './route-filters.js';
 import { GATEWAY_GROUP, GROUP, HOSTNAME, KIND, NAMESPACE, SECTION_NAME } from '../patterns.js';
 
 export function decodeParentRefs(spec: Rec, path: FieldPath, f: Fields, namespace: string): ParentRef[] {
@@ -55,7 +56,13 @@ export function decodeHostnames(spec: Rec, path: FieldPath, f: Fields): string[]
   return out;
 }
 
-export function decodeBackendRefs(rule: Rec, path: FieldPath, f: Fields, namespace: string): BackendRef[] {
+export function decodeBackendRefs(
+  rule: Rec,
+  path: FieldPath,
+  f: Fields,
+  namespace: string,
+  grpc: boolean,
+): BackendRef[] {
   const out: BackendRef[] = [];
   for (const [ref, i] of f.recs(rule, 'backendRefs', path, { max: 16 })) {
     const at = [...path, 'backendRefs', i];
@@ -69,11 +76,7 @@ export function decodeBackendRefs(rule: Rec, path: FieldPath, f: Fields, namespa
     if (group === '' && kind === 'Service' && ref.port === undefined) {
       f.add(at, 'rule-violation', 'Must have port for Service reference');
     }
-    const filterTypes: string[] = [];
-    for (const [flt, j] of f.recs(ref, 'filters', at, { max: 16 })) {
-      const t = f.str(flt, 'type', [...at, 'filters', j], { required: true });
-      if (t !== undefined) filterTypes.push(t);
-    }
+    const filters = decodeFilters(ref, at, f, grpc, namespace);
     if (name === undefined) continue;
     out.push({
       index: i,
@@ -83,7 +86,7 @@ export function decodeBackendRefs(rule: Rec, path: FieldPath, f: Fields, namespa
       name,
       ...(port !== undefined ? { port } : {}),
       weight,
-      filterTypes,
+      filters,
     });
   }
   return out;

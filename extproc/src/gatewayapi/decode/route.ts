@@ -48,7 +48,7 @@ export function decodeRoute(src: SourceObject, kind: 'HTTPRoute' | 'GRPCRoute'):
     totalMatches += Array.isArray(rule.matches) ? rule.matches.length : 0;
     const filters = decodeFilters(rule, at, f, grpc, src.namespace);
     if (!grpc) checkPrefixReplacement(filters, httpMatches, rule, at, f);
-    const backendRefs = decodeBackendRefs(rule, at, f, src.namespace);
+    const backendRefs = decodeBackendRefs(rule, at, f, src.namespace, grpc);
     const retry = decodeRetry(rule, at, f, grpc);
     const timeouts = decodeTimeouts(rule, at, f);
     const spRec = f.rec(rule, 'sessionPersistence', at);
