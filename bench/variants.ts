@@ -178,7 +178,7 @@ export function benchVariants(inputs: VariantInputs): Variant[] {
       id: 'V8',
       name: 'attach, retry+session, cache',
       description:
-        "V6 with the answer cache (envoy/attach-example.yaml as generated): a request whose answer the worker's VM holds skips ext_proc; warm after each key's first request, one miss per key every 500 ms",
+        "V6 with the answer cache (envoy/attach-example.yaml as generated): a request whose answer the worker's VM holds skips ext_proc; warm after each key's first request, one request per key asks ext_proc every 400 ms",
       envoyConfig: attach,
       filterConfig: cachedAttachFilter,
       serveArgs: [...configs(inputs.root, 'base', 'retry-session'), ...ONE_PROCESS],

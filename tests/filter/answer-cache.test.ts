@@ -123,7 +123,7 @@ describe('the answer cache (compiled filter)', () => {
     expect(hits).toBeGreaterThan(3000);
   });
 
-  it('expires answers after their TTL and forgets them when the generation changes', async () => {
+  it('refreshes answers after their TTL (one request asks, the others wait at most 300 ms) and forgets them on a new generation', async () => {
     const clock = { ns: 5_000_000_000n };
     const host = await cacheVm(clock, 200);
     const req = { method: 'GET', authority: 'shop.example', path: '/cart' };
@@ -132,8 +132,19 @@ describe('the answer cache (compiled filter)', () => {
     clock.ns += 199_000_000n;
     expect(lookUp(host, req)).toBe('sf1;id=a');
     clock.ns += 1_000_000n;
+    // Due: this request asks ext_proc; the next ones keep the answer meanwhile.
     expect(lookUp(host, req)).toBeUndefined();
-    applyFresh(host, req, 'sf1;id=a', 'sc1;g=one');
+    expect(lookUp(host, req)).toBe('sf1;id=a');
+    clock.ns += 250_000_000n;
+    // The refresh did not come back in time: another request asks.
+    expect(lookUp(host, req)).toBeUndefined();
+    expect(lookUp(host, req)).toBe('sf1;id=a');
+    clock.ns += 50_000_000n;
+    // 500 ms after it was stored the answer is gone.
+    expect(lookUp(host, req)).toBeUndefined();
+    expect(lookUp(host, req)).toBeUndefined();
+    applyFresh(host, req, 'sf1;id=a2', 'sc1;g=one');
+    expect(lookUp(host, req)).toBe('sf1;id=a2');
     const other = { method: 'GET', authority: 'shop.example', path: '/other' };
     applyFresh(host, other, 'sf1;id=b', 'sc1;g=two');
     expect(lookUp(host, other)).toBe('sf1;id=b');

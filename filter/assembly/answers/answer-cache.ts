@@ -3,8 +3,11 @@
 // VM (module state), shared by the filter instance that looks answers up before ext_proc
 // and the one that stores fresh answers after it.
 //
-// Staleness: every entry expires `ttlMs` after it was stored, and a fresh answer from
-// another configuration generation empties the cache at once. Bounded: two segments of at
+// Staleness: an entry is fresh for `ttlMs` after it was stored; then the next request that
+// meets it asks ext_proc again while the others keep using it for at most REFRESH_GRACE_MS
+// more (so a busy key does not send a burst of requests to ext_proc each time it expires);
+// then it is gone. A fresh answer from another configuration generation empties the cache
+// at once. Bounded: two segments of at
 // most ENTRIES_PER_SEGMENT keys; when the young one is full it becomes the old one and the
 // previous old one is dropped; an old entry that is used moves back to the young segment
 // (a cheap approximation of least-recently-used).
@@ -13,11 +16,18 @@ import { AnswerScope } from './answer-scope';
 export const ENTRIES_PER_SEGMENT: i32 = 2048;
 /** The value the lookup hands on for "no rule matches": not a policy token (those start `sf1;`). */
 export const NO_POLICY = 'sf0';
+/** How long a stale entry still serves while one request refreshes it. */
+export const REFRESH_GRACE_MS: u32 = 300;
+/** How long a claimed refresh may take before another request claims it (ext_proc's message_timeout is 0.2 s). */
+const REFRESH_CLAIM_NS: u64 = 250_000_000;
 
 export class CachedAnswer {
   constructor(
     /** The policy token, or NO_POLICY. */
     public readonly token: string,
+    /** From this time on, one request asks ext_proc again (then another, every REFRESH_CLAIM_NS). */
+    public refreshNs: u64,
+    /** Not used from this time on. */
     public readonly expiresNs: u64,
     /**
      * A marker: the answer itself is under the longer key (answer-key.ts fullKey) with the
@@ -51,6 +61,16 @@ export class AnswerCache {
   }
 
   /**
+   * Whether the request that found `e` should ask ext_proc instead (the entry is due for a
+   * refresh): true for one request per REFRESH_CLAIM_NS, the others keep using it.
+   */
+  claimRefresh(e: CachedAnswer, nowNs: u64): bool {
+    if (nowNs < e.refreshNs) return false;
+    e.refreshNs = nowNs + REFRESH_CLAIM_NS;
+    return true;
+  }
+
+  /**
    * Stores an answer for `base`, or for `full` (base plus what the scope adds) with a marker
    * under `base`. An answer from another generation empties the cache first: it is the
    * newest one seen.
@@ -60,12 +80,14 @@ export class AnswerCache {
       this.clear();
       this.generation = scope.generation;
     }
-    const expires = nowNs + <u64>ttlMs * 1_000_000;
+    const refresh = nowNs + <u64>ttlMs * 1_000_000;
+    const expires = refresh + <u64>REFRESH_GRACE_MS * 1_000_000;
     if (!scope.query && !scope.listener) {
-      this.put(base, new CachedAnswer(token, expires, false, false));
+      this.put(base, new CachedAnswer(token, refresh, expires, false, false));
     } else if (full != null) {
-      this.put(base, new CachedAnswer('', expires, scope.query, scope.listener));
-      this.put(full, new CachedAnswer(token, expires, false, false));
+      // The marker never asks for a refresh itself: the answer under `full` does.
+      this.put(base, new CachedAnswer('', expires, expires, scope.query, scope.listener));
+      this.put(full, new CachedAnswer(token, refresh, expires, false, false));
     }
   }
 

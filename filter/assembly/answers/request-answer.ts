@@ -68,7 +68,7 @@ export function lookUpAnswer(): bool {
     const full = longerKey(key, e.byQuery, e.byListener);
     e = full != null ? ANSWERS.find(full, now) : null;
   }
-  if (e == null) return false;
+  if (e == null || ANSWERS.claimRefresh(e, now)) return false;
   return setProperty(N_CACHED_ANSWER, e.token);
 }
 

@@ -25,9 +25,12 @@ export enum FilterRole {
   Lookup,
 }
 
-/** Staleness bound's main part: how long a cached answer is used (docs/attach.md). */
-export const DEFAULT_ANSWER_CACHE_TTL_MS: u32 = 500;
-export const MAX_ANSWER_CACHE_TTL_MS: u32 = 1000;
+/**
+ * How long a cached answer is fresh (docs/attach.md): with the refresh grace (300 ms) and
+ * ext_proc's message_timeout (200 ms), the most a reload can wait is this plus 0.5 s.
+ */
+export const DEFAULT_ANSWER_CACHE_TTL_MS: u32 = 400;
+export const MAX_ANSWER_CACHE_TTL_MS: u32 = 500;
 
 export class PluginConfig {
   role: FilterRole = FilterRole.Downstream;
@@ -46,7 +49,7 @@ export class PluginConfig {
    * ext_proc answers that carry a scope in the VM's answer cache.
    */
   answerCache: bool = false;
-  /** How long a stored answer is used, in ms (1-1000). */
+  /** How long a stored answer is fresh, in ms (1-500). */
   answerCacheTtlMs: u32 = DEFAULT_ANSWER_CACHE_TTL_MS;
   /** Session keys as given (base64); the first seals, all open. */
   sessionKeys: string[] = [];
@@ -99,7 +102,7 @@ export function parsePluginConfig(text: string): PluginConfig {
     } else if (key == 'answerCacheTtlMs') {
       const max = <f64>MAX_ANSWER_CACHE_TTL_MS;
       if (v.kind != JsonKind.Number || !(v.num >= 1 && v.num <= max) || v.num != Math.floor(v.num)) {
-        return fail(c, 'answerCacheTtlMs: must be a whole number of milliseconds in 1-1000');
+        return fail(c, 'answerCacheTtlMs: must be a whole number of milliseconds in 1-500');
       }
       c.answerCacheTtlMs = <u32>v.num;
     } else if (key == 'sessionKeys') {
