@@ -10,12 +10,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttemptLedger } from '../../backends/attempt-ledger.js';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
+import { createDevAuthority, issueDevCertificate } from '../../extproc/src/runtime/dev-certificates.js';
 import { type LocalGateway, startLocalGateway } from '../../extproc/src/runtime/local-gateway.js';
 import {
   type ConformanceCase,
   type ConformanceTest,
   DEFAULT_HOST,
   GATEWAY_PORTS,
+  HTTPS_GATEWAYS,
 } from './conformance/conformance-case.js';
 import { exchange } from './conformance/exchange.js';
 import { BACKEND_FILTER_TESTS } from './conformance/backend-filter-tables.js';
@@ -29,6 +31,17 @@ const TESTS: readonly ConformanceTest[] = [
   ...BACKEND_FILTER_TESTS,
 ];
 const BACKENDS = ['infra-backend-v1', 'infra-backend-v2', 'infra-backend-v3'];
+/** The HTTPS listener's certificate: example.org, from a CA the test makes. */
+const ca = createDevAuthority('steadfast conformance test CA');
+const exampleOrg = issueDevCertificate(ca, { commonName: 'example.org', dnsNames: ['example.org'] });
+const CERT_SECRET = `apiVersion: v1
+kind: Secret
+metadata: { name: example-org-cert }
+type: kubernetes.io/tls
+data:
+  tls.crt: ${Buffer.from(exampleOrg.certificate).toString('base64')}
+  tls.key: ${Buffer.from(exampleOrg.privateKey).toString('base64')}
+`;
 const manifestDir = join(dirname(fileURLToPath(import.meta.url)), 'conformance', 'manifests');
 
 /** The infrastructure's Services: port 8080, as upstream's, onto each echo instance. */
@@ -54,6 +67,7 @@ describe('Gateway API conformance tables (gateway mode)', () => {
       ...BACKENDS.map((n, i) => infraServiceYaml(n, backends[i] as RunningBackend)),
     );
     config.write('gateways.yaml', readFileSync(join(manifestDir, 'gateways.yaml'), 'utf8'));
+    config.write('secrets.yaml', CERT_SECRET);
     for (const file of new Set(TESTS.flatMap((t) => t.manifests))) {
       config.write(file, readFileSync(join(manifestDir, file), 'utf8'));
     }
@@ -86,7 +100,10 @@ describe('Gateway API conformance tables (gateway mode)', () => {
   }
 
   async function check(test: ConformanceTest, c: ConformanceCase, i: number): Promise<void> {
-    const url = gateway.envoy.url(`gateway/default/${test.gateway ?? 'same-namespace'}/listener/http`);
+    const gw = test.gateway ?? 'same-namespace';
+    const https = HTTPS_GATEWAYS.includes(gw);
+    const bound = gateway.envoy.url(`gateway/default/${gw}/listener/${https ? 'https' : 'http'}`);
+    const url = https ? bound.replace(/^http:/, 'https:') : bound;
     const uuid = `${test.shortName}-${i}`;
     const query = c.forwarded?.mirroredTo ? `?uuid=${uuid}` : '';
     const res = await exchange(
@@ -94,6 +111,8 @@ describe('Gateway API conformance tables (gateway mode)', () => {
       c.request.path + query,
       c.request.host ?? DEFAULT_HOST,
       c.request.headers,
+      'GET',
+      ca.certificate,
     );
     if (c.repeated) {
       const seenBackends = new Set<string>();

@@ -62,6 +62,10 @@ export interface ConformanceTest {
 export const GATEWAY_PORTS: Readonly<Record<string, number>> = {
   'same-namespace': 80,
   'same-namespace-with-http-listener-on-8080': 8080,
+  'same-namespace-with-https-listener': 443,
 };
+
+/** Gateways whose listener is HTTPS (named `https`); requests go with SNI and Host example.org. */
+export const HTTPS_GATEWAYS: readonly string[] = ['same-namespace-with-https-listener'];
 
 export const DEFAULT_HOST = 'conformance.example';

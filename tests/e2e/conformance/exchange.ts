@@ -1,6 +1,7 @@
 // One HTTP/1.1 exchange with a chosen Host header, redirects not followed (fetch can set
 // neither), for the conformance tables.
 import { request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 
 export interface Exchange {
   readonly status: number;
@@ -14,10 +15,13 @@ export function exchange(
   host: string,
   headers: Readonly<Record<string, string>> = {},
   method = 'GET',
+  /** For an https URL: the CA to trust; the server name (SNI) is the Host. */
+  ca?: string,
 ): Promise<Exchange> {
   const target = new URL(url);
+  const tls = target.protocol === 'https:';
   return new Promise((resolve, reject) => {
-    const req = request(
+    const req = (tls ? httpsRequest : request)(
       {
         host: target.hostname,
         port: target.port,
@@ -25,6 +29,7 @@ export function exchange(
         method,
         headers: { ...headers, host },
         agent: false,
+        ...(tls ? { ca, servername: host } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -159,6 +159,39 @@ export const REDIRECT_REWRITE_TESTS: readonly ConformanceTest[] = [
     ],
   },
   {
+    shortName: 'HTTPRouteRedirectPortAndScheme',
+    features: ['Gateway', 'HTTPRoute', 'HTTPRoutePortRedirect', 'GatewayPort8080'],
+    manifests: ['httproute-redirect-port-and-scheme.yaml'],
+    group: 'https-listener-on-443',
+    gateway: 'same-namespace-with-https-listener',
+    cases: [
+      {
+        request: { path: '/scheme-nil-and-port-nil', host: 'example.org' },
+        redirect: { status: 302, location: 'https://example.org/scheme-nil-and-port-nil' },
+      },
+      {
+        request: { path: '/scheme-nil-and-port-443', host: 'example.org' },
+        redirect: { status: 302, location: 'https://example.org/scheme-nil-and-port-443' },
+      },
+      {
+        request: { path: '/scheme-nil-and-port-8443', host: 'example.org' },
+        redirect: { status: 302, location: 'https://example.org:8443/scheme-nil-and-port-8443' },
+      },
+      {
+        request: { path: '/scheme-http-and-port-nil', host: 'example.org' },
+        redirect: { status: 302, location: 'http://example.org/scheme-http-and-port-nil' },
+      },
+      {
+        request: { path: '/scheme-http-and-port-80', host: 'example.org' },
+        redirect: { status: 302, location: 'http://example.org/scheme-http-and-port-80' },
+      },
+      {
+        request: { path: '/scheme-http-and-port-8080', host: 'example.org' },
+        redirect: { status: 302, location: 'http://example.org:8080/scheme-http-and-port-8080' },
+      },
+    ],
+  },
+  {
     shortName: 'HTTPRoute303Redirect',
     features: ['Gateway', 'HTTPRoute', 'HTTPRoute303RedirectStatusCode'],
     manifests: ['httproute-303-redirect.yaml'],
