@@ -125,6 +125,23 @@ describe('generateAttachSnippet', () => {
     expect(extProcOf(off)).toEqual(extProcOf(filters));
   });
 
+  it('says in its comments how many filters it holds and names the current flags', () => {
+    const words = ['', '', '', '', 'four', 'five'];
+    for (const answerCache of [true, false]) {
+      const opts = {
+        extProcAddress: '127.0.0.1:50051',
+        wasmPath: 'filter/build/steadfast.wasm',
+        answerCache,
+      };
+      const text = generateAttachSnippet(table, opts);
+      const count = ((parse(text) as Node)['http_filters'] as Node[]).length;
+      expect(text).toContain(`put these\n#    ${words[count]} filters, in this order`);
+      expect(text).toContain('(steadfast serve --ext-proc-address)');
+      expect(text).toContain('(--session-key-file FILE)');
+      expect(text).not.toMatch(/--grpc-address|--session-keys\b/);
+    }
+  });
+
   it('configures ext_proc to send request headers only, fail open and keep steadfast metadata', () => {
     expect(extProcOf(filters)).toMatchObject({
       grpc_service: { envoy_grpc: { cluster_name: 'steadfast_extproc' } },

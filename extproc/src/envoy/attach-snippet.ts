@@ -48,7 +48,7 @@ export const EXT_PROC_GRACEFUL_CLOSE = 'envoy.reloadable_features.ext_proc_grace
 export const EXT_PROC_MESSAGE_TIMEOUT = '0.2s';
 
 export interface AttachSnippetOptions {
-  /** Where the control service listens for ext_proc, `HOST:PORT` (`steadfast serve --grpc-address`). */
+  /** Where the control service listens for ext_proc, `HOST:PORT` (`steadfast serve --ext-proc-address`). */
   readonly extProcAddress: string;
   /** Path of steadfast.wasm as Envoy sees it. */
   readonly wasmPath: string;
@@ -286,11 +286,11 @@ export function generateAttachSnippet(table: PolicyTable, options: AttachSnippet
     [
       'steadfast attach snippet (`steadfast envoy-config --mode attach`): add each part below to',
       'the Envoy configuration you already run. Your listeners, routes and clusters stay yours.',
-      `Control service: ${options.extProcAddress} (steadfast serve --grpc-address). Filter: ${options.wasmPath}.`,
+      `Control service: ${options.extProcAddress} (steadfast serve --ext-proc-address). Filter: ${options.wasmPath}.`,
       '',
       keys.length > 0
         ? `The wasm filter's configuration holds ${keys.length} session key(s): treat this output as a secret.`
-        : 'No session keys given (--session-keys FILE): session persistence cannot seal tokens.',
+        : 'No session keys given (--session-key-file FILE): session persistence cannot seal tokens.',
       '',
     ]
       .map((c) => (c === '' ? '#' : `# ${c}`))
@@ -298,10 +298,14 @@ export function generateAttachSnippet(table: PolicyTable, options: AttachSnippet
     section(
       [
         '1. In each http_connection_manager that should get Gateway API semantics, put these',
-        '   three filters, in this order, before your router (envoy.filters.http.router):',
+        `   ${options.answerCache === false ? 'four' : 'five'} filters, in this order, before your router (envoy.filters.http.router):`,
+        ...(options.answerCache === false
+          ? []
+          : ["   steadfast.wasm's lookup finds answers it already has, and ext_proc is skipped for them;"]),
         "   ext_proc asks the control service for the request's policy (fails open: without it,",
         '   requests go on without policy); steadfast.wasm applies it; stateful_session pins a',
-        `   session to its backend through ${PIN_HEADER}, falling back to load balancing (strict: false).`,
+        `   session to its backend through ${PIN_HEADER}, falling back to load balancing (strict: false);`,
+        `   header_mutation removes ${PIN_HEADER} once read, so no backend sees it.`,
       ],
       { http_filters: attachHttpFilters(table, options) },
     ),
