@@ -3,7 +3,11 @@
 // and random requests, every answer the lookup hands on equals what the resolver answers
 // for that request; scopes the filter cannot read, and oversized or odd keys, are never
 // reused; garbage never traps the VM.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { listenerFrom } from '../../extproc/src/grpc/request-attributes.js';
+import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
 import { compileResolver } from '../../extproc/src/resolve/compile.js';
 import type { ResolveRequest } from '../../extproc/src/resolve/request.js';
 import { outcomeOf } from '../../extproc/src/runtime/served-config.js';
@@ -11,7 +15,7 @@ import type { PolicyTable } from '../../extproc/src/table/policy-table.js';
 import { LogLevel, propertyKey, ProxyWasmHost } from '../emulator/proxy-wasm-host.js';
 import { HOSTS, pick, randomRules, rng } from '../resolve/random-table.js';
 import { route, table } from '../resolve/table-builder.js';
-import { filterWasm } from '../support/paths.js';
+import { REPO_ROOT, filterWasm } from '../support/paths.js';
 import { METADATA_POLICY } from './filter-harness.js';
 
 const METADATA_SCOPE = propertyKey('metadata', 'filter_metadata', 'steadfast', 'scope');
@@ -270,5 +274,89 @@ describe('the answer cache with Gateway listeners (scope l=1)', () => {
     // Oversized metadata is never keyed.
     applyOn(host, on('x'.repeat(100), 80), req, 'sf1;id=huge');
     expect(lookUpOn(host, on('x'.repeat(100), 80), req)).toBeUndefined();
+  });
+});
+
+describe('the answer cache with Gateway listeners, against the resolver', () => {
+  it('hands on only what the resolver answers for the request on its listener', async () => {
+    const text = readFileSync(join(REPO_ROOT, 'tests/resolve/testdata/two-listeners.yaml'), 'utf8');
+    const resolver = compileResolver(compileSnapshot([{ path: 'config.yaml', text }]).table);
+    const GATEWAY_PORT = propertyKey(
+      'xds',
+      'listener_metadata',
+      'filter_metadata',
+      'steadfast',
+      'gateway_port',
+    );
+    const PORT = propertyKey('destination', 'port');
+    const double = (n: number): Uint8Array => {
+      const b = new Uint8Array(8);
+      new DataView(b.buffer).setFloat64(0, n, true);
+      return b;
+    };
+    const u64 = (n: number): Uint8Array => {
+      const b = new Uint8Array(8);
+      new DataView(b.buffer).setBigUint64(0, BigInt(n), true);
+      return b;
+    };
+    // What Envoy hands the filter and the control service for one listener.
+    type Listener = { declared?: number | string; local: number };
+    const listeners: Listener[] = [
+      { local: 8080 },
+      { local: 9090 },
+      { local: 10080 },
+      { declared: 8080, local: 10080 },
+      { declared: '9090', local: 10080 },
+      { declared: 9090, local: 8080 },
+      { declared: 'eighty', local: 8080 },
+    ];
+    const rand = rng(11);
+    const clock = { ns: 1_000_000_000_000n };
+    const host = await cacheVm(clock);
+    let hits = 0;
+    for (let i = 0; i < 2000; i++) {
+      const l = pick(rand, listeners);
+      const req: ResolveRequest = {
+        method: 'GET',
+        authority: pick(rand, ['shop.example', 'shop.example:8080', 'other.example']),
+        path: pick(rand, ['/api', '/api/x', '/shared', '/', '/shared/y?z=1']),
+        headers: {},
+      };
+      const outcome = outcomeOf(resolver, {
+        ...req,
+        headers: {},
+        listener: listenerFrom(l.declared, l.local) ?? {},
+      });
+      const want = outcome.result === 'matched' ? outcome.token : undefined;
+      const props: Record<string, Uint8Array | string> = {
+        [PORT]: u64(l.local),
+        ...(l.declared === undefined
+          ? {}
+          : { [GATEWAY_PORT]: typeof l.declared === 'number' ? double(l.declared) : l.declared }),
+      };
+      const s = host.newStream(props, LOOKUP_ROOT);
+      s.sendRequestHeaders(headersOf(req));
+      const found = s.properties.get(CACHED_ANSWER);
+      s.complete();
+      if (found !== undefined) {
+        hits++;
+        const cached = new TextDecoder().decode(found);
+        expect(cached === 'sf0' ? undefined : cached, `${JSON.stringify(l)} ${JSON.stringify(req)}`).toBe(
+          want,
+        );
+      } else {
+        const a = host.newStream(
+          {
+            ...props,
+            ...(want !== undefined ? { [METADATA_POLICY]: want } : {}),
+            ...(outcome.scope !== undefined ? { [METADATA_SCOPE]: outcome.scope } : {}),
+          },
+          APPLY_ROOT,
+        );
+        a.sendRequestHeaders(headersOf(req));
+        a.complete();
+      }
+    }
+    expect(hits).toBeGreaterThan(1500);
   });
 });
