@@ -209,13 +209,19 @@ function routeConditions(route: Route, rules: readonly TableRule[]): Condition[]
           gen,
         )
       : condition(T.Accepted, 'True', Reason.Accepted, 'accepted', gen);
+  return [accepted, resolvedRefs(route, rules), ...partiallyInvalid(route, rules)];
+}
+
+/** ResolvedRefs for every parent, attached or not: upstream reports it for each parentRef. */
+function resolvedRefs(route: Route, rules: readonly TableRule[]): Condition {
+  const gen = route.generation;
   const broken = rules.flatMap((r) =>
     [...r.backends, ...(r.mirrors ?? []).map((m) => m.backend)]
       .filter((b) => b.invalid && b.invalid.reason !== Reason.UnsupportedValue)
       .map((b) => ({ rule: r.index, b })),
   );
   const first = broken[0];
-  const resolved = first
+  return first
     ? condition(
         T.ResolvedRefs,
         'False',
@@ -224,10 +230,13 @@ function routeConditions(route: Route, rules: readonly TableRule[]): Condition[]
         gen,
       )
     : condition(T.ResolvedRefs, 'True', Reason.ResolvedRefs, 'all references resolved', gen);
-  return [accepted, resolved, ...partiallyInvalid(route, rules)];
 }
 
-function parentStatus(a: Attachment, attachedConditions: Condition[] | undefined): RouteParentStatus {
+function parentStatus(
+  a: Attachment,
+  attachedConditions: Condition[] | undefined,
+  resolved?: Condition,
+): RouteParentStatus {
   const p = a.parentRef;
   return {
     parentRef: {
@@ -239,7 +248,10 @@ function parentStatus(a: Attachment, attachedConditions: Condition[] | undefined
       ...(p.port !== undefined ? { port: p.port } : {}),
     },
     controllerName: CONTROLLER_NAME,
-    conditions: a.accepted.status === 'True' && attachedConditions ? attachedConditions : [a.accepted],
+    conditions:
+      a.accepted.status === 'True' && attachedConditions
+        ? attachedConditions
+        : [a.accepted, ...(resolved ? [resolved] : [])],
   };
 }
 
@@ -314,8 +326,8 @@ function translateRoutes(
     const attachments = conflicts.settle(route, attachRoute(route, gateways, namespaces));
     const attached = attachments.flatMap((a) => a.listeners);
     let conditions: Condition[] | undefined;
+    const rules = route.rules.map((r) => translateRule(route, r, policies, ctx));
     if (attached.length > 0) {
-      const rules = route.rules.map((r) => translateRule(route, r, policies, ctx));
       for (const l of new Set(attached.map((x) => x.state))) l.attachedRoutes++;
       table.push({
         id: `${route.kind.toLowerCase()}/${route.namespace}/${route.name}`,
@@ -331,7 +343,8 @@ function translateRoutes(
       warnings.set(route, [...noReadyEndpoints(route, rules), ...underscoreSessionHeaders(route, rules)]);
       recordReach(reach, route, attachments, ctx);
     }
-    status.set(route, { parents: attachments.map((a) => parentStatus(a, conditions)) });
+    const resolved = resolvedRefs(route, rules);
+    status.set(route, { parents: attachments.map((a) => parentStatus(a, conditions, resolved)) });
   }
   return { table, status, warnings, reach };
 }
