@@ -8,15 +8,14 @@ import type { PolicyTable, TableMatch, TableRoute, TableRule } from '../table/po
 import {
   METADATA_NAMESPACE,
   PIN_HEADER,
-  TYPE_EXTENSION_WITH_MATCHER,
   TYPE_FILTER_STATE_INPUT,
   TYPE_HTTP_PROTOCOL_OPTIONS,
-  TYPE_SKIP_FILTER,
 } from './envoy-names.js';
 import { REQUEST_LINE_HEADERS, headersReadBy } from '../table/headers-read.js';
 import {
   pinRemovalFilter,
   routerFilter,
+  skippedWhen,
   statefulSessionFilter,
   steadfastWasmFilter,
 } from './http-filters.js';
@@ -104,31 +103,14 @@ export const LOOKUP_FILTER_CONFIGURATION = JSON.stringify({ role: 'lookup' });
  * known answer: every value it sets starts with `sf` (a policy token, or `sf0` for none).
  */
 function skippedWhenAnswered(extProc: Json): Json {
-  return {
-    name: 'envoy.filters.http.match_delegate',
-    typed_config: {
-      '@type': TYPE_EXTENSION_WITH_MATCHER,
-      extension_config: extProc,
-      xds_matcher: {
-        matcher_list: {
-          matchers: [
-            {
-              predicate: {
-                single_predicate: {
-                  input: {
-                    name: 'steadfast-answer',
-                    typed_config: { '@type': TYPE_FILTER_STATE_INPUT, key: CACHED_ANSWER_FILTER_STATE },
-                  },
-                  value_match: { prefix: 'sf' },
-                },
-              },
-              on_match: { action: { name: 'skip', typed_config: { '@type': TYPE_SKIP_FILTER } } },
-            },
-          ],
-        },
-      },
+  return skippedWhen(
+    extProc,
+    {
+      name: 'steadfast-answer',
+      typed_config: { '@type': TYPE_FILTER_STATE_INPUT, key: CACHED_ANSWER_FILTER_STATE },
     },
-  };
+    { prefix: 'sf' },
+  );
 }
 
 /**

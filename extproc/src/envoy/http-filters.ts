@@ -145,33 +145,40 @@ export function clusterBackoffFilters(wasmPath: string, backoffMs: number): Json
     wasmPath,
   );
   return [
-    {
-      name: 'envoy.filters.http.match_delegate',
-      typed_config: {
-        '@type': TYPE_EXTENSION_WITH_MATCHER,
-        extension_config: { name: 'steadfast-upstream', typed_config: wasm['typed_config'] },
-        xds_matcher: {
-          matcher_list: {
-            matchers: [
-              {
-                predicate: {
-                  single_predicate: {
-                    input: {
-                      name: 'attempt-count',
-                      typed_config: { '@type': TYPE_REQUEST_HEADER_INPUT, header_name: ATTEMPT_COUNT_HEADER },
-                    },
-                    value_match: { exact: '1' },
-                  },
-                },
-                on_match: { action: { name: 'skip', typed_config: { '@type': TYPE_SKIP_FILTER } } },
-              },
-            ],
-          },
+    skippedWhen(
+      { name: 'steadfast-upstream', typed_config: wasm['typed_config'] },
+      {
+        name: 'attempt-count',
+        typed_config: { '@type': TYPE_REQUEST_HEADER_INPUT, header_name: ATTEMPT_COUNT_HEADER },
+      },
+      { exact: '1' },
+    ),
+    UPSTREAM_CODEC,
+  ];
+}
+
+/**
+ * `filter` wrapped in `match_delegate`: skipped (never instantiated) on a request where
+ * `input` matches `value`, run as usual otherwise.
+ */
+export function skippedWhen(filter: Json, input: Json, value: Json): Json {
+  return {
+    name: 'envoy.filters.http.match_delegate',
+    typed_config: {
+      '@type': TYPE_EXTENSION_WITH_MATCHER,
+      extension_config: filter,
+      xds_matcher: {
+        matcher_list: {
+          matchers: [
+            {
+              predicate: { single_predicate: { input, value_match: value } },
+              on_match: { action: { name: 'skip', typed_config: { '@type': TYPE_SKIP_FILTER } } },
+            },
+          ],
         },
       },
     },
-    UPSTREAM_CODEC,
-  ];
+  };
 }
 
 /**
