@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
-import { projectRoot } from '../extproc/src/runtime/project-root.js';
+import { projectRoot } from '../extproc/src/local/project-root.js';
 import { startBackendProcess } from './backend-process.js';
 import { planCpuPinning } from './cpu-pinning.js';
 import { CpuMeter } from './process-cpu.js';

@@ -1,6 +1,6 @@
 // `node dist/bench/filter-cost-main.js`: only the filter's cost in the emulator (seconds, no Envoy).
 import { join } from 'node:path';
-import { projectRoot } from '../extproc/src/runtime/project-root.js';
+import { projectRoot } from '../extproc/src/local/project-root.js';
 import { measureFilterCost } from './filter-cost.js';
 
 for (const c of await measureFilterCost(join(projectRoot(), 'filter', 'build', 'steadfast.wasm'))) {

@@ -3,7 +3,7 @@
 // by default), for when the summary code changes and the measurements do not.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../extproc/src/runtime/project-root.js';
+import { projectRoot } from '../extproc/src/local/project-root.js';
 import { goals, variantReports, type BenchReport } from './bench-report.js';
 import type { Measurement } from './measure-variant.js';
 import { writeResults } from './results-files.js';

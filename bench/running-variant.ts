@@ -2,7 +2,7 @@
 // the system-under-test CPU), its session cookie — and takes it down again.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { startEnvoy, type EnvoyProcess } from '../extproc/src/runtime/envoy-process.js';
+import { startEnvoy, type EnvoyProcess } from '../extproc/src/local/envoy-process.js';
 import type { CpuPinning } from './cpu-pinning.js';
 import { bindEnvoyConfig } from './envoy-config-binding.js';
 import { REFERENCE_READY, referenceServerBinary } from './reference-ext-proc.js';

@@ -28,9 +28,9 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { resourceFiles } from '../extproc/src/envoy/file-resources.js';
-import { envoyVersion } from '../extproc/src/runtime/envoy-binary.js';
-import { projectRoot } from '../extproc/src/runtime/project-root.js';
-import { compileSnapshot } from '../extproc/src/runtime/snapshot.js';
+import { envoyVersion } from '../extproc/src/local/envoy-binary.js';
+import { projectRoot } from '../extproc/src/local/project-root.js';
+import { compileSnapshot } from '../extproc/src/pipeline/snapshot.js';
 import { startMinimalBackend } from './minimal-backend.js';
 
 const { values: opts } = parseArgs({

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../extproc/src/runtime/project-root.js';
+import { projectRoot } from '../extproc/src/local/project-root.js';
 import { startBackendProcess } from './backend-process.js';
 import { planCpuPinning } from './cpu-pinning.js';
 import { BENCH_PATH, startVariant } from './running-variant.js';

@@ -1,4 +1,4 @@
-import { grpcurlBinary } from '../../extproc/src/runtime/envoy-binary.js';
+import { grpcurlBinary } from '../../extproc/src/local/envoy-binary.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentials, Metadata, status, type Client, type ServiceError } from '@grpc/grpc-js';
 import {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { demoBackends, quickstartHttps } from '../../extproc/src/cli/commands/quickstart.js';
 import { readConfigFiles } from '../../extproc/src/provider/config-files.js';
-import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import { isHealthy } from '../../extproc/src/translate/status.js';
 import { REPO_ROOT } from '../support/paths.js';
 

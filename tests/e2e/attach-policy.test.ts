@@ -3,7 +3,7 @@
 // Unmatched requests get no policy; the config dir reloads without restarting anything.
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { grpcurlBinary } from '../../extproc/src/runtime/envoy-binary.js';
+import { grpcurlBinary } from '../../extproc/src/local/envoy-binary.js';
 import { run } from '../../extproc/src/cli/main.js';
 import type { AttachRoute } from './support/attach-config.js';
 import { type AttachStack, startAttachStack, within } from './support/attach-stack.js';

@@ -7,7 +7,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
-import type { LocalGateway } from '../../extproc/src/runtime/local-gateway.js';
+import type { LocalGateway } from '../../extproc/src/local/local-gateway.js';
 import { startBoundedLoad } from './support/bounded-load.js';
 import { curl } from './support/curl.js';
 import {

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttemptLedger } from '../../backends/attempt-ledger.js';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
-import { createDevAuthority, issueDevCertificate } from '../../extproc/src/runtime/dev-certificates.js';
-import { type LocalGateway, startLocalGateway } from '../../extproc/src/runtime/local-gateway.js';
+import { createDevAuthority, issueDevCertificate } from '../../extproc/src/local/dev-certificates.js';
+import { type LocalGateway, startLocalGateway } from '../../extproc/src/local/local-gateway.js';
 import {
   type ConformanceCase,
   type ConformanceTest,

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
-import { validateEnvoyConfig } from '../../extproc/src/runtime/envoy-binary.js';
+import { validateEnvoyConfig } from '../../extproc/src/local/envoy-binary.js';
 import { REPO_ROOT, steadfastBin } from '../support/paths.js';
 import { curl } from './support/curl.js';
 import { ConfigDir, freePort, gatewayYaml, serviceYaml } from './support/gateway-fixture.js';

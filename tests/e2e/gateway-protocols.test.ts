@@ -9,8 +9,8 @@ import WebSocket from 'ws';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import { startGrpcBackend } from '../../backends/grpc/start-grpc-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
-import { grpcurlBinary } from '../../extproc/src/runtime/envoy-binary.js';
-import type { LocalGateway } from '../../extproc/src/runtime/local-gateway.js';
+import { grpcurlBinary } from '../../extproc/src/local/envoy-binary.js';
+import type { LocalGateway } from '../../extproc/src/local/local-gateway.js';
 import { steadfastBin } from '../support/paths.js';
 import { curl } from './support/curl.js';
 import {

@@ -18,8 +18,8 @@ import {
   type DevKeyPair,
   createDevAuthority,
   issueDevCertificate,
-} from '../../extproc/src/runtime/dev-certificates.js';
-import { type LocalGateway, startLocalGateway } from '../../extproc/src/runtime/local-gateway.js';
+} from '../../extproc/src/local/dev-certificates.js';
+import { type LocalGateway, startLocalGateway } from '../../extproc/src/local/local-gateway.js';
 import { type CurlResponse, curl } from './support/curl.js';
 import { ConfigDir, TEST_SESSION_KEY, appliedAtLeast, serviceYaml } from './support/gateway-fixture.js';
 

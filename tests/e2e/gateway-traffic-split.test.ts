@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
-import type { LocalGateway } from '../../extproc/src/runtime/local-gateway.js';
+import type { LocalGateway } from '../../extproc/src/local/local-gateway.js';
 import {
   ConfigDir,
   gatewayUrl,

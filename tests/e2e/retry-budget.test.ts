@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
-import { type LocalGateway, startLocalGateway } from '../../extproc/src/runtime/local-gateway.js';
+import { type LocalGateway, startLocalGateway } from '../../extproc/src/local/local-gateway.js';
 import { configDir } from './support/attach-config.js';
 import { curl } from './support/curl.js';
 import { TEST_SESSION_KEY } from './support/gateway-fixture.js';

@@ -12,9 +12,9 @@ import { clientConstructor, echoServiceName, loadEchoPackage } from '../../backe
 import { startGrpcBackend } from '../../backends/grpc/start-grpc-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
 import { extProcForwardRules } from '../../extproc/src/envoy/attach-snippet.js';
-import { startEnvoy } from '../../extproc/src/runtime/envoy-process.js';
-import { startLocalGateway } from '../../extproc/src/runtime/local-gateway.js';
-import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { startEnvoy } from '../../extproc/src/local/envoy-process.js';
+import { startLocalGateway } from '../../extproc/src/local/local-gateway.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import { openSessionToken } from '../../extproc/src/session/token.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { configDir } from './support/attach-config.js';

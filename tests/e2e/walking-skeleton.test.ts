@@ -12,8 +12,8 @@ import {
   envoyVersion,
   pinnedToolVersions,
   validateEnvoyConfig,
-} from '../../extproc/src/runtime/envoy-binary.js';
-import { startEnvoy, type EnvoyProcess } from '../../extproc/src/runtime/envoy-process.js';
+} from '../../extproc/src/local/envoy-binary.js';
+import { startEnvoy, type EnvoyProcess } from '../../extproc/src/local/envoy-process.js';
 import { untilExtProcAnswers } from './support/attach-stack.js';
 import { rewriteEnvoyConfig } from './support/envoy-config-rewrite.js';
 import { startControlService, type ControlServiceHandle } from './support/control-service.js';

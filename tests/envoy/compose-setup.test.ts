@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { run } from '../../extproc/src/cli/main.js';
 import { COMPOSE_CONFIG_DIR } from '../../extproc/src/envoy/compose-preset.js';
-import { pinnedToolVersions, validateEnvoyConfig } from '../../extproc/src/runtime/envoy-binary.js';
+import { pinnedToolVersions, validateEnvoyConfig } from '../../extproc/src/local/envoy-binary.js';
 import { REPO_ROOT } from '../support/paths.js';
 
 type Node = Record<string, unknown>;

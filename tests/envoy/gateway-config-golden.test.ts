@@ -9,8 +9,8 @@ import { objectText } from '../../extproc/src/cli/status-text.js';
 import { formatDiagnostic } from '../../extproc/src/gatewayapi/diagnostic.js';
 import { envoyYaml } from '../../extproc/src/envoy/envoy-yaml.js';
 import { generateGatewayConfig, generateGatewayResources } from '../../extproc/src/envoy/gateway-config.js';
-import { validateEnvoyConfig } from '../../extproc/src/runtime/envoy-binary.js';
-import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { validateEnvoyConfig } from '../../extproc/src/local/envoy-binary.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import { isHealthy } from '../../extproc/src/translate/status.js';
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), 'testdata');

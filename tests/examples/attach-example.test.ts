@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { run } from '../../extproc/src/cli/main.js';
 import { envoyYaml } from '../../extproc/src/envoy/envoy-yaml.js';
-import { validateEnvoyConfig } from '../../extproc/src/runtime/envoy-binary.js';
+import { validateEnvoyConfig } from '../../extproc/src/local/envoy-binary.js';
 import { REPO_ROOT } from '../support/paths.js';
 
 type Node = Record<string, unknown>;

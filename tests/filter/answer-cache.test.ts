@@ -6,11 +6,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { listenerFrom } from '../../extproc/src/grpc/request-attributes.js';
-import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { listenerFrom } from '../../extproc/src/server/grpc/request-attributes.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import { compileResolver } from '../../extproc/src/resolve/compile.js';
 import type { ResolveRequest } from '../../extproc/src/resolve/request.js';
-import { outcomeOf } from '../../extproc/src/runtime/served-config.js';
+import { outcomeOf } from '../../extproc/src/server/served-config.js';
 import type { PolicyTable } from '../../extproc/src/table/policy-table.js';
 import { LogLevel, propertyKey, ProxyWasmHost } from '../emulator/proxy-wasm-host.js';
 import { HOSTS, pick, randomRules, rng } from '../resolve/random-table.js';

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { formatDiagnostic } from '../../extproc/src/gatewayapi/diagnostic.js';
 import type { ObjectInput } from '../../extproc/src/gatewayapi/parse.js';
 import type { ProvidedConfig, Provider, StatusReport } from '../../extproc/src/provider/provider.js';
-import { ConfigStore } from '../../extproc/src/runtime/config-store.js';
+import { ConfigStore } from '../../extproc/src/pipeline/config-store.js';
 
 const GATEWAY = {
   apiVersion: 'gateway.networking.k8s.io/v1',

@@ -2,7 +2,7 @@
 // hostname's matches read beyond host, method and path, and the table's generation.
 import { describe, expect, it } from 'vitest';
 import { compileResolver } from '../../extproc/src/resolve/compile.js';
-import { outcomeOf } from '../../extproc/src/runtime/served-config.js';
+import { outcomeOf } from '../../extproc/src/server/served-config.js';
 import { route, table } from './table-builder.js';
 
 const plain = route({

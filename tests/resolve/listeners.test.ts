@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compileResolver } from '../../extproc/src/resolve/compile.js';
 import type { RequestListener } from '../../extproc/src/resolve/request.js';
-import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { prefix, route, table } from './table-builder.js';
 

@@ -4,8 +4,8 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigStore, type ReloadFailure, errorLines } from '../../extproc/src/runtime/config-store.js';
-import type { Snapshot } from '../../extproc/src/runtime/snapshot.js';
+import { ConfigStore, type ReloadFailure, errorLines } from '../../extproc/src/pipeline/config-store.js';
+import type { Snapshot } from '../../extproc/src/pipeline/snapshot.js';
 
 const route = (path: string) => `
 apiVersion: gateway.networking.k8s.io/v1

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createDevAuthority, issueDevCertificate } from '../../extproc/src/runtime/dev-certificates.js';
+import { createDevAuthority, issueDevCertificate } from '../../extproc/src/local/dev-certificates.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sf-devcert-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

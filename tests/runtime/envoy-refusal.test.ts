@@ -1,6 +1,6 @@
 // Envoy's reason for refusing a generated configuration, read from what it printed.
 import { describe, expect, it } from 'vitest';
-import { envoyRefusal } from '../../extproc/src/runtime/local-gateway.js';
+import { envoyRefusal } from '../../extproc/src/local/local-gateway.js';
 
 describe('envoyRefusal', () => {
   it("takes Envoy's last refusal line without its log prefix", () => {

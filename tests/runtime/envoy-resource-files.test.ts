@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CDS_FILE, LDS_FILE, type ResourceFiles } from '../../extproc/src/envoy/file-resources.js';
-import { EnvoyResourceFiles } from '../../extproc/src/runtime/envoy-resource-files.js';
+import { EnvoyResourceFiles } from '../../extproc/src/xds/envoy-resource-files.js';
 
 function files(clusters: string[], routeFiles: string[]): ResourceFiles {
   return {

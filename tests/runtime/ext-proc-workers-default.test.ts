@@ -1,7 +1,7 @@
 // `steadfast serve --workers` when not given: one process on small machines, then one per
 // two CPUs, bounded.
 import { describe, expect, it } from 'vitest';
-import { defaultExtProcWorkers } from '../../extproc/src/runtime/ext-proc-workers.js';
+import { defaultExtProcWorkers } from '../../extproc/src/server/ext-proc-workers.js';
 
 describe('defaultExtProcWorkers', () => {
   it('is 1 up to 2 CPUs, one per two CPUs above, at most 8', () => {

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compileResolver } from '../../extproc/src/resolve/compile.js';
 import type { RequestListener } from '../../extproc/src/resolve/request.js';
-import { ListenerReport } from '../../extproc/src/runtime/listener-report.js';
-import { outcomeOf } from '../../extproc/src/runtime/served-config.js';
-import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { ListenerReport } from '../../extproc/src/server/listener-report.js';
+import { outcomeOf } from '../../extproc/src/server/served-config.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import { REPO_ROOT } from '../support/paths.js';
 
 const TWO = readFileSync(join(REPO_ROOT, 'tests/resolve/testdata/two-listeners.yaml'), 'utf8');

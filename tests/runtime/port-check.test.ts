@@ -5,9 +5,9 @@ import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateGatewayResources } from '../../extproc/src/envoy/gateway-config.js';
-import { gatewayPortNeeds } from '../../extproc/src/runtime/local-gateway.js';
-import { PortUnavailableError, checkPortsFree, splitHostPort } from '../../extproc/src/runtime/port-check.js';
-import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { gatewayPortNeeds } from '../../extproc/src/local/local-gateway.js';
+import { PortUnavailableError, checkPortsFree, splitHostPort } from '../../extproc/src/local/port-check.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import { REPO_ROOT } from '../support/paths.js';
 
 function quickstartTable() {

@@ -4,9 +4,9 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { requestAttributes } from '../../extproc/src/grpc/request-attributes.js';
-import { ServiceMetrics } from '../../extproc/src/runtime/metrics.js';
-import { ServedConfig } from '../../extproc/src/runtime/served-config.js';
+import { requestAttributes } from '../../extproc/src/server/grpc/request-attributes.js';
+import { ServiceMetrics } from '../../extproc/src/server/metrics.js';
+import { ServedConfig } from '../../extproc/src/server/served-config.js';
 import { baseObjectsYaml, routesYaml } from '../e2e/support/attach-config.js';
 
 const dirs: string[] = [];

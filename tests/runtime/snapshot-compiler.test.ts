@@ -1,8 +1,8 @@
 // What crosses from the configuration thread: a snapshot rebuilt from CompiledData equals
 // the one compiled in place, resolver included; statuses are parsed only when read.
 import { describe, expect, it } from 'vitest';
-import { type CompiledData, snapshotFrom } from '../../extproc/src/runtime/snapshot-compiler.js';
-import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { type CompiledData, snapshotFrom } from '../../extproc/src/pipeline/snapshot-compiler.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import { baseObjectsYaml, manyRoutes, routesYaml } from '../e2e/support/attach-config.js';
 
 describe('snapshotFrom', () => {

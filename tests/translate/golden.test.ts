@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { formatDiagnostic } from '../../extproc/src/gatewayapi/diagnostic.js';
-import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), 'testdata');
 const update = process.env.UPDATE_GOLDEN === '1';

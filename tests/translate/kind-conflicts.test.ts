@@ -1,6 +1,6 @@
 // An HTTPRoute and a GRPCRoute on one listener: the older wins when their hostnames intersect.
 import { describe, expect, it } from 'vitest';
-import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 
 function accepted(grpcHosts: string[], httpHosts: string[]): { grpc: boolean; http: boolean } {
   const hosts = (h: string[]) =>

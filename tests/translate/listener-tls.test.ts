@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { envoyYaml } from '../../extproc/src/envoy/envoy-yaml.js';
 import { generateGatewayConfig, generateGatewayResources } from '../../extproc/src/envoy/gateway-config.js';
-import { createDevAuthority, issueDevCertificate } from '../../extproc/src/runtime/dev-certificates.js';
-import { validateEnvoyConfig } from '../../extproc/src/runtime/envoy-binary.js';
-import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { createDevAuthority, issueDevCertificate } from '../../extproc/src/local/dev-certificates.js';
+import { validateEnvoyConfig } from '../../extproc/src/local/envoy-binary.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import type { Condition, ObjectStatus } from '../../extproc/src/translate/status.js';
 
 const ca = createDevAuthority('listener-tls test CA');

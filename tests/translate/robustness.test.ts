@@ -4,7 +4,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), 'testdata');
 const inputs = readdirSync(dir).filter((f) => f.endsWith('.in.yaml'));

@@ -1,6 +1,6 @@
 // Ties across routes: the oldest creationTimestamp wins, then {namespace}/{name} order.
 import { describe, expect, it } from 'vitest';
-import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 
 const gateway = `
 apiVersion: gateway.networking.k8s.io/v1

@@ -1,7 +1,7 @@
 // A Header session named with "_" is valid Gateway API, but gateway mode drops request
 // headers with underscores (docs/hardening.md): the route says so, located, and still works.
 import { describe, expect, it } from 'vitest';
-import { compileSnapshot } from '../../extproc/src/runtime/snapshot.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 
 const BASE = `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway

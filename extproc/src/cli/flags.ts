@@ -1,6 +1,6 @@
 // The flags several commands share, declared once so each is spelled and described the
 // same way everywhere.
-import { type SessionKeyRing, readSessionKeyFile } from '../runtime/session-key-file.js';
+import { type SessionKeyRing, readSessionKeyFile } from '../pipeline/session-key-file.js';
 import { parseSessionKeyFile } from '../session/keys.js';
 import { sessionKeyId } from '../session/token.js';
 import type { FlagSpec, ParsedArgs } from './args.js';

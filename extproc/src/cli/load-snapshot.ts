@@ -2,7 +2,7 @@
 // compiles them with the one snapshot compiler the served configuration uses too. An
 // unreadable path is a usage/I-O failure (exit 2), reported once, here.
 import { FileProvider } from '../provider/file.js';
-import { compileConfig, type Snapshot } from '../runtime/snapshot.js';
+import { compileConfig, type Snapshot } from '../pipeline/snapshot.js';
 import type { CommandIO } from './command.js';
 import { diagnosticsText } from './status-text.js';
 

@@ -2,8 +2,8 @@
 // command's own table (which also writes its --help), and maps errors to exit codes.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../runtime/project-root.js';
-import { PortUnavailableError } from '../runtime/port-check.js';
+import { projectRoot } from '../local/project-root.js';
+import { PortUnavailableError } from '../local/port-check.js';
 import { flagsHelp, parseArgs } from './args.js';
 import {
   type Command,

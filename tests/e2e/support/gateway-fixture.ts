@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunningBackend } from '../../../backends/running-backend.js';
-import { type LocalGateway, startLocalGateway } from '../../../extproc/src/runtime/local-gateway.js';
+import { type LocalGateway, startLocalGateway } from '../../../extproc/src/local/local-gateway.js';
 
 /** A fixed test key (32 bytes of 9, base64): gateway tests do not depend on key handling. */
 export const TEST_SESSION_KEY = Buffer.alloc(32, 9).toString('base64');

@@ -2,7 +2,7 @@
 // GRPCRoute on its own listener, with the given rule fields for the Echo method.
 import { startGrpcBackend } from '../../../backends/grpc/start-grpc-backend.js';
 import type { RunningBackend } from '../../../backends/running-backend.js';
-import { type LocalGateway, startLocalGateway } from '../../../extproc/src/runtime/local-gateway.js';
+import { type LocalGateway, startLocalGateway } from '../../../extproc/src/local/local-gateway.js';
 import { configDir } from './attach-config.js';
 import { TEST_SESSION_KEY } from './gateway-fixture.js';
 

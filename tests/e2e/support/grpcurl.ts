@@ -1,7 +1,7 @@
 // grpcurl (the pinned one the project installs) as a test client.
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { grpcurlBinary } from '../../../extproc/src/runtime/envoy-binary.js';
+import { grpcurlBinary } from '../../../extproc/src/local/envoy-binary.js';
 import { REPO_ROOT } from '../../support/paths.js';
 
 export interface GrpcurlResult {

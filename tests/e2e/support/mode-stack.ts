@@ -6,8 +6,8 @@
 import { AttemptLedger } from '../../../backends/attempt-ledger.js';
 import { startEchoBackend } from '../../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../../backends/running-backend.js';
-import type { EnvoyProcess } from '../../../extproc/src/runtime/envoy-process.js';
-import { startLocalGateway } from '../../../extproc/src/runtime/local-gateway.js';
+import type { EnvoyProcess } from '../../../extproc/src/local/envoy-process.js';
+import { startLocalGateway } from '../../../extproc/src/local/local-gateway.js';
 import { type AttachRoute, baseObjectsYaml, configDir, routesYaml } from './attach-config.js';
 import { BACKEND_ADDRESSES, startAttachStack } from './attach-stack.js';
 import { TEST_SESSION_KEY } from './gateway-fixture.js';

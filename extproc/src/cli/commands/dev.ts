@@ -1,8 +1,8 @@
 // `steadfast dev --config <dir>`: a local gateway — Envoy on each Gateway listener's port,
 // configured from the directory and reloaded when it changes, and the control service.
 // Prints one ready line; SIGINT/SIGTERM stop Envoy and exit 0.
-import { untilSignalled } from '../../runtime/control-service.js';
-import { type LocalGateway, startLocalGateway } from '../../runtime/local-gateway.js';
+import { untilSignalled } from '../../server/control-service.js';
+import { type LocalGateway, startLocalGateway } from '../../local/local-gateway.js';
 import { generateSessionKey } from '../../session/keys.js';
 import { type FlagSpecs, type ParsedArgs, boolFlag, flag, intFlag } from '../args.js';
 import type { Command, CommandIO } from '../command.js';

@@ -6,7 +6,7 @@ import { generateAttachSnippet } from '../../envoy/attach-snippet.js';
 import { COMPOSE_HEADER, composeGatewayOptions } from '../../envoy/compose-preset.js';
 import { envoyYaml } from '../../envoy/envoy-yaml.js';
 import { generateGatewayConfig, generateGatewayResources } from '../../envoy/gateway-config.js';
-import { projectRoot } from '../../runtime/project-root.js';
+import { projectRoot } from '../../local/project-root.js';
 import { type FlagSpecs, boolFlag, flag, intFlag } from '../args.js';
 import { type Command, UsageError } from '../command.js';
 import { loadSnapshot } from '../load-snapshot.js';

@@ -3,7 +3,7 @@
 // that counts what is wrong. `--output json` prints one document (schema in docs/gateway-api.md).
 import { diagnosticView, isWarning } from '../../gatewayapi/diagnostic.js';
 import { isHealthy, objectStatusView } from '../../translate/status.js';
-import type { Snapshot } from '../../runtime/snapshot.js';
+import type { Snapshot } from '../../pipeline/snapshot.js';
 import type { Command } from '../command.js';
 import { CONFIG, OUTPUT, outputOf, requireConfigPaths } from '../flags.js';
 import { loadSnapshot } from '../load-snapshot.js';

@@ -1,19 +1,19 @@
 // The configuration `steadfast serve` answers from: a ConfigStore (watched, swapped
 // atomically), its reloads counted in the metrics, and the lookup ext_proc calls per
 // request. Readiness means a configuration without file-level errors has been loaded.
-import type { ConfigView, EnvoyRejectionView, ListenerProblemView } from '../admin/config-view.js';
+import type { ConfigView, EnvoyRejectionView, ListenerProblemView } from './admin/config-view.js';
 import { formatDiagnostic, isFatal, isWarning } from '../gatewayapi/diagnostic.js';
 import { FileProvider } from '../provider/file.js';
 import type { Provider } from '../provider/provider.js';
-import type { PolicyLookup, PolicyOutcome } from '../grpc/ext-proc-service.js';
-import type { RequestAttributes } from '../grpc/request-attributes.js';
+import type { PolicyLookup, PolicyOutcome } from './grpc/ext-proc-service.js';
+import type { RequestAttributes } from './grpc/request-attributes.js';
 import type { Resolver } from '../resolve/compile.js';
 import { headersReadBy } from '../table/headers-read.js';
 import { ListenerReport } from './listener-report.js';
-import { ConfigStore, type ReloadFailure, errorLines } from './config-store.js';
+import { ConfigStore, type ReloadFailure, errorLines } from '../pipeline/config-store.js';
 import type { ServiceMetrics } from './metrics.js';
-import { SnapshotCompiler } from './snapshot-compiler.js';
-import type { Snapshot } from './snapshot.js';
+import { SnapshotCompiler } from '../pipeline/snapshot-compiler.js';
+import type { Snapshot } from '../pipeline/snapshot.js';
 
 /**
  * A resolver's answer as ext_proc hands it on, among the routes of the request's Gateway

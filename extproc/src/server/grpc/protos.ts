@@ -23,7 +23,7 @@ function xdsDeps(): string {
 /** Our own protos live in extproc/proto; from dist/ the source tree is two levels further up. */
 function ownProtoDir(): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  for (const up of ['../../proto', '../../../../extproc/proto']) {
+  for (const up of ['../../../proto', '../../../../../extproc/proto']) {
     const dir = join(here, up);
     try {
       require.resolve(join(dir, 'grpc/health/v1/health.proto'));

@@ -5,7 +5,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { AggregatorRegistry } from 'prom-client';
-import { buildAdminServer } from '../admin/admin-server.js';
+import { buildAdminServer } from './admin/admin-server.js';
 import type { ControlService } from './control-service.js';
 import {
   type FromWorker,

@@ -1,7 +1,7 @@
 // `/v1/resolve?method=&host=&path=&header=name:value…` → the request to resolve, with the
 // same rules as `steadfast resolve`: host and an absolute path required, method GET by
 // default, header names lower-cased, repeated headers joined with `,`.
-import type { ResolveRequest } from '../resolve/request.js';
+import type { ResolveRequest } from '../../resolve/request.js';
 import { AdminError } from './admin-errors.js';
 
 type Query = Readonly<Record<string, string | string[] | undefined>>;

@@ -1,7 +1,7 @@
 // What ext_proc counts, as plain numbers: the per-request path only adds to fields of
 // objects made once, with no label lookup and no allocation; the service's metrics
-// registry reads them when it is scraped (runtime/metrics.ts).
-import type { ListenerBy } from '../resolve/request.js';
+// registry reads them when it is scraped (server/metrics.ts).
+import type { ListenerBy } from '../../resolve/request.js';
 
 export type RequestResult = 'matched' | 'unmatched' | 'invalid' | 'error';
 export type ErrorKind = 'resolve' | 'stream' | 'unexpected_message' | 'internal' | 'cancelled_unanswered';

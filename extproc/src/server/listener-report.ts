@@ -1,7 +1,7 @@
 // Attach mode: the requests whose Gateway port the control service could not tell, or was
 // told wrongly, each kind of case reported once (the log and /v1/status) with what to do.
 // The per-request cost when nothing is wrong is a few comparisons.
-import type { ListenerProblemView } from '../admin/config-view.js';
+import type { ListenerProblemView } from './admin/config-view.js';
 import type { Resolver } from '../resolve/compile.js';
 import type { ListenerChoice, RequestListener } from '../resolve/request.js';
 import { ATTRIBUTE_GATEWAY_PORT, GATEWAY_PORT_METADATA_KEY } from '../table/listener-ports.js';

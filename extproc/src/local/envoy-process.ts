@@ -50,7 +50,7 @@ function guardScript(): string {
   const here = fileURLToPath(import.meta.url);
   const path = here.endsWith('.js')
     ? join(dirname(here), 'envoy-guard.js')
-    : join(projectRoot(), 'dist', 'extproc', 'src', 'runtime', 'envoy-guard.js');
+    : join(projectRoot(), 'dist', 'extproc', 'src', 'local', 'envoy-guard.js');
   if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first`);
   return path;
 }

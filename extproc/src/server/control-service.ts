@@ -1,10 +1,10 @@
 // The control service's servers together: ext_proc + health + reflection over gRPC, and
 // the admin API. Used by `steadfast serve` and by the local gateway commands.
-import { buildAdminServer } from '../admin/admin-server.js';
-import type { PolicyLookup } from '../grpc/ext-proc-service.js';
-import { startGrpcServer } from '../grpc/grpc-server.js';
+import { buildAdminServer } from './admin/admin-server.js';
+import type { PolicyLookup } from './grpc/ext-proc-service.js';
+import { startGrpcServer } from './grpc/grpc-server.js';
 import { ServiceMetrics } from './metrics.js';
-import type { ConfigView } from '../admin/config-view.js';
+import type { ConfigView } from './admin/config-view.js';
 
 export interface ControlServiceOptions {
   readonly grpcAddress: string;

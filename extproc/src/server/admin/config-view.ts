@@ -1,9 +1,9 @@
 // What the admin API reads of the configuration being served. The runtime's served
 // configuration provides it; the admin API depends on this shape, not on the runtime.
-import type { Diagnostic } from '../gatewayapi/diagnostic.js';
-import type { Resolver } from '../resolve/compile.js';
-import type { PolicyTable } from '../table/policy-table.js';
-import type { ObjectStatus } from '../translate/status.js';
+import type { Diagnostic } from '../../gatewayapi/diagnostic.js';
+import type { Resolver } from '../../resolve/compile.js';
+import type { PolicyTable } from '../../table/policy-table.js';
+import type { ObjectStatus } from '../../translate/status.js';
 
 /** One compiled configuration, as the /v1 endpoints show it. */
 export interface ServedSnapshot {

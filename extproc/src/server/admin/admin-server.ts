@@ -4,9 +4,9 @@
 // factory so tests use inject() without opening a port. Errors are JSON {code, message}.
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Registry } from 'prom-client';
-import { diagnosticView } from '../gatewayapi/diagnostic.js';
-import { resolveAnswer, resolveOnPort } from '../resolve/resolve-answer.js';
-import { objectStatusView } from '../translate/status.js';
+import { diagnosticView } from '../../gatewayapi/diagnostic.js';
+import { resolveAnswer, resolveOnPort } from '../../resolve/resolve-answer.js';
+import { objectStatusView } from '../../translate/status.js';
 import { AdminError, type AdminErrorCode } from './admin-errors.js';
 import type { ConfigView } from './config-view.js';
 import { parseResolvePort, parseResolveQuery } from './resolve-query.js';

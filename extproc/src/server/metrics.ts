@@ -1,7 +1,7 @@
 // The control service's Prometheus metrics, in a registry of its own (never the global
 // one), all prefixed `steadfast_`.
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
-import { ExtProcTallies, RESOLVE_BUCKETS } from '../grpc/ext-proc-tallies.js';
+import { ExtProcTallies, RESOLVE_BUCKETS } from './grpc/ext-proc-tallies.js';
 
 /** A labelled counter that adds what `tallies` gained since it was last scraped. */
 function tallyCounter<K extends string>(

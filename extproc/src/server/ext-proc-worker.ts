@@ -1,8 +1,8 @@
 // One ext_proc worker process of `steadfast serve --workers N` (node:cluster): it waits for
 // the primary's first policy table, binds the shared gRPC port, and resolves requests with
 // the resolver compiled from the newest table it was sent.
-import { startGrpcServer, type GrpcServerHandle } from '../grpc/grpc-server.js';
-import type { PolicyLookup } from '../grpc/ext-proc-service.js';
+import { startGrpcServer, type GrpcServerHandle } from './grpc/grpc-server.js';
+import type { PolicyLookup } from './grpc/ext-proc-service.js';
 import { compileResolver, type Resolver } from '../resolve/compile.js';
 import {
   type FromWorker,

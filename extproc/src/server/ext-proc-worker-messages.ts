@@ -2,7 +2,7 @@
 // (node:cluster IPC). The primary owns the configuration; workers only resolve.
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
 import type { PolicyTable } from '../table/policy-table.js';
-import type { ListenerProblemView } from '../admin/config-view.js';
+import type { ListenerProblemView } from './admin/config-view.js';
 
 /** One process's metrics as `registry.getMetricsAsJSON()` gives them. */
 export type WorkerMetrics = MetricObjectWithValues<MetricValue<string>>[];

@@ -6,7 +6,7 @@ import { envoyYaml } from '../envoy/envoy-yaml.js';
 import { fileBootstrap, resourceFiles } from '../envoy/file-resources.js';
 import type { GatewayConfigOptions } from '../envoy/gateway-config.js';
 import { EnvoyResourceFiles } from './envoy-resource-files.js';
-import type { Snapshot } from './snapshot.js';
+import type { Snapshot } from '../pipeline/snapshot.js';
 
 export interface GatewayFilesOptions {
   readonly envoy: GatewayConfigOptions;

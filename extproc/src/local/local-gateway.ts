@@ -8,14 +8,14 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GatewayConfigOptions } from '../envoy/gateway-config.js';
-import { type ControlService, startControlService } from './control-service.js';
+import { type ControlService, startControlService } from '../server/control-service.js';
 import { type EnvoyProcess, startEnvoy } from './envoy-process.js';
-import { GatewayFiles } from './gateway-files.js';
-import { ServiceMetrics } from './metrics.js';
+import { GatewayFiles } from '../xds/gateway-files.js';
+import { ServiceMetrics } from '../server/metrics.js';
 import { type PortNeed, PortUnavailableError, checkPortsFree, splitHostPort } from './port-check.js';
 import { projectRoot } from './project-root.js';
-import { ServedConfig } from './served-config.js';
-import type { Snapshot } from './snapshot.js';
+import { ServedConfig } from '../server/served-config.js';
+import type { Snapshot } from '../pipeline/snapshot.js';
 import type { PolicyTable } from '../table/policy-table.js';
 
 export interface LocalGatewayOptions {
