@@ -4,7 +4,7 @@
 // backoff for the routes the rules cover, and the cluster of the control service. YAML with
 // comments, one top-level key per place it goes; docs/attach.md walks through it.
 import { stringify } from 'yaml';
-import type { PolicyTable, TableMatch, TableRoute, TableRule } from '../table/policy-table.js';
+import type { PolicyTable, TableMatch, TableRule } from '../table/policy-table.js';
 import {
   METADATA_NAMESPACE,
   PIN_HEADER,
@@ -24,9 +24,8 @@ import {
   ATTRIBUTE_DESTINATION_PORT,
   ATTRIBUTE_GATEWAY_PORT,
   GATEWAY_PORT_METADATA_KEY,
-  portGroups,
-  servedOn,
-} from '../table/listener-ports.js';
+} from '../ir/listener-ports.js';
+import { type GatewayIr, gatewayIr, routePorts } from '../ir/gateway-ir.js';
 import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
 import { RETRY_BACK_OFF } from './route-action.js';
 import type { Json } from '../json.js';
@@ -216,27 +215,20 @@ function retryText(rule: TableRule): string {
  * listener that stands for it carries, so the control service matches its requests only
  * against that port's routes.
  */
-function listenerMetadata(table: PolicyTable): Json[] {
-  return portGroups(table).map((group) => ({
+function listenerMetadata(ir: GatewayIr): Json[] {
+  return ir.ports.map((group) => ({
     gateway_port: group.port,
     gateway_listeners: group.listeners.map((l) => l.id),
-    hostnames: [...new Set(table.routes.flatMap((route) => servedOn(route, group).hostnames))].sort(),
+    hostnames: [...new Set(group.routes.flatMap((r) => r.route.hostnames))].sort(),
     metadata: { filter_metadata: { [METADATA_NAMESPACE]: { [GATEWAY_PORT_METADATA_KEY]: group.port } } },
   }));
-}
-
-/** The Gateway ports a route is served on. */
-function routePorts(table: PolicyTable, route: TableRoute): number[] {
-  return portGroups(table)
-    .filter((group) => servedOn(route, group).hostnames.length > 0)
-    .map((group) => group.port);
 }
 
 /**
  * The rules with a retry stanza or a session: the Envoy routes that serve them need the
  * retry policy (the backoff, and retries that skip hosts already tried).
  */
-function retryRoutes(table: PolicyTable): Json[] {
+function retryRoutes(table: PolicyTable, ir: GatewayIr): Json[] {
   const out: Json[] = [];
   for (const route of table.routes) {
     for (const rule of route.rules) {
@@ -245,7 +237,7 @@ function retryRoutes(table: PolicyTable): Json[] {
         rule: rule.id,
         retry: retryText(rule),
         hostnames: [...route.hostnames],
-        gateway_ports: routePorts(table, route),
+        gateway_ports: routePorts(ir, route.id),
         matches: rule.matches.map(matchText),
       });
     }
@@ -263,7 +255,8 @@ function section(comment: readonly string[], value: Json): string {
  */
 export function generateAttachSnippet(table: PolicyTable, options: AttachSnippetOptions): string {
   const keys = options.sessionKeys ?? [];
-  const routes = retryRoutes(table);
+  const ir = gatewayIr(table);
+  const routes = retryRoutes(table, ir);
   const parts = [
     [
       'steadfast attach snippet (`steadfast envoy-config --mode attach`): add each part below to',
@@ -352,7 +345,7 @@ export function generateAttachSnippet(table: PolicyTable, options: AttachSnippet
         "   whose port cannot be told gets a policy only where every port's routes agree, and",
         '   /v1/status (listeners.problems) and the log say so.',
       ],
-      { listener_metadata: listenerMetadata(table) },
+      { listener_metadata: listenerMetadata(ir) },
     ),
   ];
   return `${parts.join('\n')}`;

@@ -1,16 +1,9 @@
 // Gateway mode: the whole Envoy configuration from a PolicyTable. A pure function of the
-// table and the options: listeners from Gateway listeners (HTTP/1.1 and h2c on one port;
-// HTTPS with TLS terminated, tls-listener.ts),
-// virtual hosts from hostnames, routes in Gateway API precedence order carrying their
-// policy token, and one cluster per rule.
-import {
-  POLICY_TABLE_VERSION,
-  type PolicyTable,
-  type TableListener,
-  type TableMatch,
-  type TableRoute,
-  type TableRule,
-} from '../table/policy-table.js';
+// table and the options: one listener per Gateway port of the table's Envoy-shaped form
+// (ir/gateway-ir.ts; HTTP/1.1 and h2c on one port; HTTPS with TLS terminated,
+// tls-listener.ts), virtual hosts from hostnames, routes in Gateway API precedence order
+// carrying their policy token, and one cluster per rule.
+import type { PolicyTable } from '../table/policy-table.js';
 import {
   type EdgeOptions,
   edgeConnectionManager,
@@ -19,13 +12,12 @@ import {
 } from './edge-defaults.js';
 import { PIN_HEADER, TYPE_HCM } from './envoy-names.js';
 import { clusterBackoffFilters, type FilterOptions, gatewayHttpFilters } from './http-filters.js';
-import { type PortGroup, portGroups, servedOn } from '../table/listener-ports.js';
+import { type IrPort, gatewayIr, portVirtualHosts } from '../ir/gateway-ir.js';
 import { matchRe2Problem } from '../table/re2-syntax.js';
 import { envoyRoutes, type RouteOptions } from './route-action.js';
 import { routerPlan } from './router-plan.js';
 import type { OutlierDetectionOptions } from './outlier-detection.js';
 import { type RuleClusters, ruleClusters } from './rule-clusters.js';
-import { virtualHosts } from '../ir/virtual-hosts.js';
 import type { Json } from '../json.js';
 import type { TlsMaterial } from '../table/tls-material.js';
 import {
@@ -73,47 +65,19 @@ export interface GatewayResources {
 
 export const DEFAULT_SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
 
-/** A single Gateway listener names its Envoy listener; listeners sharing a port are named by the port. */
-function listenerName(group: PortGroup): string {
-  return group.listeners.length === 1 ? (group.listeners[0] as TableListener).id : `port/${group.port}`;
-}
-
-/**
- * The virtual hosts of one port and their routes in the order Envoy must try them: the
- * same precedence the resolver uses (ir/virtual-hosts.ts), so route matching is written once.
- */
-function orderedVirtualHosts(
-  routes: readonly TableRoute[],
-): { hostname: string; entries: { rule: TableRule; match: TableMatch }[] }[] {
-  const byMatch = new Map<string, { rule: TableRule; match: TableMatch }>();
-  for (const route of routes) {
-    for (const rule of route.rules) for (const match of rule.matches) byMatch.set(match.id, { rule, match });
-  }
-  // The routes keep the table's order, so the resolver's age tie-break is unchanged.
-  const table: PolicyTable = { version: POLICY_TABLE_VERSION, listeners: [], routes };
-  return virtualHosts(table).map((vh) => ({
-    hostname: vh.hostname,
-    entries: vh.matches.flatMap((m) => {
-      const entry = byMatch.get(m.matchId);
-      return entry ? [entry] : [];
-    }),
-  }));
-}
-
 function routeConfiguration(
-  name: string,
-  routes: readonly TableRoute[],
+  port: IrPort,
   clusters: Map<string, RuleClusters>,
   warnings: Set<string>,
   routeOptions: RouteOptions,
 ): Json {
   return {
-    name,
+    name: port.name,
     // Only steadfast's filter may name the pinned host; a client's value is dropped.
     internal_only_headers: [PIN_HEADER],
     // An unresolved backendRef's share names no cluster and answers 500 (rule-clusters.ts).
     validate_clusters: false,
-    virtual_hosts: orderedVirtualHosts(routes).map((h) => {
+    virtual_hosts: portVirtualHosts(port).map((h) => {
       const entries = h.entries.filter((e) => {
         const problem = matchRe2Problem(e.match);
         if (problem !== undefined) warnings.add(`${problem}; the match is left out of Envoy's routes`);
@@ -164,13 +128,12 @@ export function generateGatewayResources(
       );
     }
   }
+  const ir = gatewayIr(table);
+  for (const w of ir.warnings) warnings.add(w);
   const secrets = new Map<string, Json>();
-  for (const group of portGroups(table, (w) => warnings.add(w))) {
-    const name = listenerName(group);
-    const routes = table.routes
-      .map((route) => servedOn(route, group))
-      .filter((route) => route.hostnames.length > 0);
-    const rc = routeConfiguration(name, routes, byRule, warnings, {
+  for (const group of ir.ports) {
+    const name = group.name;
+    const rc = routeConfiguration(group, byRule, warnings, {
       debug: options.debug === true,
       listener: { port: group.port, https: group.protocol === 'HTTPS' },
     });

@@ -4,7 +4,7 @@
 // hostname's matches into a HostBucket indexed by path, so a lookup costs a few map reads,
 // not a scan of routes.
 import type { PolicyTable, TableRoute } from '../table/policy-table.js';
-import { portGroups, servedOn } from '../table/listener-ports.js';
+import { gatewayIr } from '../ir/gateway-ir.js';
 import { compileEntry } from './entry.js';
 import { headersReadBy } from '../table/headers-read.js';
 import { HostBucket } from './host-bucket.js';
@@ -137,12 +137,7 @@ export function compileResolver(
     single = compileIndex(ordered);
     singleChoice = Object.freeze({ port: undefined, by: 'single_port' });
   } else {
-    for (const group of portGroups(table)) {
-      const served = ordered
-        .map(({ route, order }) => ({ route: servedOn(route, group), order }))
-        .filter(({ route }) => route.hostnames.length > 0);
-      byPort.set(group.port, compileIndex(served));
-    }
+    for (const port of gatewayIr(table).ports) byPort.set(port.port, compileIndex(port.routes));
     if (byPort.size <= 1) {
       const [port, index] = [...byPort][0] ?? [undefined, compileIndex([])];
       single = index;

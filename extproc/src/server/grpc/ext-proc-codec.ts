@@ -10,7 +10,7 @@ import {
   type RequestAttributes,
   listenerFrom,
 } from './request-attributes.js';
-import { ATTRIBUTE_DESTINATION_PORT, ATTRIBUTE_GATEWAY_PORT } from '../../table/listener-ports.js';
+import { ATTRIBUTE_DESTINATION_PORT, ATTRIBUTE_GATEWAY_PORT } from '../../ir/listener-ports.js';
 
 /** What the service takes from one ProcessingRequest. */
 export interface ExtProcRequest {

@@ -1,7 +1,7 @@
 // What the resolver sees of a request: taken from ext_proc's request headers.
 import type { HttpHeaders, ProcessingAttributes } from './ext-proc-messages.js';
 import type { RequestListener } from '../../resolve/request.js';
-import { ATTRIBUTE_DESTINATION_PORT, ATTRIBUTE_GATEWAY_PORT } from '../../table/listener-ports.js';
+import { ATTRIBUTE_DESTINATION_PORT, ATTRIBUTE_GATEWAY_PORT } from '../../ir/listener-ports.js';
 
 /** Bounds on client input: a header list longer than this is cut, values are capped. */
 export const MAX_HEADERS = 256;
