@@ -1,6 +1,6 @@
 // What a rule's retry and timeouts mean to Envoy's router, written once. Gateway mode
 // compiles this into each route's `retry_policy` and `timeout`; attach mode's filter
-// writes the same values as router headers (filter/assembly/retry/router-values.ts, which
+// writes the same values as router headers (filter/assembly/policy/router-values.ts, which
 // tests/filter/router-plan-parity.test.ts holds to this module). docs/retries.md is the
 // table a user reads.
 import type { Policy } from '../table/policy.js';

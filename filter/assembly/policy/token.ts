@@ -1,5 +1,5 @@
 import { Utf8 } from '../abi/memory';
-import { RouterValues } from '../retry/router-values';
+import { RouterValues } from './router-values';
 
 // Reads the policy token written by extproc/src/table/policy-token.ts (the one
 // encoder; format in docs/policy-token.md). Total: anything malformed is null.
