@@ -1,8 +1,9 @@
 // YAML text → located objects. Pure: a provider reads the files (provider/file.ts).
 // Every object keeps its file and line, and can tell the line of any of its fields.
 // Objects a provider hands over already decoded (no text) keep the location it gave, if any.
-import { type Document, LineCounter, isNode, isScalar, parseAllDocuments } from 'yaml';
+import { type Document, LineCounter, isNode, isScalar, parseAllDocuments, parseDocument } from 'yaml';
 import { type Diagnostic, type FieldPath, NO_SOURCE, type Source } from './diagnostic.js';
+import { type FastDocument, loadDocumentsFast } from './yaml-fast.js';
 
 export interface ConfigFile {
   /** Path relative to the configuration root, shown in diagnostics. */
@@ -51,11 +52,23 @@ function lineFinder(doc: Document, counter: LineCounter, fallback: number): (pat
   };
 }
 
-/** Parses multi-document YAML files. A broken file yields a located diagnostic; the others still load. */
-export function parseConfigFiles(files: readonly ConfigFile[]): ParseResult {
+/**
+ * Parses multi-document YAML files. A broken file yields a located diagnostic; the others
+ * still load. Files are read the fast way when they can be (yaml-fast.ts; `fast: false`
+ * forces the `yaml` package's full syntax tree, which the equivalence test compares with).
+ */
+export function parseConfigFiles(
+  files: readonly ConfigFile[],
+  options: { readonly fast?: boolean } = {},
+): ParseResult {
   const objects: SourceObject[] = [];
   const diagnostics: Diagnostic[] = [];
   for (const file of files) {
+    const fast = options.fast === false ? undefined : loadDocumentsFast(file.text);
+    if (fast) {
+      for (const doc of fast) addFastDocument(file, doc, objects, diagnostics);
+      continue;
+    }
     const counter = new LineCounter();
     let docs: Document.Parsed[];
     try {
@@ -110,6 +123,41 @@ export function parseConfigFiles(files: readonly ConfigFile[]): ParseResult {
     }
   }
   return { objects, diagnostics };
+}
+
+/** A document read the fast way; its fields' lines come from parsing its own text, when asked. */
+function addFastDocument(
+  file: ConfigFile,
+  doc: FastDocument,
+  objects: SourceObject[],
+  diagnostics: Diagnostic[],
+): void {
+  // An empty document (a trailing `---`, `---` twice, a comment-only part) is skipped.
+  if (doc.value === null || doc.value === undefined) return;
+  const source = { file: file.path, line: doc.line };
+  const o = sourceObject(doc.value, source, lazyLineFinder(file.text, doc));
+  if (typeof o === 'string') diagnostics.push({ code: 'not-an-object', ...source, field: '', message: o });
+  else objects.push(o);
+}
+
+/**
+ * Finds a field's line by parsing the document's own text the first time one is asked
+ * for (a diagnostic or a status names it); a valid configuration never pays for it.
+ */
+function lazyLineFinder(text: string, doc: FastDocument): (path: FieldPath) => number {
+  let find: ((path: FieldPath) => number) | undefined;
+  return (path) => {
+    if (!find) {
+      const counter = new LineCounter();
+      const parsed = parseDocument(text.slice(doc.start, doc.end), {
+        lineCounter: counter,
+        prettyErrors: false,
+      });
+      const within = parsed.errors.length === 0 ? lineFinder(parsed, counter, 1) : () => 1;
+      find = (p) => doc.line + within(p) - 1;
+    }
+    return find(path);
+  };
 }
 
 /** Objects a provider hands over as data: checked like a document, located where the provider says. */
