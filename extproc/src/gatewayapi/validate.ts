@@ -24,7 +24,13 @@ export function objectDiagnostics(o: AnyObject): Diagnostic[] {
   }));
 }
 
-export function validateObjects(sources: readonly SourceObject[]): ValidateResult {
+/** Decodes one object; a caller may answer from what it decoded before (pipeline/incremental-compiler.ts). */
+export type DecodeObject = (src: SourceObject, decode: (src: SourceObject) => AnyObject) => AnyObject;
+
+export function validateObjects(
+  sources: readonly SourceObject[],
+  decodeObject: DecodeObject = (src, decode) => decode(src),
+): ValidateResult {
   const diagnostics: Diagnostic[] = [];
   const objects: AnyObject[] = [];
   const seen = new Map<string, SourceObject>();
@@ -41,7 +47,7 @@ export function validateObjects(sources: readonly SourceObject[]): ValidateResul
       });
       continue;
     }
-    const obj = entry.decode(src);
+    const obj = decodeObject(src, entry.decode);
     const key = `${obj.kind}/${obj.namespace}/${obj.name}`;
     const first = seen.get(key);
     if (first) {

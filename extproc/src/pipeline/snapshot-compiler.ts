@@ -6,7 +6,8 @@ import { Worker } from 'node:worker_threads';
 import type { ProvidedConfig } from '../provider/provider.js';
 import { compileResolver } from '../resolve/compile.js';
 import { tableGeneration } from '../resolve/answer-scope.js';
-import { type Snapshot, compileConfig, fingerprintOf } from './snapshot.js';
+import { IncrementalCompiler } from './incremental-compiler.js';
+import { type Snapshot, fingerprintOf } from './snapshot.js';
 
 export interface CompileRequest {
   readonly id: number;
@@ -58,6 +59,8 @@ export class SnapshotCompiler {
   private worker: Worker | undefined;
   private next = 0;
   private readonly pending = new Map<number, (r: CompileResponse) => void>();
+  /** Compiles inline when there is no thread. */
+  private inline: IncrementalCompiler | undefined;
 
   /** The thread runs the compiled module (dist/); from TypeScript sources it compiles inline. */
   static available(): boolean {
@@ -65,7 +68,7 @@ export class SnapshotCompiler {
   }
 
   compile = async (provided: ProvidedConfig): Promise<Snapshot> => {
-    if (!SnapshotCompiler.available()) return compileConfig(provided);
+    if (!SnapshotCompiler.available()) return (this.inline ??= new IncrementalCompiler()).compile(provided);
     const worker = this.thread();
     const id = ++this.next;
     // Held while a compile is under way (the process must wait for it), idle otherwise.

@@ -1,14 +1,18 @@
 // The worker-thread side of SnapshotCompiler: loads configurations off the thread that
 // answers ext_proc. Receives what a provider handed over, answers the snapshot's plain data
 // as CompiledData (no resolver: a compiled resolver holds closures, which do not cross threads).
+// The thread lives as long as the service, so it keeps what it parsed for the next reload.
 import { parentPort } from 'node:worker_threads';
-import { compileConfig, fingerprintOf } from './snapshot.js';
+import { IncrementalCompiler } from './incremental-compiler.js';
+import { fingerprintOf } from './snapshot.js';
 import type { CompileRequest, CompileResponse } from './snapshot-compiler.js';
+
+const compiler = new IncrementalCompiler();
 
 parentPort?.on('message', (req: CompileRequest) => {
   let res: CompileResponse;
   try {
-    const { table, tls, statuses, diagnostics, errors, warnings } = compileConfig(req.provided);
+    const { table, tls, statuses, diagnostics, errors, warnings } = compiler.compile(req.provided);
     const tableJson = JSON.stringify(table);
     const statusesJson = JSON.stringify(statuses);
     const data = {

@@ -2,8 +2,8 @@
 // → translate → compile. Pure: providers do the reading; the ConfigStore and the CLI call it.
 import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../gatewayapi/diagnostic.js';
-import { type ConfigFile, parseConfigFiles, parseObjects } from '../gatewayapi/parse.js';
-import { validateObjects } from '../gatewayapi/validate.js';
+import { type ConfigFile, type ParseResult, parseConfigFiles, parseObjects } from '../gatewayapi/parse.js';
+import { type DecodeObject, validateObjects } from '../gatewayapi/validate.js';
 import type { ProvidedConfig } from '../provider/provider.js';
 import { type Resolver, compileResolver } from '../resolve/compile.js';
 import type { PolicyTable } from '../table/policy-table.js';
@@ -45,11 +45,17 @@ export function fingerprintOf(
     .digest('hex');
 }
 
-export function compileConfig(provided: ProvidedConfig): Snapshot {
-  const documents = parseConfigFiles(provided.documents);
+/** How the compiler parses documents and decodes objects; the incremental compiler reuses earlier results. */
+export interface CompileStages {
+  readonly parseDocuments?: (files: readonly ConfigFile[]) => ParseResult;
+  readonly decodeObject?: DecodeObject;
+}
+
+export function compileConfig(provided: ProvidedConfig, stages: CompileStages = {}): Snapshot {
+  const documents = (stages.parseDocuments ?? parseConfigFiles)(provided.documents);
   const objects = parseObjects(provided.objects);
   const parsedDiagnostics = [...documents.diagnostics, ...objects.diagnostics];
-  const validated = validateObjects([...documents.objects, ...objects.objects]);
+  const validated = validateObjects([...documents.objects, ...objects.objects], stages.decodeObject);
   const { table, tls, statuses } = translate(validated);
   const resolver = compileResolver(table);
   const fileLevel = [

@@ -1,0 +1,308 @@
+// The incremental compiler against a full compile: after every step of seeded random edit
+// sequences (routes edited, added, removed, renamed and reordered; lines inserted before
+// documents; syntax broken and mended; invalid fields; tags; end markers; duplicates;
+// Services and endpoints changed; files added and removed) both give the same table, key
+// material, statuses, diagnostics, errors and warnings, lines included. And it does reuse:
+// one edited document in a file of many is the only one parsed and decoded again.
+import { describe, expect, it } from 'vitest';
+import { IncrementalCompiler, documentPieces } from '../../extproc/src/pipeline/incremental-compiler.js';
+import { type Snapshot, compileConfig } from '../../extproc/src/pipeline/snapshot.js';
+import type { ProvidedConfig } from '../../extproc/src/provider/provider.js';
+
+/** mulberry32: a small seeded generator, so every run makes the same sequence. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const BASE = [
+  `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: steadfast }
+spec: { controllerName: steadfast.dev/gateway-controller }
+`,
+  `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: edge, namespace: default }
+spec:
+  gatewayClassName: steadfast
+  listeners:
+    - { name: http, protocol: HTTP, port: 8080 }
+    - { name: api, protocol: HTTP, port: 8081, hostname: '*.api.example' }
+`,
+  serviceYaml('app', 80),
+  serviceYaml('other', 81),
+  sliceYaml('app', ['127.0.0.2', '127.0.0.3']),
+  sliceYaml('other', ['127.0.0.4']),
+];
+
+function serviceYaml(name: string, port: number, appProtocol?: string): string {
+  const proto = appProtocol ? `, appProtocol: ${appProtocol}` : '';
+  return `apiVersion: v1
+kind: Service
+metadata: { name: ${name}, namespace: default }
+spec: { ports: [{ name: http, port: ${port}, targetPort: 9000${proto} }] }
+`;
+}
+
+function sliceYaml(service: string, addresses: readonly string[]): string {
+  return `apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: ${service}-1, namespace: default, labels: { kubernetes.io/service-name: ${service} } }
+addressType: IPv4
+ports: [{ name: http, port: 9000 }]
+endpoints:
+${addresses.map((a, i) => `  - addresses: ['${a}']\n    conditions: { ready: ${i % 3 !== 2} }`).join('\n')}
+`;
+}
+
+function routeYaml(rnd: () => number, name: string): string {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
+  const grpc = rnd() < 0.15;
+  const section = pick(['', ', sectionName: http', ', sectionName: api', ', sectionName: nope']);
+  const backends = pick([
+    '[{ name: app, port: 80 }]',
+    '[{ name: app, port: 80, weight: 3 }, { name: other, port: 81, weight: 0 }]',
+    '[{ name: missing, port: 80 }]',
+    '[{ name: other, port: 81 }]',
+  ]);
+  const extras = [
+    pick([
+      '',
+      `      retry: { attempts: ${Math.floor(rnd() * 4)}, codes: [503, 502] }\n`,
+      '      retry: { attempts: 2, codes: [700] }\n',
+    ]),
+    pick([
+      '',
+      '      timeouts: { request: 5s, backendRequest: 1s }\n',
+      '      timeouts: { request: 1s, backendRequest: 2s }\n',
+    ]),
+    pick([
+      '',
+      '      sessionPersistence: { sessionName: s-' + name + ', type: Cookie }\n',
+      '      sessionPersistence: { type: Header, sessionName: x_bad }\n',
+    ]),
+  ].join('');
+  const time = rnd() < 0.5 ? `, creationTimestamp: '2026-01-0${1 + Math.floor(rnd() * 9)}T00:00:00Z'` : '';
+  if (grpc) {
+    return `apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: { name: ${name}, namespace: default${time} }
+spec:
+  parentRefs: [{ name: edge${section} }]
+  hostnames: ['${name}.api.example']
+  rules:
+    - matches: [{ method: { service: pkg.${name.replace(/-/g, '')}, method: Get } }]
+      backendRefs: ${backends}
+${extras}`;
+  }
+  const path = pick(['/', `/${name}`, `/${name}/deep`, '/bad path', '/(re']);
+  const type = pick(['PathPrefix', 'Exact', 'RegularExpression']);
+  return `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: default${time} }
+spec:
+  parentRefs: [{ name: edge${section} }]
+  hostnames: ['${pick([name + '.example', name + '.api.example', '*.example'])}']
+  rules:
+    - matches: [{ path: { type: ${type}, value: '${path}' } }]
+      backendRefs: ${backends}
+${extras}`;
+}
+
+/** A file as its documents and the text between them (comments, blank lines, markers). */
+interface Doc {
+  text: string;
+  /** What stands before the document's `---` line. */
+  before: string;
+}
+
+type Files = Map<string, Doc[]>;
+
+function fileText(docs: readonly Doc[]): string {
+  return docs.map((d, i) => `${d.before}${i > 0 || d.before !== '' ? '---\n' : ''}${d.text}`).join('');
+}
+
+function provided(files: Files): ProvidedConfig {
+  return {
+    documents: [...files].map(([path, docs]) => ({ path, text: fileText(docs) })),
+    objects: [],
+    diagnostics: [],
+  };
+}
+
+/** What a snapshot serves and reports, as data (functions and identities dropped). */
+function view(s: Snapshot): unknown {
+  const { table, tls, statuses, diagnostics, errors, warnings } = s;
+  return JSON.parse(JSON.stringify({ table, tls, statuses, diagnostics, errors, warnings })) as unknown;
+}
+
+/** One random edit; returns what it did, for the failure message. */
+function edit(files: Files, rnd: () => number, serial: { n: number }): string {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
+  const routeFiles = [...files.keys()].filter((p) => p !== 'base.yaml');
+  const path = pick(routeFiles);
+  const docs = files.get(path) as Doc[];
+  const at = Math.floor(rnd() * docs.length);
+  const doc = docs[at];
+  const newRoute = (): Doc => ({ text: routeYaml(rnd, `route-${serial.n++}`), before: '' });
+  const choice = Math.floor(rnd() * 16);
+  switch (choice) {
+    case 0:
+    case 1:
+      if (!doc) break;
+      doc.text = routeYaml(rnd, /name: ([a-z0-9-]+)/.exec(doc.text)?.[1] ?? 'x');
+      return `${path}[${at}] rewritten`;
+    case 2:
+      docs.splice(at, 0, newRoute());
+      return `${path}[${at}] route added`;
+    case 3:
+      if (docs.length === 0) break;
+      docs.splice(at, 1);
+      return `${path}[${at}] removed`;
+    case 4:
+      if (!doc) break;
+      doc.before += pick(['# a comment\n', '\n', '# two\n# lines\n']);
+      return `${path}[${at}] lines inserted before`;
+    case 5:
+      if (!doc) break;
+      doc.text = doc.text.replace('rules:', 'rules: [unclosed\n  x:');
+      return `${path}[${at}] syntax broken`;
+    case 6:
+      if (!doc) break;
+      doc.text = doc.text.replace(
+        /hostnames: \[[^\]]*\]/,
+        `hostnames: [!!str '${pick(['a.example', 'b.example'])}']`,
+      );
+      return `${path}[${at}] a tag`;
+    case 7:
+      if (!doc) break;
+      doc.text = `${doc.text}...\n`;
+      return `${path}[${at}] an end marker`;
+    case 8:
+      if (!doc) break;
+      docs.push({ text: doc.text, before: '' });
+      return `${path}[${at}] duplicated`;
+    case 9:
+      docs.splice(at, 0, { text: '', before: '' }, { text: '# only a comment\n', before: '' });
+      return `${path}[${at}] empty documents`;
+    case 10: {
+      const base = files.get('base.yaml') as Doc[];
+      const svc = base[2] as Doc;
+      svc.text = serviceYaml('app', pick([80, 82]), pick([undefined, 'kubernetes.io/h2c', 'bogus']));
+      return 'Service app changed';
+    }
+    case 11: {
+      const base = files.get('base.yaml') as Doc[];
+      (base[4] as Doc).text = sliceYaml(
+        'app',
+        pick([[], ['127.0.0.2'], ['127.0.0.5', '127.0.0.6', '127.0.0.7']]),
+      );
+      return 'endpoints of app changed';
+    }
+    case 12:
+      if (routeFiles.length > 1 && rnd() < 0.5) {
+        files.delete(path);
+        return `${path} deleted`;
+      }
+      files.set(`routes-${serial.n++}.yaml`, [newRoute(), newRoute()]);
+      return 'file added';
+    case 13:
+      if (docs.length < 2) break;
+      docs.reverse();
+      return `${path} reordered`;
+    case 14:
+      if (!doc) break;
+      doc.text = doc.text.replace('kind: HTTPRoute', 'kind: Nonsense');
+      return `${path}[${at}] unknown kind`;
+    default:
+      if (!doc) break;
+      doc.text = doc.text.replace(/metadata: \{ name: [a-z0-9-]+/, `metadata: { name: route-${serial.n++}`);
+      return `${path}[${at}] renamed`;
+  }
+  docs.push(newRoute());
+  return `${path} route appended`;
+}
+
+describe('IncrementalCompiler', () => {
+  for (const seed of [1, 2, 3, 4]) {
+    it(`equals a full compile after every step of random edits (seed ${seed})`, () => {
+      const rnd = random(seed);
+      const serial = { n: 0 };
+      const routes = (n: number): Doc[] =>
+        Array.from({ length: n }, () => ({ text: routeYaml(rnd, `route-${serial.n++}`), before: '' }));
+      const files: Files = new Map([
+        ['base.yaml', BASE.map((text) => ({ text, before: '' }))],
+        ['a/routes.yaml', routes(12)],
+        ['b.yaml', routes(8)],
+      ]);
+      const compiler = new IncrementalCompiler();
+      const steps: string[] = [];
+      for (let step = 0; step < 60; step++) {
+        const input = provided(files);
+        const incremental = compiler.compile(input);
+        const full = compileConfig(input);
+        expect(view(incremental), steps.join('; ')).toEqual(view(full));
+        expect(incremental.fingerprint).toBe(full.fingerprint);
+        steps.push(edit(files, rnd, serial));
+      }
+    });
+  }
+
+  it('parses and decodes only the edited document of a large file', () => {
+    const rnd = random(9);
+    const docs = Array.from({ length: 200 }, (_, i) => routeYaml(rnd, `route-${i}`));
+    const input = (texts: readonly string[]): ProvidedConfig => ({
+      documents: [
+        { path: 'base.yaml', text: BASE.join('---\n') },
+        { path: 'routes.yaml', text: texts.join('---\n') },
+      ],
+      objects: [],
+      diagnostics: [],
+    });
+    const compiler = new IncrementalCompiler();
+    compiler.compile(input(docs));
+    expect(compiler.work).toEqual({ parsed: BASE.length + 200, decoded: BASE.length + 200 });
+    const edited = [...docs];
+    edited[150] = (edited[150] as string).replace("hostnames: ['", "hostnames: ['edited-");
+    const again = compiler.compile(input(edited));
+    expect(compiler.work).toEqual({ parsed: 1, decoded: 1 });
+    expect(view(again)).toEqual(view(compileConfig(input(edited))));
+    // A line added at the top moves every document: only the first, which holds the line, is read again.
+    const moved = compiler.compile({
+      ...input(edited),
+      documents: [
+        { path: 'base.yaml', text: BASE.join('---\n') },
+        { path: 'routes.yaml', text: `# routes\n${edited.join('---\n')}` },
+      ],
+    });
+    expect(compiler.work).toEqual({ parsed: 1, decoded: 1 });
+    expect(moved.statuses.find((s) => s.metadata.name === 'route-150')?.source?.line).toBe(
+      (again.statuses.find((s) => s.metadata.name === 'route-150')?.source?.line ?? 0) + 1,
+    );
+  });
+
+  it('cuts a file before each document start and reads whole what pieces could read differently', () => {
+    expect(documentPieces('a: 1\n---\nb: 2\n--- # c\nc: 3\n')).toEqual([
+      { text: 'a: 1\n', linesBefore: 0 },
+      { text: '---\nb: 2\n', linesBefore: 1 },
+      { text: '--- # c\nc: 3\n', linesBefore: 3 },
+    ]);
+    expect(documentPieces('a: "---"\nb: ---x\n ---\n')).toEqual([
+      { text: 'a: "---"\nb: ---x\n ---\n', linesBefore: 0 },
+    ]);
+    expect(documentPieces('%YAML 1.2\n---\na: 1\n')).toBeUndefined();
+    expect(documentPieces('a: 1\n...\n---\nb: 2\n')).toBeUndefined();
+    expect(documentPieces('a: 1\rb: 2\n')).toBeUndefined();
+    expect(documentPieces('a: 1\r\n---\r\nb: 2\r\n')).toEqual([
+      { text: 'a: 1\r\n', linesBefore: 0 },
+      { text: '---\r\nb: 2\r\n', linesBefore: 1 },
+    ]);
+  });
+});
