@@ -27,13 +27,12 @@ afterAll(async () => {
 });
 
 describe(`gateway mode with ${ROUTES} routes`, () => {
-  it("Envoy holds every route's cluster", async () => {
+  it('Envoy holds one cluster for all the routes, which send to the same Service', async () => {
     const clusters = await (await fetch(`${stack.envoy.adminUrl}/clusters?format=json`)).json();
-    const names = new Set(
-      (clusters as { cluster_statuses: { name: string }[] }).cluster_statuses.map((c) => c.name),
-    );
-    for (const i of [0, 1, 4242, 9999]) expect(names.has(`httproute/default/route-${i}/rule/0`)).toBe(true);
-    expect([...names].filter((n) => n.startsWith('httproute/default/route-'))).toHaveLength(ROUTES);
+    const names = (clusters as { cluster_statuses: { name: string }[] }).cluster_statuses.map((c) => c.name);
+    // Their rules differ only in retries, which are route settings: one cluster serves them all.
+    expect(names.filter((n) => n.startsWith('backend/'))).toHaveLength(1);
+    expect(names.filter((n) => n.startsWith('httproute/'))).toEqual([]);
   });
 
   it('serves sampled hosts from their own rule', async () => {

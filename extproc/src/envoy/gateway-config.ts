@@ -2,7 +2,8 @@
 // table and the options: one listener per Gateway port of the table's Envoy-shaped form
 // (ir/gateway-ir.ts; HTTP/1.1 and h2c on one port; HTTPS with TLS terminated,
 // tls-listener.ts), virtual hosts from hostnames, routes in Gateway API precedence order
-// carrying their policy token, and one cluster per rule.
+// carrying their policy token, and a cluster per rule that rules with the same backends
+// share (rule-clusters.ts).
 import type { PolicyTable } from '../table/policy-table.js';
 import {
   type EdgeOptions,
@@ -17,7 +18,7 @@ import { matchRe2Problem } from '../table/re2-syntax.js';
 import { envoyRoutes, type RouteOptions } from './route-action.js';
 import { routerPlan } from './router-plan.js';
 import type { OutlierDetectionOptions } from './outlier-detection.js';
-import { type RuleClusters, ruleClusters } from './rule-clusters.js';
+import { type RuleClusters, ruleClusters, shareClusters } from './rule-clusters.js';
 import type { Json } from '../json.js';
 import type { TlsMaterial } from '../table/tls-material.js';
 import {
@@ -108,16 +109,14 @@ export function generateGatewayResources(
     backoffFloorFilters: (backoffMs: number) => clusterBackoffFilters(options.wasmPath, backoffMs),
     ...(options.outlierDetection ? { outlierDetection: options.outlierDetection } : {}),
   };
-  const byRule = new Map<string, RuleClusters>();
-  const clusters: Json[] = [];
+  const own = new Map<string, RuleClusters>();
   for (const route of table.routes) {
     for (const rule of route.rules) {
-      if (rule.invalid || byRule.has(rule.id)) continue;
-      const rc = ruleClusters(route.kind, rule, clusterOptions);
-      byRule.set(rule.id, rc);
-      clusters.push(...rc.clusters);
+      if (rule.invalid || own.has(rule.id)) continue;
+      own.set(rule.id, ruleClusters(route.kind, rule, clusterOptions));
     }
   }
+  const { clusters, byRule } = shareClusters(own);
   const listeners: Json[] = [];
   const routeConfigurations: Json[] = [];
   const warnings = new Set<string>();

@@ -1,7 +1,8 @@
 // The clusters of one route rule. One cluster per rule holds every backendRef's endpoints,
 // one locality per backendRef, weighted with its `weight`, so that Envoy's
 // locality-weighted round robin splits new traffic like the Gateway API asks while every
-// endpoint of the rule stays in the one cluster a session can be pinned within.
+// endpoint of the rule stays in the one cluster a session can be pinned within. Rules whose
+// clusters come out the same share one (shareClusters, at the end).
 //
 // weight 0: a LocalityLbEndpoints without `load_balancing_weight` is "assigned no load"
 // under locality-weighted balancing (endpoint_components.proto), and Envoy's proto
@@ -27,6 +28,7 @@ import { TYPE_ROUND_ROBIN, backendLocality, ruleClusterName } from './envoy-name
 import { type OutlierDetectionOptions, outlierDetection } from './outlier-detection.js';
 import { routerPlan } from './router-plan.js';
 import { type ClusterProtocol, clusterProtocol, protocolOptions } from './upstream-protocol.js';
+import { createHash } from 'node:crypto';
 import type { Json } from '../json.js';
 
 export interface ClusterOptions {
@@ -186,4 +188,57 @@ export function ruleClusters(kind: TableRouteKind, rule: TableRule, options: Clu
     unresolved: groups.some((g) => g.key === 'invalid'),
     websocket: groups.some((g) => g.protocol === 'ws' || g.protocol === 'wss'),
   };
+}
+
+/** The zones (backendRefs) of a cluster, for its name. */
+function clusterZones(c: Json): string[] {
+  const endpoints = ((c['load_assignment'] as Json | undefined)?.['endpoints'] ?? []) as Json[];
+  return endpoints.map((e) => String((e['locality'] as Json | undefined)?.['zone'] ?? ''));
+}
+
+/**
+ * Rules whose clusters are the same but for their names share one cluster (issue: 10,000
+ * routes to one Service made 10,000 identical clusters). Same means the same backends with
+ * the same weights and endpoints, protocol, BackendTLSPolicy, retry limits and backoff
+ * filter: a session pins a host by its address, which the shared cluster holds exactly as
+ * each rule's own did, and a weight-0 backendRef stays a locality without load. What the
+ * rules then share is the cluster's connection pool, circuit breakers, outlier detection
+ * and retry budget, as requests to one Service do. The name comes from the content — the
+ * backendRefs' zones and a hash — so it does not change when rules come or go, and every
+ * replica computes the same one.
+ */
+export function shareClusters(byRule: ReadonlyMap<string, RuleClusters>): {
+  readonly clusters: Json[];
+  readonly byRule: Map<string, RuleClusters>;
+} {
+  const byContent = new Map<string, string>();
+  const clusters: Json[] = [];
+  const out = new Map<string, RuleClusters>();
+  for (const [ruleId, rc] of byRule) {
+    const renamed = new Map<string, string>();
+    for (const c of rc.clusters) {
+      const own = String(c['name']);
+      const assignment = c['load_assignment'] as Json;
+      const key = JSON.stringify({ ...c, name: '', load_assignment: { ...assignment, cluster_name: '' } });
+      let name = byContent.get(key);
+      if (name === undefined) {
+        const zones = clusterZones(c);
+        const shown = zones.length > 3 ? [...zones.slice(0, 3), `${zones.length - 3}-more`] : zones;
+        const hash = createHash('sha256').update(key).digest('hex').slice(0, 10);
+        name = `backend/${shown.join('+')}/${hash}`;
+        byContent.set(key, name);
+        clusters.push({ ...c, name, load_assignment: { ...assignment, cluster_name: name } });
+      }
+      renamed.set(own, name);
+    }
+    // Targets that name no cluster (unresolved backendRefs) keep their name: it still names none.
+    const rename = (n: string): string => renamed.get(n) ?? n;
+    out.set(ruleId, {
+      ...rc,
+      clusters: [],
+      targets: rc.targets.map((t) => ({ ...t, name: rename(t.name) })),
+      mirrors: rc.mirrors.map((m) => ({ ...m, name: rename(m.name) })),
+    });
+  }
+  return { clusters, byRule: out };
 }

@@ -119,6 +119,40 @@ async function rejectedUpdates(envoy: EnvoyProcess): Promise<number> {
   }
 }
 
+/** Envoy's counts of route (RDS) updates it took and refused, over every route configuration. */
+async function routeUpdates(envoy: EnvoyProcess): Promise<{ taken: number; refused: number }> {
+  const counts = { taken: 0, refused: 0 };
+  try {
+    for (const [name, value] of await envoy.stats('\\.rds\\..*\\.update_(success|rejected)$')) {
+      if (name.endsWith('.update_rejected')) counts.refused += value;
+      else if (name.endsWith('.update_success')) counts.taken += value;
+    }
+  } catch {
+    // Envoy busy or stopping: counted as nothing yet.
+  }
+  return counts;
+}
+
+/**
+ * Waits until Envoy has read each of the route files just written — it counts every file it
+ * reads as taken or refused — and says whether it refused any. Not known within 5 s counts as
+ * refused: the writer then keeps clusters a little longer, which is the safe side.
+ */
+async function routesRefused(
+  envoy: EnvoyProcess,
+  before: { taken: number; refused: number },
+  written: number,
+): Promise<boolean> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const now = await routeUpdates(envoy);
+    if (now.refused > before.refused) return true;
+    if (now.taken - before.taken >= written) return false;
+    if (Date.now() > deadline) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** Every address:port the gateway will listen on, for checking before anything starts. */
 export function gatewayPortNeeds(
   table: PolicyTable,
@@ -222,6 +256,12 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     log: options.log,
     untilClustersActive: (names) =>
       after.envoy ? untilClustersActive(after.envoy, names) : Promise.resolve(),
+    watchRoutes: async () => {
+      const envoy = after.envoy;
+      if (!envoy) return async () => false;
+      const before = await routeUpdates(envoy);
+      return (written) => routesRefused(envoy, before, written);
+    },
   });
   const events = new EventEmitter<LocalGatewayEvents>();
 

@@ -3,7 +3,8 @@
 // Each file is written under a temporary name and renamed into place: Envoy only reacts
 // to moves, so it never reads half a file. The order keeps every route's cluster present:
 // clusters (old and new together), then routes, then certificates, then listeners; clusters
-// no route uses any more are removed only after a settling delay.
+// no route uses any more are removed only after a settling delay, and only once Envoy took
+// the new routes (when it refuses them it keeps serving the old ones, which need theirs).
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CDS_FILE, LDS_FILE, type ResourceFiles, clustersFile } from '../envoy/file-resources.js';
@@ -19,6 +20,13 @@ export interface ResourceWriterOptions {
    * resolution); without it, the writer waits `settleMs`.
    */
   readonly untilClustersActive?: (names: readonly string[]) => Promise<void>;
+  /**
+   * Called before the route files are written; what it returns is called after, with how
+   * many were written, and resolves true when Envoy refused any of them. Envoy then keeps
+   * serving its previous routes, so the clusters they use are kept until routes it takes.
+   * Without it, the writer assumes Envoy took them.
+   */
+  readonly watchRoutes?: () => Promise<(written: number) => Promise<boolean>>;
 }
 
 export class EnvoyResourceFiles {
@@ -58,6 +66,7 @@ export class EnvoyResourceFiles {
       const until = this.options.untilClustersActive;
       await (until ? until(added) : sleep(settle));
     }
+    const refused = first ? undefined : await this.options.watchRoutes?.();
     for (const [name, text] of files.routes) await this.put(name, text);
     // Private keys: readable by this user only. Before the listeners that name them.
     for (const [name, text] of files.secrets) await this.put(name, text, 0o600);
@@ -65,6 +74,12 @@ export class EnvoyResourceFiles {
     const staleSecrets = [...this.secretFiles].filter((f) => !files.secrets.has(f));
     this.secretFiles = new Set(files.secrets.keys());
     for (const f of staleSecrets) await rm(join(this.directory, f), { force: true });
+    if (refused && (await refused(files.routes.size))) {
+      // Envoy serves the previous routes: keep their clusters (and route files) until it takes new ones.
+      this.clusters = merged;
+      for (const f of files.routes.keys()) this.routeFiles.add(f);
+      return;
+    }
     const staleRoutes = [...this.routeFiles].filter((f) => !files.routes.has(f));
     this.routeFiles = new Set(files.routes.keys());
     this.clusters = files.clusters;

@@ -5,7 +5,7 @@
 import { envoyYaml } from '../envoy/envoy-yaml.js';
 import { fileBootstrap, resourceFiles } from '../envoy/file-resources.js';
 import type { GatewayConfigOptions } from '../envoy/gateway-config.js';
-import { EnvoyResourceFiles } from './envoy-resource-files.js';
+import { EnvoyResourceFiles, type ResourceWriterOptions } from './envoy-resource-files.js';
 import type { Snapshot } from '../pipeline/snapshot.js';
 
 export interface GatewayFilesOptions {
@@ -13,6 +13,8 @@ export interface GatewayFilesOptions {
   readonly log: (line: string) => void;
   /** Resolves once Envoy serves these new clusters; without it the writer waits a settling delay. */
   readonly untilClustersActive?: (names: readonly string[]) => Promise<void>;
+  /** Whether Envoy refused the route files just written (envoy-resource-files.ts). */
+  readonly watchRoutes?: ResourceWriterOptions['watchRoutes'];
 }
 
 export class GatewayFiles {
@@ -23,8 +25,11 @@ export class GatewayFiles {
     readonly directory: string,
     private readonly options: GatewayFilesOptions,
   ) {
-    const until = options.untilClustersActive;
-    this.files = new EnvoyResourceFiles(directory, until ? { untilClustersActive: until } : {});
+    const { untilClustersActive, watchRoutes } = options;
+    this.files = new EnvoyResourceFiles(directory, {
+      ...(untilClustersActive ? { untilClustersActive } : {}),
+      ...(watchRoutes ? { watchRoutes } : {}),
+    });
   }
 
   /** The last generation written for Envoy (0 before the first). */

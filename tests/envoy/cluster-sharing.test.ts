@@ -1,0 +1,122 @@
+// Gateway mode gives rules whose clusters come out the same one shared cluster, named from
+// its content; what makes clusters differ keeps them apart.
+import { describe, expect, it } from 'vitest';
+import { generateGatewayResources } from '../../extproc/src/envoy/gateway-config.js';
+import type { Json } from '../../extproc/src/json.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
+
+const BASE = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gw, namespace: default }
+spec:
+  gatewayClassName: steadfast
+  listeners: [{ name: http, protocol: HTTP, port: 8080 }]
+---
+apiVersion: v1
+kind: Service
+metadata: { name: app, namespace: default }
+spec: { ports: [{ port: 80, targetPort: 9000 }] }
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: app-1, namespace: default, labels: { kubernetes.io/service-name: app } }
+addressType: IPv4
+ports: [{ port: 9000 }]
+endpoints: [{ addresses: ['127.0.0.2'] }, { addresses: ['127.0.0.3'] }]
+---
+apiVersion: v1
+kind: Service
+metadata: { name: other, namespace: default }
+spec: { ports: [{ port: 80, targetPort: 9001 }] }
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: { name: other-1, namespace: default, labels: { kubernetes.io/service-name: other } }
+addressType: IPv4
+ports: [{ port: 9001 }]
+endpoints: [{ addresses: ['127.0.0.4'] }]
+`;
+
+/** One HTTPRoute per rule text, each on its own path. */
+function routes(rules: readonly string[]): string {
+  return rules
+    .map(
+      (rule, i) => `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: r${i}, namespace: default }
+spec:
+  parentRefs: [{ name: gw }]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /r${i} } }]
+${rule}`,
+    )
+    .join('\n');
+}
+
+function generate(rules: readonly string[]): {
+  clusters: readonly Json[];
+  routeClusters: Map<string, string>;
+} {
+  const snap = compileSnapshot([{ path: 'in.yaml', text: BASE + routes(rules) }]);
+  expect(snap.diagnostics).toEqual([]);
+  const resources = generateGatewayResources(snap.table, { wasmPath: 'steadfast.wasm', sessionKeys: [] });
+  const routeClusters = new Map<string, string>();
+  // Each Envoy route: the rule its policy token names (`id=…`), and the cluster it sends to.
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (typeof v === 'object' && v !== null) {
+      const o = v as Record<string, unknown>;
+      const token = ((o['metadata'] as Json | undefined)?.['filter_metadata'] as Json | undefined)?.[
+        'steadfast'
+      ] as Json | undefined;
+      const rule = /;id=([^;]+)/.exec(String(token?.['policy'] ?? ''))?.[1];
+      const cluster = (o['route'] as Json | undefined)?.['cluster'];
+      if (rule !== undefined && typeof cluster === 'string') routeClusters.set(rule, cluster);
+      Object.values(o).forEach(walk);
+    }
+  };
+  walk(resources.routeConfigurations);
+  return { clusters: resources.clusters, routeClusters };
+}
+
+const TO_APP = '      backendRefs: [{ name: app, port: 80 }]';
+
+describe('cluster sharing (gateway mode)', () => {
+  it('gives rules with the same backends one cluster, whatever their retry or session', () => {
+    const { clusters, routeClusters } = generate([
+      TO_APP,
+      `${TO_APP}\n      retry: { attempts: 3, codes: [503] }`,
+      `${TO_APP}\n      sessionPersistence: { sessionName: s, type: Cookie }`,
+    ]);
+    expect(clusters).toHaveLength(1);
+    const name = clusters[0]?.['name'];
+    expect(name).toMatch(/^backend\/default\/app:80\/[0-9a-f]{10}$/);
+    expect(routeClusters.size).toBe(3);
+    expect(new Set(routeClusters.values())).toEqual(new Set([name]));
+    expect((clusters[0]?.['load_assignment'] as Json)['cluster_name']).toBe(name);
+  });
+
+  it('keeps apart what makes clusters differ: other backends, other weights, a backoff', () => {
+    const { clusters, routeClusters } = generate([
+      TO_APP,
+      '      backendRefs: [{ name: other, port: 80 }]',
+      '      backendRefs: [{ name: app, port: 80, weight: 1 }, { name: other, port: 80, weight: 1 }]',
+      '      backendRefs: [{ name: app, port: 80, weight: 3 }, { name: other, port: 80, weight: 1 }]',
+      `${TO_APP}\n      retry: { attempts: 2, backoff: 100ms, codes: [503] }`,
+    ]);
+    expect(clusters).toHaveLength(5);
+    // Weights are localities inside a rule's one cluster, so each rule sends to one cluster.
+    expect(routeClusters.size).toBe(5);
+    expect(new Set(routeClusters.values()).size).toBe(5);
+    expect(new Set(clusters.map((c) => c['name'])).size).toBe(5);
+  });
+
+  it('names a cluster by its content: adding or removing rules does not rename it', () => {
+    const one = generate([TO_APP]).clusters.map((c) => c['name']);
+    const three = generate(['      backendRefs: [{ name: other, port: 80 }]', TO_APP, TO_APP]).clusters.map(
+      (c) => c['name'],
+    );
+    expect(three).toContain(one[0]);
+  });
+});
