@@ -21,6 +21,7 @@ import {
 } from './conformance/conformance-case.js';
 import { exchange } from './conformance/exchange.js';
 import { BACKEND_FILTER_TESTS } from './conformance/backend-filter-tables.js';
+import { CORS_TESTS } from './conformance/cors-tables.js';
 import { MIRROR_TESTS } from './conformance/mirror-tables.js';
 import { REDIRECT_REWRITE_TESTS } from './conformance/redirect-rewrite-tables.js';
 import { ConfigDir, TEST_SESSION_KEY, serviceYaml } from './support/gateway-fixture.js';
@@ -29,6 +30,7 @@ const TESTS: readonly ConformanceTest[] = [
   ...REDIRECT_REWRITE_TESTS,
   ...MIRROR_TESTS,
   ...BACKEND_FILTER_TESTS,
+  ...CORS_TESTS,
 ];
 const BACKENDS = ['infra-backend-v1', 'infra-backend-v2', 'infra-backend-v3'];
 /** The HTTPS listener's certificate: example.org, from a CA the test makes. */
@@ -47,6 +49,14 @@ const manifestDir = join(dirname(fileURLToPath(import.meta.url)), 'conformance',
 /** The infrastructure's Services: port 8080, as upstream's, onto each echo instance. */
 function infraServiceYaml(name: string, backend: RunningBackend): string {
   return serviceYaml(name, [backend]).replace('port: 80, targetPort: app', 'port: 8080, targetPort: app');
+}
+
+/** What a case expects, for its title. */
+function outcome(c: ConformanceCase): string {
+  if (c.redirect) return `should be redirected ${c.redirect.status} to ${c.redirect.location}`;
+  if (c.forwarded) return `should go to ${c.forwarded.backend}`;
+  if (c.repeated) return `should go to the backend its header names (${c.repeated.count} times)`;
+  return `should be answered ${c.response?.statuses.join(' or ') ?? ''} by the gateway`;
 }
 
 describe('Gateway API conformance tables (gateway mode)', () => {
@@ -111,9 +121,18 @@ describe('Gateway API conformance tables (gateway mode)', () => {
       c.request.path + query,
       c.request.host ?? DEFAULT_HOST,
       c.request.headers,
-      'GET',
+      c.request.method ?? 'GET',
       ca.certificate,
     );
+    if (c.response) {
+      expect(c.response.statuses, res.body).toContain(res.status);
+      const normal = (v: string) => (c.response?.ignoreWhitespace ? v.replace(/\s+/g, '') : v);
+      for (const [name, values] of Object.entries(c.response.headers ?? {})) {
+        const got = res.headers[name];
+        expect(typeof got === 'string' ? normal(got) : got, name).toBeOneOf(values.map(normal));
+      }
+      for (const name of c.response.absentHeaders ?? []) expect(res.headers[name], name).toBeUndefined();
+    }
     if (c.repeated) {
       const seenBackends = new Set<string>();
       for (let n = 0; n < c.repeated.count; n++) {
@@ -155,7 +174,7 @@ describe('Gateway API conformance tables (gateway mode)', () => {
     const title = `${test.shortName}${test.group ? `/${test.group}` : ''} [${test.features.join(', ')}]`;
     describe(title, () => {
       test.cases.forEach((c, i) => {
-        it(`${i} request to '${c.request.path}' should go to ${c.redirect ? `${c.redirect.status} ${c.redirect.location}` : (c.forwarded?.backend ?? `the backend its header names (${c.repeated?.count ?? 0} times)`)}`, async () => {
+        it(`${i} ${c.request.method ?? 'GET'} '${c.request.path}' ${outcome(c)}`, async () => {
           await check(test, c, i);
         });
       });

@@ -3,7 +3,9 @@
 // session cookie is set, even on a rule that asks for retries and a session; a rewritten
 // request is what every retry attempt sends (the router rewrites before the first
 // attempt); a session behind a rewrite stays pinned to its backend; and a mirror gets one
-// copy, never retried, whose answer changes neither the response nor the session.
+// copy, never retried, whose answer changes neither the response nor the session; a CORS
+// preflight is answered by Envoy (no backend, no retry, no cookie) while the rule's other
+// requests keep their retries and session and gain the CORS headers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttemptLedger } from '../../backends/attempt-ledger.js';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
@@ -45,6 +47,13 @@ spec:
       retry: { attempts: 2, codes: [503] }
       sessionPersistence: { sessionName: mirrored-session, type: Cookie }
       backendRefs: [{ name: app, port: 80 }]
+    - matches: [{ path: { value: /cors } }]
+      filters:
+        - type: CORS
+          cors: { allowOrigins: ['https://app.example'], allowMethods: [PUT], allowCredentials: true }
+      retry: { attempts: 2, codes: [503] }
+      sessionPersistence: { sessionName: cors-session, type: Cookie }
+      backendRefs: [{ name: app, port: 80 }]
     - matches: [{ path: { value: /mirror-dead } }]
       filters: [{ type: RequestMirror, requestMirror: { backendRef: { name: dead, port: 80 } } }]
       retry: { attempts: 2, codes: [503] }
@@ -60,7 +69,7 @@ function cookieOf(setCookie: string | string[] | undefined, name: string): strin
   return undefined;
 }
 
-describe('gateway mode: redirects and rewrites with retries and sessions', () => {
+describe('gateway mode: redirects, rewrites, mirrors and CORS with retries and sessions', () => {
   const config = new ConfigDir();
   const ledger = new AttemptLedger();
   const shadowLedger = new AttemptLedger();
@@ -170,6 +179,39 @@ describe('gateway mode: redirects and rewrites with retries and sessions', () =>
       expect((JSON.parse(next.body) as { instance: string }).instance).toBe(served);
     }
     expect(shadowLedger.count(uuid)).toBe(1);
+  });
+
+  it('answers a CORS preflight itself: no backend attempt, no retry, no session cookie', async () => {
+    const uuid = 'cors-preflight-1';
+    const res = await exchange(
+      gatewayUrl(gateway),
+      `/cors/cart?uuid=${uuid}&succeedAfter=2&responseCode=503`,
+      'shop.example',
+      { origin: 'https://app.example', 'access-control-request-method': 'PUT' },
+      'OPTIONS',
+    );
+    expect(res.status).toBe(204);
+    expect(res.headers['access-control-allow-origin']).toBe('https://app.example');
+    expect(res.headers['access-control-allow-methods']).toBe('PUT');
+    expect(res.headers['set-cookie']).toBeUndefined();
+    expect(ledger.count(uuid)).toBe(0);
+  });
+
+  it('keeps retries and the session on the requests of a CORS rule, with the CORS headers', async () => {
+    const uuid = 'cors-request-1';
+    const res = await exchange(
+      gatewayUrl(gateway),
+      `/cors/cart?uuid=${uuid}&succeedAfter=2&responseCode=503`,
+      'shop.example',
+      { origin: 'https://app.example' },
+      'PUT',
+    );
+    expect(res.status, res.body).toBe(200);
+    expect(ledger.attempts(uuid).map((a) => a.status)).toEqual([503, 503, 200]);
+    expect(res.headers['access-control-allow-origin']).toBe('https://app.example');
+    expect(res.headers['access-control-allow-credentials']).toBe('true');
+    expect(res.headers['vary']).toBe('Origin');
+    expect(cookieOf(res.headers['set-cookie'], 'cors-session')).toBeDefined();
   });
 
   it('answers as if there were no mirror when the mirror backend is down', async () => {

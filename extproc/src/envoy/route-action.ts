@@ -1,9 +1,11 @@
 // The Envoy routes of one (rule, match): the rule's cluster (or weighted split), its retries
 // and timeouts compiled into `retry_policy` and `timeout` (router-plan.ts), the policy token
 // in route metadata, header modifiers, and — on session rules only — the filter and
-// stateful_session switched on. A rule that failed validation answers 500 (fail closed).
+// stateful_session switched on; CORS wraps them (cors-routes.ts). A rule that failed
+// validation answers 500 (fail closed).
 import type { HeaderModifier, TableMatch, TableRule } from '../table/policy-table.js';
 import { DEBUG_POLICY_HEADER, METADATA_NAMESPACE, METADATA_POLICY_KEY, PIN_HEADER } from './envoy-names.js';
+import { corsRoutes } from './cors-routes.js';
 import { sessionlessRouteFilters } from './http-filters.js';
 import { type ListenerContext, redirectAction, rewriteFields } from './path-filters.js';
 import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
@@ -136,6 +138,17 @@ export function envoyRoutes(
   match: TableMatch,
   clusters: RuleClusters | undefined,
   options: RouteOptions = {},
+): Json[] {
+  const routes = ruleRoutes(rule, match, clusters, options);
+  // A rule that fails closed answers 500 to every request, preflights included.
+  return rule.cors && !rule.invalid ? corsRoutes(rule.cors, match, routes) : routes;
+}
+
+function ruleRoutes(
+  rule: TableRule,
+  match: TableMatch,
+  clusters: RuleClusters | undefined,
+  options: RouteOptions,
 ): Json[] {
   const base: Json = {
     name: match.id,

@@ -177,6 +177,18 @@ export interface MirrorSpec {
   readonly perMillion: number;
 }
 
+/** HTTPCORSFilter (GEP-1767); maxAge defaulted (5), allowCredentials false when absent. */
+export interface CorsSpec {
+  /** `*`, or `<scheme>://<host>[:<port>]` where the host may start with `*.` or be `*`. */
+  readonly allowOrigins: readonly string[];
+  readonly allowMethods: readonly string[];
+  readonly allowHeaders: readonly string[];
+  readonly exposeHeaders: readonly string[];
+  readonly allowCredentials: boolean;
+  /** Seconds. */
+  readonly maxAge: number;
+}
+
 export interface RouteFilter {
   readonly index: number;
   readonly type: string;
@@ -189,6 +201,7 @@ export interface RouteFilter {
   readonly redirect?: RedirectSpec;
   readonly rewrite?: RewriteSpec;
   readonly mirror?: MirrorSpec;
+  readonly cors?: CorsSpec;
 }
 
 export interface RouteRule {

@@ -148,6 +148,20 @@ export interface TableMirror {
   readonly perMillion: number;
 }
 
+/**
+ * CORS (GEP-1767): the gateway answers preflights from allowed origins and adds the CORS
+ * headers to the answers to their other requests.
+ */
+export interface TableCors {
+  readonly allowOrigins: readonly string[];
+  readonly allowMethods: readonly string[];
+  readonly allowHeaders: readonly string[];
+  readonly exposeHeaders: readonly string[];
+  readonly allowCredentials: boolean;
+  /** Seconds. */
+  readonly maxAge: number;
+}
+
 export interface TableRule {
   /** `httproute/<ns>/<name>/rule/<i>` (or grpcroute/...) */
   readonly id: string;
@@ -161,6 +175,7 @@ export interface TableRule {
   readonly rewrite?: TableRewrite;
   /** RequestMirror filters; one whose backend does not resolve is left out of Envoy and reported in ResolvedRefs. */
   readonly mirrors?: readonly TableMirror[];
+  readonly cors?: TableCors;
   readonly policy: Policy;
   /** Where the session persistence came from: `rule`, or the policy, e.g. `sessionpersistencepolicy/<ns>/<name>`. */
   readonly sessionFrom?: string;

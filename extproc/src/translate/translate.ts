@@ -39,6 +39,7 @@ export const SUPPORTED_FILTERS = [
   'RequestRedirect',
   'URLRewrite',
   'RequestMirror',
+  'CORS',
 ] as const;
 
 export interface Translation {
@@ -103,6 +104,7 @@ function translateRule(
     : rulePolicy(id, kind, rule.retry, rule.timeouts, session?.spec);
   let invalid: TableRule['invalid'];
   const rewrite = rule.filters.find((f) => f.rewrite)?.rewrite;
+  const cors = rule.filters.find((f) => f.cors)?.cors;
   // "If the referent cannot be found, this BackendRef is invalid and must be dropped".
   // A mirror whose backend does not resolve stays in the table marked invalid: never configured.
   const mirrors = rule.filters.flatMap((f) =>
@@ -164,6 +166,7 @@ function translateRule(
     ...(redirect ? { redirect } : {}),
     ...(rewrite ? { rewrite } : {}),
     ...(mirrors.length > 0 ? { mirrors } : {}),
+    ...(cors ? { cors } : {}),
     policy,
     ...(session ? { sessionFrom: session.from } : {}),
     token,

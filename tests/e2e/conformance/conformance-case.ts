@@ -7,6 +7,8 @@ export const UPSTREAM_TAG = 'v1.6.1';
 
 export interface CaseRequest {
   readonly path: string;
+  /** Default GET. */
+  readonly method?: string;
   /** The Host header; default `conformance.example`. */
   readonly host?: string;
   readonly headers?: Readonly<Record<string, string>>;
@@ -37,8 +39,20 @@ export interface RepeatedExpectation {
   readonly headerNamesBackend: string;
 }
 
+/** What the answer itself must carry (the gateway's own answer, or the backend's as passed on). */
+export interface ResponseExpectation {
+  /** Any of these statuses. */
+  readonly statuses: readonly number[];
+  /** Each header must have one of the values given (lower-case names). */
+  readonly headers?: Readonly<Record<string, readonly string[]>>;
+  readonly absentHeaders?: readonly string[];
+  /** Compare header values without their whitespace (", " and "," are the same list). */
+  readonly ignoreWhitespace?: boolean;
+}
+
 export interface ConformanceCase {
   readonly request: CaseRequest;
+  readonly response?: ResponseExpectation;
   readonly repeated?: RepeatedExpectation;
   readonly redirect?: RedirectExpectation;
   readonly forwarded?: BackendExpectation;

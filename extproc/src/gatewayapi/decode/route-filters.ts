@@ -3,6 +3,7 @@ import type { FieldPath } from '../diagnostic.js';
 import type { Fields, Rec } from '../fields.js';
 import type { RouteFilter } from '../model.js';
 import { TOKEN } from '../patterns.js';
+import { decodeCors } from './cors-filter.js';
 import { decodeMirror } from './mirror-filter.js';
 import { decodeRedirect, decodeRewrite } from './path-filters.js';
 
@@ -78,6 +79,7 @@ export function decodeFilters(
     const redirect = type === 'RequestRedirect' ? decodeRedirect(flt, at, f) : undefined;
     const rewrite = type === 'URLRewrite' ? decodeRewrite(flt, at, f) : undefined;
     const mirror = type === 'RequestMirror' ? decodeMirror(flt, at, f, namespace) : undefined;
+    const cors = type === 'CORS' ? decodeCors(flt, at, f) : undefined;
     out.push({
       index: i,
       type,
@@ -85,6 +87,7 @@ export function decodeFilters(
       ...(redirect ? { redirect } : {}),
       ...(rewrite ? { rewrite } : {}),
       ...(mirror ? { mirror } : {}),
+      ...(cors ? { cors } : {}),
     });
   }
   for (const t of NOT_REPEATABLE) {
