@@ -5,6 +5,7 @@
 // it, each test → its cases passed. Run after `npm run build`:
 //   node scripts/conformance-table.mjs                  runs the tests, then writes the table
 //   node scripts/conformance-table.mjs --results f.json  uses vitest JSON results already made
+//   … --check                                           compares instead of writing (exit 1 if stale)
 // A describe block named `<ShortName>[/<group>] [<Feature>, …]` is one upstream test (or
 // one of its groups); each of its `it`s is one case. A feature is supported when every
 // test that needs it passed every case.
@@ -113,7 +114,19 @@ if (from < 0 || to < from) {
   console.error(`docs/gateway-api.md has no ${BEGIN} … ${END} section`);
   process.exit(1);
 }
-writeFileSync(DOC, doc.slice(0, from) + table(tests, tag ?? 'unknown') + doc.slice(to + END.length));
+const fresh = table(tests, tag ?? 'unknown');
+if (args.includes('--check')) {
+  if (doc.slice(from, to + END.length) !== fresh) {
+    console.error(
+      'docs/gateway-api.md: the conformance table is stale; run node scripts/conformance-table.mjs',
+    );
+    console.error(fresh);
+    process.exit(1);
+  }
+  console.log('docs/gateway-api.md: the conformance table is current');
+  process.exit(0);
+}
+writeFileSync(DOC, doc.slice(0, from) + fresh + doc.slice(to + END.length));
 const failed = [...tests.values()].filter((t) => t.passed !== t.total);
 console.log(`docs/gateway-api.md: ${tests.size} test groups, ${failed.length} with failures`);
 process.exit(failed.length > 0 ? 1 : 0);

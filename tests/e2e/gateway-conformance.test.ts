@@ -18,20 +18,12 @@ import {
   DEFAULT_HOST,
   GATEWAY_PORTS,
   HTTPS_GATEWAYS,
+  conformanceTitle,
 } from './conformance/conformance-case.js';
 import { exchange } from './conformance/exchange.js';
-import { BACKEND_FILTER_TESTS } from './conformance/backend-filter-tables.js';
-import { CORS_TESTS } from './conformance/cors-tables.js';
-import { MIRROR_TESTS } from './conformance/mirror-tables.js';
-import { REDIRECT_REWRITE_TESTS } from './conformance/redirect-rewrite-tables.js';
+import { CONFORMANCE_TESTS as TESTS } from './conformance/all-tables.js';
 import { ConfigDir, TEST_SESSION_KEY, serviceYaml } from './support/gateway-fixture.js';
 
-const TESTS: readonly ConformanceTest[] = [
-  ...REDIRECT_REWRITE_TESTS,
-  ...MIRROR_TESTS,
-  ...BACKEND_FILTER_TESTS,
-  ...CORS_TESTS,
-];
 const BACKENDS = ['infra-backend-v1', 'infra-backend-v2', 'infra-backend-v3'];
 /** The HTTPS listener's certificate: example.org, from a CA the test makes. */
 const ca = createDevAuthority('steadfast conformance test CA');
@@ -171,8 +163,7 @@ describe('Gateway API conformance tables (gateway mode)', () => {
   }
 
   for (const test of TESTS) {
-    const title = `${test.shortName}${test.group ? `/${test.group}` : ''} [${test.features.join(', ')}]`;
-    describe(title, () => {
+    describe(conformanceTitle(test), () => {
       test.cases.forEach((c, i) => {
         it(`${i} ${c.request.method ?? 'GET'} '${c.request.path}' ${outcome(c)}`, async () => {
           await check(test, c, i);

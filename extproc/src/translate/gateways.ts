@@ -72,6 +72,11 @@ export function classStatus(gc: GatewayClass): ObjectStatusBody {
   };
 }
 
+/** The article of a protocol read letter by letter: "an HTTP", "a TLS", "a UDP". */
+function article(protocol: string): string {
+  return /^[AEFHILMNORSX]/.test(protocol) ? 'an' : 'a';
+}
+
 /** The listener protocols steadfast serves. */
 const SERVED = ['HTTP', 'HTTPS'];
 
@@ -137,7 +142,7 @@ function evaluateListener(
           T.Conflicted,
           'True',
           Reason.ProtocolConflict,
-          `an ${owner.protocol} listener already uses port ${l.port}`,
+          `${article(owner.protocol)} ${owner.protocol} listener already uses port ${l.port}`,
           gen,
         )
       : condition(T.Conflicted, 'False', Reason.NoConflicts, 'no conflicts', gen),
@@ -171,7 +176,7 @@ function evaluateListener(
           T.ResolvedRefs,
           'False',
           Reason.InvalidRouteKinds,
-          `route kinds ${bad.map((k) => `${k.group}/${k.kind}`).join(', ')} are not supported on an ${l.protocol} listener`,
+          `route kinds ${bad.map((k) => `${k.group}/${k.kind}`).join(', ')} are not supported on ${article(l.protocol)} ${l.protocol} listener`,
           gen,
         ),
       );

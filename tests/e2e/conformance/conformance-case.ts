@@ -83,3 +83,8 @@ export const GATEWAY_PORTS: Readonly<Record<string, number>> = {
 export const HTTPS_GATEWAYS: readonly string[] = ['same-namespace-with-https-listener'];
 
 export const DEFAULT_HOST = 'conformance.example';
+
+/** The describe block of one test: `<ShortName>[/<group>] [<features>]` (scripts/conformance-table.mjs reads it). */
+export function conformanceTitle(test: ConformanceTest): string {
+  return `${test.shortName}${test.group ? `/${test.group}` : ''} [${test.features.join(', ')}]`;
+}

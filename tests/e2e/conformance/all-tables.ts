@@ -1,0 +1,13 @@
+// Every ported upstream conformance test, in the order they run and the table lists them.
+import { BACKEND_FILTER_TESTS } from './backend-filter-tables.js';
+import type { ConformanceTest } from './conformance-case.js';
+import { CORS_TESTS } from './cors-tables.js';
+import { MIRROR_TESTS } from './mirror-tables.js';
+import { REDIRECT_REWRITE_TESTS } from './redirect-rewrite-tables.js';
+
+export const CONFORMANCE_TESTS: readonly ConformanceTest[] = [
+  ...REDIRECT_REWRITE_TESTS,
+  ...MIRROR_TESTS,
+  ...BACKEND_FILTER_TESTS,
+  ...CORS_TESTS,
+];
