@@ -104,9 +104,10 @@ describe('Gateway API conformance tables (gateway mode)', () => {
   async function check(test: ConformanceTest, c: ConformanceCase, i: number): Promise<void> {
     const gw = test.gateway ?? 'same-namespace';
     const https = HTTPS_GATEWAYS.includes(gw);
-    const bound = gateway.envoy.url(`gateway/default/${gw}/listener/${https ? 'https' : 'http'}`);
+    const listener = test.listener ?? (https ? 'https' : 'http');
+    const bound = gateway.envoy.url(test.envoyListener ?? `gateway/default/${gw}/listener/${listener}`);
     const url = https ? bound.replace(/^http:/, 'https:') : bound;
-    const uuid = `${test.shortName}-${i}`;
+    const uuid = `${test.shortName}${test.group ? `-${test.group}` : ''}-${i}`;
     const query = c.forwarded?.mirroredTo ? `?uuid=${uuid}` : '';
     const res = await exchange(
       url,

@@ -32,6 +32,8 @@ spec:
       filters: [{ type: RequestRedirect, requestRedirect: { hostname: example.org, statusCode: 307 } }]
       retry: { attempts: 3, codes: [500, 502, 503] }
       sessionPersistence: { sessionName: moved-session, type: Cookie }
+    - matches: [{ path: { value: /secure } }]
+      filters: [{ type: RequestRedirect, requestRedirect: { scheme: https, statusCode: 301 } }]
     - matches: [{ path: { value: /api } }]
       filters:
         - type: URLRewrite
@@ -50,7 +52,7 @@ spec:
     - matches: [{ path: { value: /cors } }]
       filters:
         - type: CORS
-          cors: { allowOrigins: ['https://app.example'], allowMethods: [PUT], allowCredentials: true }
+          cors: { allowOrigins: ['https://app.example'], allowMethods: [PUT], allowHeaders: ['*'], allowCredentials: true }
       retry: { attempts: 2, codes: [503] }
       sessionPersistence: { sessionName: cors-session, type: Cookie }
       backendRefs: [{ name: app, port: 80 }]
@@ -117,6 +119,19 @@ describe('gateway mode: redirects, rewrites, mirrors and CORS with retries and s
     );
     expect(res.headers['set-cookie']).toBeUndefined();
     expect(ledger.count(uuid)).toBe(0);
+  });
+
+  it("redirects to https on 443 whatever port the request's Host names, and passes Host on as sent", async () => {
+    const plain = await exchange(gatewayUrl(gateway), '/secure/a?x=1', 'shop.example');
+    expect(plain.status).toBe(301);
+    expect(plain.headers['location']).toBe('https://shop.example/secure/a?x=1');
+    // Envoy can only replace a port it was sent: it names 443 (upstream's tests accept it).
+    const ported = await exchange(gatewayUrl(gateway), '/secure/a?x=1', 'shop.example:8080');
+    expect(ported.status).toBe(301);
+    expect(ported.headers['location']).toBe('https://shop.example:443/secure/a?x=1');
+    const forwarded = await exchange(gatewayUrl(gateway), '/pinned/host', 'shop.example:1234');
+    expect(forwarded.status).toBe(200);
+    expect((JSON.parse(forwarded.body) as { host: string }).host).toBe('shop.example:1234');
   });
 
   it('sends the rewritten path and Host on every retry attempt', async () => {
@@ -193,8 +208,23 @@ describe('gateway mode: redirects, rewrites, mirrors and CORS with retries and s
     expect(res.status).toBe(204);
     expect(res.headers['access-control-allow-origin']).toBe('https://app.example');
     expect(res.headers['access-control-allow-methods']).toBe('PUT');
+    // allowHeaders '*' echoes what a preflight asks for; this one asks for none.
+    expect(res.headers['access-control-allow-headers']).toBeUndefined();
     expect(res.headers['set-cookie']).toBeUndefined();
     expect(ledger.count(uuid)).toBe(0);
+    const asking = await exchange(
+      gatewayUrl(gateway),
+      '/cors/cart',
+      'shop.example',
+      {
+        origin: 'https://app.example',
+        'access-control-request-method': 'PUT',
+        'access-control-request-headers': 'x-token, content-type',
+      },
+      'OPTIONS',
+    );
+    expect(asking.status).toBe(204);
+    expect(asking.headers['access-control-allow-headers']).toBe('x-token, content-type');
   });
 
   it('keeps retries and the session on the requests of a CORS rule, with the CORS headers', async () => {

@@ -2,7 +2,7 @@
 // against the spec's ReplacePrefixMatch table (trailing slashes on either side), and the
 // redirect port rules. The regular expressions are plain RE2 that JavaScript runs the same.
 import { describe, expect, it } from 'vitest';
-import { pathRewrite, redirectAction } from '../../extproc/src/envoy/path-filters.js';
+import { pathRewrite, redirectAction, redirectRoutes } from '../../extproc/src/envoy/path-filters.js';
 import type { TableMatch } from '../../extproc/src/table/policy-table.js';
 
 function prefixMatch(value: string): TableMatch {
@@ -72,4 +72,26 @@ describe('RequestRedirect: the port rules', () => {
       expect(action['port_redirect']).toBe(port);
     });
   }
+});
+
+describe("RequestRedirect: a port in the request's Host", () => {
+  const m = prefixMatch('/');
+  const http8080 = { port: 8080, https: false };
+  it('gets a route of its own naming the port when Location would carry none', () => {
+    const routes = redirectRoutes({ scheme: 'https', statusCode: 302 }, m, http8080);
+    expect(routes).toHaveLength(2);
+    // Envoy keeps a Host's port unless port_redirect replaces it.
+    expect(routes[0]?.headers).toEqual([
+      { name: ':authority', string_match: { safe_regex: { regex: '.*:[0-9]+' } } },
+    ]);
+    expect(routes[0]?.redirect['port_redirect']).toBe(443);
+    expect(routes[1]?.headers).toEqual([]);
+    expect(routes[1]?.redirect['port_redirect']).toBeUndefined();
+  });
+  it('needs no second route when the port is named anyway, or the hostname is given', () => {
+    expect(redirectRoutes({ statusCode: 302 }, m, http8080)).toHaveLength(1);
+    expect(
+      redirectRoutes({ scheme: 'https', hostname: 'a.example', statusCode: 302 }, m, http8080),
+    ).toHaveLength(1);
+  });
 });

@@ -9,6 +9,7 @@
 // OPTIONS request with Origin and Access-Control-Request-Method (the Fetch standard).
 import type { TableCors, TableMatch } from '../table/policy-table.js';
 import { sessionlessRouteFilters } from './http-filters.js';
+import { routeMatch, withMatchHeaders } from './route-match.js';
 import type { Json } from '../json.js';
 
 const DEFAULT_PORTS: Readonly<Record<string, string>> = { http: '80', https: '443' };
@@ -26,12 +27,13 @@ function originPattern(origin: string): string {
   if (!m) return escapeRe2(origin);
   const scheme = m[1] as string;
   const host = m[2] as string;
-  const port = m[3] ?? DEFAULT_PORTS[scheme];
+  // The pattern allows "0443": the same port as 443, which the Origin header writes plainly.
+  const port = m[3] !== undefined ? String(Number(m[3])) : DEFAULT_PORTS[scheme];
   const hostRe =
     host === '*'
-      ? '(\\[[0-9A-Fa-f:.]+\\]|[^/:\\[\\]]+)'
+      ? '(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+)'
       : host.startsWith('*.')
-        ? `[^/:\\[\\]]+${escapeRe2(host.slice(1))}`
+        ? `[A-Za-z0-9.-]+${escapeRe2(host.slice(1))}`
         : escapeRe2(host);
   const portRe = port === DEFAULT_PORTS[scheme] ? `(:${port})?` : `:${port}`;
   return `${scheme}://${hostRe}${portRe}`;
@@ -59,10 +61,10 @@ const VARY_ORIGIN: Json = {
  * The headers every answer to an allowed origin carries. The origin is echoed, never `*`,
  * which is what credentials require and what the specification allows without them. An
  * exposeHeaders of `*` means every header only without credentials; with them there is no
- * way to say it, and the header is left out.
+ * way to say it, and only the headers named beside it are sent.
  */
 function allowedHeaders(cors: TableCors): Json[] {
-  const expose = cors.exposeHeaders.includes('*') && cors.allowCredentials ? [] : cors.exposeHeaders;
+  const expose = cors.allowCredentials ? cors.exposeHeaders.filter((h) => h !== '*') : cors.exposeHeaders;
   return [
     set('access-control-allow-origin', '%REQ(origin)%'),
     ...(cors.allowCredentials ? [set('access-control-allow-credentials', 'true')] : []),
@@ -91,16 +93,12 @@ function preflightHeaders(cors: TableCors): Json[] {
   ];
 }
 
-function withHeaders(match: Json, extra: readonly Json[]): Json {
-  const headers = (match['headers'] as Json[] | undefined) ?? [];
-  return { ...match, headers: [...headers, ...extra] };
-}
-
 /**
- * The match of the rule's preflights: its own, with the method it names (if any) moved to
- * Access-Control-Request-Method, where a preflight carries the method it asks about.
+ * The match of the rule's preflights: its own as written, with the method it names (if any)
+ * moved to Access-Control-Request-Method, where a preflight carries the method it asks about.
  */
-function preflightMatch(match: Json, tableMatch: TableMatch): Json {
+function preflightMatch(tableMatch: TableMatch): Json {
+  const match = routeMatch(tableMatch);
   const headers = ((match['headers'] as Json[] | undefined) ?? []).filter((h) => h['name'] !== ':method');
   return {
     ...match,
@@ -116,13 +114,13 @@ function preflightMatch(match: Json, tableMatch: TableMatch): Json {
 
 /**
  * The routes of a rule with CORS for one of its matches, from the routes it would have
- * without (`routes`, in order; the first carries the match as written).
+ * without (`routes`, in order).
  */
 export function corsRoutes(cors: TableCors, tableMatch: TableMatch, routes: readonly Json[]): Json[] {
   const first = routes[0];
   if (first === undefined) return [];
   const origin = allowedOriginMatcher(cors);
-  const preflight = preflightMatch(first['match'] as Json, tableMatch);
+  const preflight = preflightMatch(tableMatch);
   const name = tableMatch.id;
   const answered = (suffix: string, match: Json, status: number, headers: Json[]): Json => ({
     name: `${name}/${suffix}`,
@@ -134,12 +132,14 @@ export function corsRoutes(cors: TableCors, tableMatch: TableMatch, routes: read
   });
   const out: Json[] = [];
   if (origin)
-    out.push(answered('cors-preflight', withHeaders(preflight, [origin]), 204, preflightHeaders(cors)));
+    out.push(
+      answered('cors-preflight', withMatchHeaders(preflight, [origin], 'last'), 204, preflightHeaders(cors)),
+    );
   if (!cors.allowOrigins.includes('*')) {
     out.push(
       answered(
         'cors-preflight-denied',
-        withHeaders(preflight, [{ name: 'origin', present_match: true }]),
+        withMatchHeaders(preflight, [{ name: 'origin', present_match: true }], 'last'),
         403,
         [VARY_ORIGIN],
       ),
@@ -155,7 +155,7 @@ export function corsRoutes(cors: TableCors, tableMatch: TableMatch, routes: read
       out.push({
         ...r,
         name: `${r['name'] as string}/cors`,
-        match: withHeaders(r['match'] as Json, [origin]),
+        match: withMatchHeaders(r['match'] as Json, [origin], 'last'),
         response_headers_to_add: vary(r, allowedHeaders(cors)),
       });
     }

@@ -12,7 +12,12 @@ import type { PolicyTable } from '../table/policy-table.js';
 import { NO_TLS_MATERIAL, type TlsMaterial } from '../table/tls-material.js';
 import { edgeOverloadManager } from './edge-defaults.js';
 import { TYPE_CLUSTER, TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET } from './envoy-names.js';
-import { type GatewayConfigOptions, adminConfig, generateGatewayResources } from './gateway-config.js';
+import {
+  type GatewayConfigOptions,
+  adminConfig,
+  gatewayRuntime,
+  generateGatewayResources,
+} from './gateway-config.js';
 import type { Json } from '../json.js';
 
 export const LDS_FILE = 'lds.json';
@@ -41,6 +46,7 @@ export function fileBootstrap(directory: string, options: GatewayConfigOptions):
     node: { id: 'steadfast-gateway', cluster: 'steadfast' },
     admin: adminConfig(options),
     overload_manager: edgeOverloadManager(options.edge),
+    layered_runtime: gatewayRuntime(),
     dynamic_resources: {
       lds_config: pathSource(directory, LDS_FILE),
       cds_config: pathSource(directory, CDS_FILE),

@@ -74,6 +74,8 @@ function routeConfiguration(
 ): Json {
   return {
     name: port.name,
+    // Hostnames match without the port a client may add to Host; the backend sees Host as sent.
+    ignore_port_in_host_matching: true,
     // Only steadfast's filter may name the pinned host; a client's value is dropped.
     internal_only_headers: [PIN_HEADER],
     // An unresolved backendRef's share names no cluster and answers 500 (rule-clusters.ts).
@@ -142,8 +144,6 @@ export function generateGatewayResources(
       stat_prefix: `gateway_${group.port}`,
       // HTTP/1.1 and HTTP/2 with prior knowledge (h2c) on the same port.
       codec_type: 'AUTO',
-      // Hostnames match without the port a client may add to Host.
-      strip_any_host_port: true,
       ...edgeConnectionManager(options.edge),
       ...(routeSource.kind === 'inline'
         ? { route_config: rc }
@@ -190,6 +190,23 @@ export function generateGatewayResources(
   };
 }
 
+/**
+ * Envoy refuses a regular expression whose RE2 program is bigger than a runtime limit, 100 by
+ * default, and with it the whole configuration it came in. A CORS rule's allowed origins
+ * (up to 64) make one expression, and a user's own can be long: the gateway's Envoy takes
+ * programs up to this size. RE2's matching time stays linear in the input whatever the size.
+ */
+export const RE2_MAX_PROGRAM_SIZE = 16_384;
+
+/** The gateway's runtime layer. */
+export function gatewayRuntime(): Json {
+  return {
+    layers: [
+      { name: 'steadfast', static_layer: { 're2.max_program_size.error_level': RE2_MAX_PROGRAM_SIZE } },
+    ],
+  };
+}
+
 export function adminConfig(options: GatewayConfigOptions): Json {
   const admin = options.admin ?? { address: '127.0.0.1', port: 9901 };
   return { address: { socket_address: { address: admin.address, port_value: admin.port } } };
@@ -211,6 +228,7 @@ export function generateGatewayConfig(
     node: { id: 'steadfast-gateway', cluster: 'steadfast' },
     admin: adminConfig(options),
     overload_manager: edgeOverloadManager(options.edge),
+    layered_runtime: gatewayRuntime(),
     static_resources: { listeners, clusters, ...(secrets.length > 0 ? { secrets } : {}) },
   };
 }

@@ -49,20 +49,35 @@ export function pathRewrite(path: TablePathModifier, match: TableMatch): Json | 
   return { pattern: { regex: `^${prefix}((?:/.*)?)$` }, substitution: `${replacement}\\1` };
 }
 
-/**
- * Envoy's RedirectAction for a rule's RequestRedirect. The port rules of the spec: no port
- * given, the scheme's well-known port when a scheme is given, else the listener's; and no
- * port in Location for http on 80 or https on 443. The generated connection manager strips
- * the port a client put in Host, so a Location without `port_redirect` carries none.
- */
-export function redirectAction(r: TableRedirect, match: TableMatch, listener: ListenerContext): Json {
+/** The scheme and port a redirect names, and whether the port is the scheme's own (80, 443). */
+function redirectTarget(
+  r: TableRedirect,
+  listener: ListenerContext,
+): { scheme: string; port: number; defaultPort: boolean } {
   const scheme = r.scheme ?? (listener.https ? 'https' : 'http');
   const port = r.port ?? (r.scheme !== undefined ? (r.scheme === 'https' ? 443 : 80) : listener.port);
   const defaultPort = (scheme === 'http' && port === 80) || (scheme === 'https' && port === 443);
+  return { scheme, port, defaultPort };
+}
+
+/**
+ * Envoy's RedirectAction for a rule's RequestRedirect. The port rules of the spec: no port
+ * given, the scheme's well-known port when a scheme is given, else the listener's; and no
+ * port in Location for http on 80 or https on 443. Without `port_redirect` Envoy keeps the
+ * port of the request's Host, so `hostPortInRequest` names the port even when it is the
+ * scheme's own (for requests whose Host carries a port: see redirectRoutes).
+ */
+export function redirectAction(
+  r: TableRedirect,
+  match: TableMatch,
+  listener: ListenerContext,
+  hostPortInRequest = false,
+): Json {
+  const { scheme, port, defaultPort } = redirectTarget(r, listener);
   const out: Json = {
     scheme_redirect: scheme,
     ...(r.hostname !== undefined ? { host_redirect: r.hostname } : {}),
-    ...(defaultPort ? {} : { port_redirect: port }),
+    ...(defaultPort && !hostPortInRequest ? {} : { port_redirect: port }),
     response_code: RESPONSE_CODES[r.statusCode],
   };
   if (r.path?.type === 'ReplaceFullPath') out['path_redirect'] = r.path.value;
@@ -71,6 +86,27 @@ export function redirectAction(r: TableRedirect, match: TableMatch, listener: Li
     if (rewrite) out['regex_rewrite'] = rewrite;
   }
   return out;
+}
+
+/** A Host (`:authority`) that ends in a port. */
+const HOST_WITH_PORT: Json = { name: ':authority', string_match: { safe_regex: { regex: '.*:[0-9]+' } } };
+
+/**
+ * The redirect actions of a rule, each with the headers its route adds to the match. Envoy
+ * passes the client's Host on untouched (the backend sees it as sent) and builds Location
+ * from it: a port there stays unless `port_redirect` replaces it. Where the target port is
+ * the scheme's own and the rule names no hostname, requests whose Host carries a port get
+ * a route of their own that names the port (`:443`, which upstream's tests accept), the
+ * others a Location without one.
+ */
+export function redirectRoutes(
+  r: TableRedirect,
+  match: TableMatch,
+  listener: ListenerContext,
+): { readonly headers: readonly Json[]; readonly redirect: Json }[] {
+  const plain = { headers: [], redirect: redirectAction(r, match, listener) };
+  if (r.hostname !== undefined || !redirectTarget(r, listener).defaultPort) return [plain];
+  return [{ headers: [HOST_WITH_PORT], redirect: redirectAction(r, match, listener, true) }, plain];
 }
 
 /** The route action fields of a rule's URLRewrite. */

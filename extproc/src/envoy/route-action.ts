@@ -7,11 +7,11 @@ import type { HeaderModifier, TableMatch, TableRule } from '../table/policy-tabl
 import { DEBUG_POLICY_HEADER, METADATA_NAMESPACE, METADATA_POLICY_KEY, PIN_HEADER } from './envoy-names.js';
 import { corsRoutes } from './cors-routes.js';
 import { sessionlessRouteFilters } from './http-filters.js';
-import { type ListenerContext, redirectAction, rewriteFields } from './path-filters.js';
+import { type ListenerContext, redirectRoutes, rewriteFields } from './path-filters.js';
 import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
 import { durationMs, IDEMPOTENT_METHODS, routerPlan, type RouterRetry } from './router-plan.js';
 import type { RuleClusters, RuleTarget } from './rule-clusters.js';
-import { routeMatch } from './route-match.js';
+import { routeMatch, withMatchHeaders } from './route-match.js';
 import type { Json } from '../json.js';
 
 /**
@@ -124,8 +124,7 @@ const IDEMPOTENT_METHOD_MATCH: Json = {
 
 /** The match, narrowed to idempotent methods. */
 function idempotentOnly(match: Json): Json {
-  const headers = (match['headers'] as Json[] | undefined) ?? [];
-  return { ...match, headers: [IDEMPOTENT_METHOD_MATCH, ...headers] };
+  return withMatchHeaders(match, [IDEMPOTENT_METHOD_MATCH]);
 }
 
 /**
@@ -157,14 +156,15 @@ function ruleRoutes(
   };
   if (rule.redirect && !rule.invalid) {
     // Answered by the router itself: no backend, no retry, no session, no filter.
-    return [
-      {
-        ...base,
-        redirect: redirectAction(rule.redirect, match, options.listener ?? DEFAULT_LISTENER),
-        typed_per_filter_config: sessionlessRouteFilters(),
-        ...modifiers(rule, options),
-      },
-    ];
+    return redirectRoutes(rule.redirect, match, options.listener ?? DEFAULT_LISTENER).map((r) => ({
+      ...base,
+      ...(r.headers.length > 0
+        ? { name: `${match.id}/host-port`, match: withMatchHeaders(base['match'] as Json, r.headers) }
+        : {}),
+      redirect: r.redirect,
+      typed_per_filter_config: sessionlessRouteFilters(),
+      ...modifiers(rule, options),
+    }));
   }
   if (rule.invalid || !clusters || clusters.targets.length === 0) {
     return [

@@ -40,3 +40,12 @@ export function routeMatch(match: TableMatch): Json {
     ...(query.length > 0 ? { query_parameters: query } : {}),
   };
 }
+
+/**
+ * An Envoy RouteMatch with more header conditions, before its own (`first`: a cheap check
+ * that rules most requests out) or after them.
+ */
+export function withMatchHeaders(match: Json, extra: readonly Json[], at: 'first' | 'last' = 'first'): Json {
+  const headers = (match['headers'] as Json[] | undefined) ?? [];
+  return { ...match, headers: at === 'first' ? [...extra, ...headers] : [...headers, ...extra] };
+}

@@ -69,14 +69,20 @@ export interface ConformanceTest {
   readonly group?: string;
   /** The Gateway the requests go to, by name; default `same-namespace`. */
   readonly gateway?: string;
+  /** Its listener, by name; default `http` (`https` on an HTTPS Gateway). */
+  readonly listener?: string;
+  /** The Envoy listener, where one port serves several Gateway listeners (`port/<n>`). */
+  readonly envoyListener?: string;
   readonly cases: readonly ConformanceCase[];
 }
 
-/** The Gateways of manifests/gateways.yaml and the port each declares. */
+/** The Gateways of manifests/gateways.yaml (and of tests that bring their own) and the port each declares. */
 export const GATEWAY_PORTS: Readonly<Record<string, number>> = {
   'same-namespace': 80,
   'same-namespace-with-http-listener-on-8080': 8080,
   'same-namespace-with-https-listener': 443,
+  'httproute-hostname-intersection': 8090,
+  'httproute-hostname-intersection-all': 8091,
 };
 
 /** Gateways whose listener is HTTPS (named `https`); requests go with SNI and Host example.org. */

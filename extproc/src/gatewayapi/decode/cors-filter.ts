@@ -20,19 +20,18 @@ function stringSet(
   f: Fields,
   max: number,
   check: (v: unknown, i: number) => string | undefined,
-  options: { readonly wildcardAlone?: string; readonly sameAs?: (v: string) => string } = {},
+  options: { readonly wildcardAlone?: string } = {},
 ): string[] {
-  const sameAs = options.sameAs ?? ((v: string) => v);
   const out: string[] = [];
   const seen = new Set<string>();
   f.list(cors, key, at, { max }).forEach((item, i) => {
     const v = check(item, i);
     if (v === undefined) return;
-    if (seen.has(sameAs(v))) {
+    if (seen.has(v)) {
       f.add([...at, key, i], 'rule-violation', `Duplicate value: ${JSON.stringify(v)}`);
       return;
     }
-    seen.add(sameAs(v));
+    seen.add(v);
     out.push(v);
   });
   if (options.wildcardAlone !== undefined && out.includes('*') && out.length > 1) {
@@ -84,17 +83,13 @@ export function decodeCors(flt: Rec, at: FieldPath, f: Fields): CorsSpec | undef
     (v, i) => f.checkStr(v, [...cat, 'allowMethods', i], { enum: METHODS }),
     { wildcardAlone: 'methods' },
   );
-  // Header names compare case-insensitively.
+  // A set compares values exactly, as the API server does (X-A and x-a are two).
   const header = (key: string) => (v: unknown, i: number) =>
     f.checkStr(v, [...cat, key, i], { minLength: 1, maxLength: 256, pattern: TOKEN });
-  const lower = (v: string) => v.toLowerCase();
   const allowHeaders = stringSet(cors, 'allowHeaders', cat, f, 64, header('allowHeaders'), {
     wildcardAlone: 'headers',
-    sameAs: lower,
   });
-  const exposeHeaders = stringSet(cors, 'exposeHeaders', cat, f, 64, header('exposeHeaders'), {
-    sameAs: lower,
-  });
+  const exposeHeaders = stringSet(cors, 'exposeHeaders', cat, f, 64, header('exposeHeaders'));
   const allowCredentials = f.bool(cors, 'allowCredentials', cat) ?? false;
   const maxAge = f.int(cors, 'maxAge', cat, { min: 1, max: 2_147_483_647 }) ?? 5;
   return { allowOrigins, allowMethods, allowHeaders, exposeHeaders, allowCredentials, maxAge };
