@@ -49,7 +49,7 @@ const TREES = [
         'server/grpc',
         'server/admin',
       ],
-      // Delivers gateway mode's Envoy resources: files one local Envoy watches (an ADS server later).
+      // Delivers gateway mode's Envoy resources: files one local Envoy watches, or ADS to a fleet.
       xds: ['json.ts', 'table', 'ir', 'envoy', 'pipeline'],
       // The local gateway: one Envoy process this service starts, configures and watches.
       local: ['json.ts', 'table', 'envoy', 'pipeline', 'server', 'xds'],

@@ -85,7 +85,7 @@ export function resourceFiles(
     table,
     options,
     { kind: 'rds', source: (name) => pathSource(directory, rdsFileName(name)) },
-    { material: tls, source: { kind: 'files', source: (name) => pathSource(directory, sdsFileName(name)) } },
+    { material: tls, source: { kind: 'sds', source: (name) => pathSource(directory, sdsFileName(name)) } },
   );
   const secrets = new Map<string, string>();
   for (const secret of resources.secrets) {

@@ -9,9 +9,9 @@ import { TYPE_DOWNSTREAM_TLS } from './envoy-names.js';
 
 import type { Json } from '../json.js';
 
-/** Where a listener finds its certificates: static secrets in the bootstrap, or SDS files. */
+/** Where a listener finds its certificates: static secrets in the bootstrap, or over SDS (files or ADS). */
 export type SecretSource =
-  { readonly kind: 'static' } | { readonly kind: 'files'; readonly source: (secretName: string) => Json };
+  { readonly kind: 'static' } | { readonly kind: 'sds'; readonly source: (secretName: string) => Json };
 
 export interface ListenerTls {
   readonly material: TlsMaterial;
@@ -49,7 +49,7 @@ function downstreamTls(certificates: readonly string[], source: SecretSource): J
         tls_params: { tls_minimum_protocol_version: 'TLSv1_2' },
         alpn_protocols: ['h2', 'http/1.1'],
         tls_certificate_sds_secret_configs: certificates.map((name) =>
-          source.kind === 'files' ? { name, sds_config: source.source(name) } : { name },
+          source.kind === 'sds' ? { name, sds_config: source.source(name) } : { name },
         ),
       },
     },

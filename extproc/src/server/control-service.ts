@@ -19,6 +19,8 @@ export interface ControlServiceOptions {
   readonly metrics?: ServiceMetrics;
   /** The configuration being served, for the admin API's /v1 endpoints. */
   readonly config?: ConfigView;
+  /** The ADS server's view of its Envoys, for /v1/xds. */
+  readonly xds?: () => readonly unknown[];
 }
 
 export interface ControlService {
@@ -41,6 +43,7 @@ export async function startControlService(options: ControlServiceOptions): Promi
     metrics,
     notReadyReason: options.notReadyReason ?? (() => null),
     ...(options.config ? { config: options.config } : {}),
+    ...(options.xds ? { xds: options.xds } : {}),
   });
   let adminUrl: string;
   try {

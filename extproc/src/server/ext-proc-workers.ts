@@ -27,6 +27,8 @@ export interface ExtProcWorkersOptions {
   readonly log: (line: string) => void;
   readonly config?: ServedConfig;
   readonly staticToken?: string;
+  /** The ADS server's view of its Envoys, for /v1/xds. */
+  readonly xds?: () => readonly unknown[];
 }
 
 const RESTART_DELAY_MS = 200;
@@ -125,6 +127,7 @@ export async function startExtProcWorkers(options: ExtProcWorkersOptions): Promi
     notReadyReason: () => options.notReadyReason() ?? (live.size === 0 ? 'no ext_proc worker running' : null),
     metricsText,
     ...(config ? { config } : {}),
+    ...(options.xds ? { xds: options.xds } : {}),
   });
   let adminUrl: string;
   try {

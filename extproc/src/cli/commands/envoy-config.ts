@@ -1,14 +1,16 @@
 // `steadfast envoy-config --config <dir> --mode gateway|attach`: prints the Envoy
 // configuration steadfast generates. Gateway mode: the whole configuration, every resource
 // static. Attach mode: the snippet to add to an Envoy you already run.
+import { hostname } from 'node:os';
 import { relative } from 'node:path';
 import { generateAttachSnippet } from '../../envoy/attach-snippet.js';
 import { COMPOSE_HEADER, composeGatewayOptions } from '../../envoy/compose-preset.js';
 import { envoyYaml } from '../../envoy/envoy-yaml.js';
 import { generateGatewayConfig, generateGatewayResources } from '../../envoy/gateway-config.js';
+import { xdsBootstrap } from '../../envoy/xds-resources.js';
 import { projectRoot } from '../../local/project-root.js';
-import { type FlagSpecs, boolFlag, flag, intFlag } from '../args.js';
-import { type Command, UsageError } from '../command.js';
+import { type FlagSpecs, type ParsedArgs, boolFlag, flag, intFlag } from '../args.js';
+import { type Command, type CommandIO, UsageError } from '../command.js';
 import { loadSnapshot } from '../load-snapshot.js';
 import { formatDiagnostic, isWarning } from '../../gatewayapi/diagnostic.js';
 import {
@@ -69,6 +71,18 @@ const ENVOY_CONFIG_FLAGS: FlagSpecs = {
       'attach mode: reuse ext_proc answers for the requests they hold for, so those skip ext_proc (docs/attach.md)',
     default: 'on',
   },
+  xds: {
+    type: 'string',
+    value: 'HOST:PORT',
+    description:
+      'gateway mode: print the bootstrap of an Envoy fed by `serve --xds HOST:PORT` instead (no --config needed; docs/fleet.md)',
+  },
+  'node-id': {
+    type: 'string',
+    value: 'NAME',
+    description: "with --xds: this Envoy's name in the control plane's /v1/xds and logs",
+    default: 'steadfast-<host name>',
+  },
   // The preset compose.yaml runs: listeners and admin on 0.0.0.0, the demo key, debug.
   compose: {
     type: 'boolean',
@@ -90,6 +104,8 @@ export const envoyConfigCommand: Command = {
   flags: ENVOY_CONFIG_FLAGS,
   positionals: 'PATH... — the same as --config PATH',
   async run(parsed, io) {
+    const xds = flag(parsed, 'xds');
+    if (xds !== undefined) return printXdsBootstrap(parsed, xds, io);
     const configPaths = requireConfigPaths(parsed);
     const mode = flag(parsed, 'mode') ?? 'gateway';
     if (mode !== 'gateway' && mode !== 'attach')
@@ -168,3 +184,28 @@ export const envoyConfigCommand: Command = {
     return 0;
   },
 };
+
+/**
+ * The bootstrap of one Envoy of a fleet: its listeners bind --address (0.0.0.0 when not
+ * given), its admin --envoy-admin-port; everything else comes from the control plane.
+ */
+function printXdsBootstrap(parsed: ParsedArgs, xds: string, io: CommandIO): number {
+  if ((flag(parsed, 'mode') ?? 'gateway') !== 'gateway') {
+    throw new UsageError('--xds is for gateway mode: attach mode keeps your own Envoy configuration');
+  }
+  const m = /^(\S+):(\d{1,5})$/.exec(xds);
+  const port = Number(m?.[2]);
+  if (!m || port < 1 || port > 65535) throw new UsageError(`--xds: "${xds}" is not HOST:PORT`);
+  const address = flag(parsed, 'address');
+  const bootstrap = xdsBootstrap({
+    xds: { host: (m[1] as string).replace(/^\[(.*)\]$/, '$1'), port },
+    nodeId: flag(parsed, 'node-id') ?? `steadfast-${hostname()}`,
+    nodeKind: address ?? '',
+    admin: { address: '127.0.0.1', port: intFlag(parsed, 'envoy-admin-port', 9901) },
+    // The filter's path and keys come from the control plane with the listeners.
+    wasmPath: '',
+    sessionKeys: [],
+  });
+  io.out(envoyYaml(bootstrap));
+  return 0;
+}

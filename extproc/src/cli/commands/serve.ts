@@ -3,6 +3,7 @@
 // resolves every request against it; prints one ready line, drains on SIGINT/SIGTERM.
 // With --envoy-files DIR it also feeds a gateway-mode Envoy that runs elsewhere (docker
 // compose's Envoy container): the bootstrap and every reload's resources, written into DIR.
+// With --xds HOST:PORT it serves gateway mode to any number of Envoys over ADS (docs/fleet.md).
 import { rename, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,9 @@ import type { PolicyLookup } from '../../server/grpc/ext-proc-service.js';
 import { startControlService, untilSignalled } from '../../server/control-service.js';
 import { defaultExtProcWorkers, startExtProcWorkers } from '../../server/ext-proc-workers.js';
 import { GatewayFiles } from '../../xds/gateway-files.js';
+import { AdsServer } from '../../xds/ads-server.js';
+import { xdsResources } from '../../envoy/xds-resources.js';
+import { projectRoot } from '../../local/project-root.js';
 import { ServiceMetrics } from '../../server/metrics.js';
 import { checkPortsFree, splitHostPort } from '../../local/port-check.js';
 import { ServedConfig } from '../../server/served-config.js';
@@ -71,6 +75,18 @@ const SERVE_FLAGS: FlagSpecs = {
     description:
       'also write a gateway-mode Envoy bootstrap and every reload into DIR, for an Envoy that runs elsewhere (docker compose)',
   },
+  xds: {
+    type: 'string',
+    value: 'HOST:PORT',
+    description:
+      'also serve gateway mode over ADS to any number of Envoys (their bootstrap: envoy-config --xds HOST:PORT; docs/fleet.md)',
+  },
+  'xds-wasm-path': {
+    type: 'string',
+    value: 'PATH',
+    description: 'where the Envoys fed over ADS find steadfast.wasm on their own machines',
+    default: "this checkout's filter/build/steadfast.wasm",
+  },
 };
 
 export const serveCommand: Command = {
@@ -102,6 +118,13 @@ export const serveCommand: Command = {
         '--envoy-files needs --config: it writes the gateway configuration of those files',
       );
     }
+    const xdsAddress = flag(parsed, 'xds');
+    if (xdsAddress !== undefined && configPaths.length === 0) {
+      throw new UsageError('--xds needs --config: it serves the gateway configuration of those files');
+    }
+    if (xdsAddress !== undefined && !/^\S+:\d{1,5}$/.test(xdsAddress)) {
+      throw new UsageError(`--xds: "${xdsAddress}" is not HOST:PORT`);
+    }
     let tokenPolicy: string[] | undefined;
     if (staticToken !== undefined) {
       let checked;
@@ -126,12 +149,27 @@ export const serveCommand: Command = {
     const ring = await sessionKeysOf(parsed);
     const keyIds = ring.ids.length > 0 ? ring.ids : undefined;
     const keysFile = flag(parsed, 'session-key-file') ?? '--session-key';
+    if (xdsAddress !== undefined && ring.keys.length === 0) {
+      throw new UsageError(
+        '--xds needs --session-key-file (or --session-key): every Envoy of the fleet seals and opens sessions with the same keys',
+      );
+    }
 
     if (configPaths.length > 0) {
       await checkConfigPaths(configPaths, boolFlag(parsed, 'allow-empty'), io, 'steadfast serve');
     }
     const grpc = splitHostPort(grpcAddress);
+    const xdsListen = xdsAddress !== undefined ? splitHostPort(xdsAddress) : undefined;
     await checkPortsFree([
+      ...(xdsListen
+        ? [
+            {
+              ...xdsListen,
+              what: 'the ADS server',
+              remedy: 'stop the process that holds it (another serve --xds?), or use --xds HOST:PORT',
+            },
+          ]
+        : []),
       ...(grpc
         ? [
             {
@@ -155,6 +193,16 @@ export const serveCommand: Command = {
       configPaths.length > 0 ? new ServedConfig({ paths: configPaths, metrics, log }) : undefined;
     await config?.start();
     if (config && envoyFiles !== undefined) await feedEnvoyFiles(envoyFiles, config, ring?.keys ?? [], log);
+    let ads: AdsServer | undefined;
+    if (config && xdsAddress !== undefined) {
+      const wasmPath = flag(parsed, 'xds-wasm-path') ?? join(projectRoot(), 'filter/build/steadfast.wasm');
+      try {
+        ads = await serveXds(xdsAddress, config, { wasmPath, sessionKeys: ring.keys }, log);
+      } catch (e) {
+        config.close();
+        throw new Error(`cannot serve ADS on ${xdsAddress}: ${(e as Error).message}`);
+      }
+    }
     const lookup: PolicyLookup = config ? config.lookup : () => staticToken;
     // A fixed token reads no header at all.
     const noHeaders: ReadonlySet<string> = new Set();
@@ -172,6 +220,7 @@ export const serveCommand: Command = {
             notReadyReason,
             log,
             ...(config ? { config } : { staticToken: staticToken as string }),
+            ...(ads ? { xds: () => (ads as AdsServer).status() } : {}),
           })
         : await startControlService({
             grpcAddress,
@@ -182,6 +231,7 @@ export const serveCommand: Command = {
             metrics,
             notReadyReason,
             ...(config ? { config } : {}),
+            ...(ads ? { xds: () => (ads as AdsServer).status() } : {}),
             onError: (e) => log(e instanceof Error ? e.message : String(e)),
           });
     if (workers > 1) log(`${workers} ext_proc worker processes share ${service.grpcAddress}`);
@@ -189,15 +239,53 @@ export const serveCommand: Command = {
     for (const line of tokenPolicy ?? []) log(line);
     // Listen for signals before saying ready: a supervisor may signal as soon as it reads the line.
     const signalled = untilSignalled();
-    io.out(`steadfast serve: ready; ext_proc on ${service.grpcAddress}; admin on ${service.adminUrl}`);
+    io.out(
+      `steadfast serve: ready; ext_proc on ${service.grpcAddress}; admin on ${service.adminUrl}` +
+        (ads ? `; xds on ${ads.address}` : ''),
+    );
     await signalled;
     io.out('steadfast serve: draining');
     config?.close();
-    await service.stop();
+    await Promise.all([service.stop(), ads?.stop()]);
     io.out('steadfast serve: stopped');
     return 0;
   },
 };
+
+/**
+ * The ADS server for a fleet of gateway-mode Envoys: every generation the configuration
+ * swaps in is pushed to each of them. An Envoy's listeners bind the address its bootstrap
+ * names as its kind (envoy-config --xds --address), 0.0.0.0 when it names none.
+ */
+async function serveXds(
+  address: string,
+  config: ServedConfig,
+  filter: { readonly wasmPath: string; readonly sessionKeys: readonly string[] },
+  log: (line: string) => void,
+): Promise<AdsServer> {
+  let snapshot = config.snapshot;
+  const ads = new AdsServer({
+    resources: (kind) => {
+      if (!snapshot) throw new Error('no configuration loaded yet');
+      return xdsResources(
+        snapshot.table,
+        { ...filter, address: kind === '' ? '0.0.0.0' : kind },
+        snapshot.tls,
+      );
+    },
+    log,
+  });
+  const bound = await ads.start(address);
+  config.onSwap((next, generation) => {
+    snapshot = next;
+    ads.update(String(generation));
+  });
+  if (snapshot) ads.update(String(config.generation));
+  log(
+    `ADS on ${bound}: gateway mode for any number of Envoys (their bootstrap: envoy-config --xds ${bound})`,
+  );
+  return ads;
+}
 
 /**
  * Writes the bootstrap (DIR/envoy.yaml) and the first generation's resources before the control

@@ -5,6 +5,7 @@ export const ADMIN_ERROR_CODES = [
   'not-found',
   'no-configuration',
   'not-loaded',
+  'no-xds',
   'internal',
 ] as const;
 

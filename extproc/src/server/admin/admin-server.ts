@@ -20,6 +20,8 @@ export interface AdminDeps {
   readonly config?: ConfigView;
   /** Prometheus text for /metrics when it is gathered from several processes (--workers). */
   readonly metricsText?: () => Promise<string>;
+  /** The Envoys the ADS server feeds (`serve --xds`): what each took and refused. */
+  readonly xds?: () => readonly unknown[];
 }
 
 function sendError(reply: FastifyReply, status: number, code: AdminErrorCode, message: string) {
@@ -94,6 +96,13 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
   app.get('/v1/policy', async () => {
     const snap = snapshot();
     return { generation: (deps.config as ConfigView).generation, table: snap.table };
+  });
+
+  app.get('/v1/xds', async () => {
+    if (!deps.xds) {
+      throw new AdminError(404, 'no-xds', 'this service runs no ADS server; start it with --xds HOST:PORT');
+    }
+    return { envoys: deps.xds() };
   });
 
   app.get('/v1/resolve', async (req) => {

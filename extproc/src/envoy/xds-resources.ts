@@ -1,0 +1,98 @@
+// Gateway mode fed by the ADS server (xds/ads-server.ts): the bootstrap an Envoy of the fleet
+// starts from, and the resources of one generation with routes and certificates named over
+// ADS. Pure, like file-resources.ts, which does the same for the single local Envoy.
+import type { PolicyTable } from '../table/policy-table.js';
+import { NO_TLS_MATERIAL, type TlsMaterial } from '../table/tls-material.js';
+import { edgeOverloadManager } from './edge-defaults.js';
+import { TYPE_HTTP_PROTOCOL_OPTIONS } from './envoy-names.js';
+import {
+  type GatewayConfigOptions,
+  type GatewayResources,
+  adminConfig,
+  gatewayRuntime,
+  generateGatewayResources,
+} from './gateway-config.js';
+import type { Json } from '../json.js';
+
+/** The bootstrap's cluster that reaches the control plane. */
+export const XDS_CLUSTER = 'steadfast_xds';
+
+const ADS_SOURCE: Json = { ads: {}, resource_api_version: 'V3' };
+
+export interface XdsBootstrapOptions extends GatewayConfigOptions {
+  /** Where the ADS server listens. */
+  readonly xds: { readonly host: string; readonly port: number };
+  /** This Envoy's name in the control plane's status and logs. */
+  readonly nodeId: string;
+  /**
+   * Which listeners this Envoy is given: the control plane generates one set per kind.
+   * steadfast uses the listener address (each Envoy of a fleet on one machine binds its own).
+   */
+  readonly nodeKind: string;
+}
+
+/** The bootstrap of one Envoy of the fleet: everything but itself comes over ADS. */
+export function xdsBootstrap(options: XdsBootstrapOptions): Record<string, unknown> {
+  const ip = /^[0-9.]+$|:/.test(options.xds.host);
+  return {
+    node: { id: options.nodeId, cluster: 'steadfast', metadata: { steadfast_node_kind: options.nodeKind } },
+    admin: adminConfig(options),
+    overload_manager: edgeOverloadManager(options.edge),
+    layered_runtime: gatewayRuntime(),
+    dynamic_resources: {
+      ads_config: {
+        api_type: 'GRPC',
+        transport_api_version: 'V3',
+        grpc_services: [{ envoy_grpc: { cluster_name: XDS_CLUSTER } }],
+        set_node_on_first_message_only: true,
+      },
+      lds_config: ADS_SOURCE,
+      cds_config: ADS_SOURCE,
+    },
+    static_resources: {
+      clusters: [
+        {
+          name: XDS_CLUSTER,
+          type: ip ? 'STATIC' : 'STRICT_DNS',
+          connect_timeout: '1s',
+          load_assignment: {
+            cluster_name: XDS_CLUSTER,
+            endpoints: [
+              {
+                lb_endpoints: [
+                  {
+                    endpoint: {
+                      address: {
+                        socket_address: { address: options.xds.host, port_value: options.xds.port },
+                      },
+                    },
+                  },
+                ],
+              },
+            ],
+          },
+          typed_extension_protocol_options: {
+            'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+              '@type': TYPE_HTTP_PROTOCOL_OPTIONS,
+              explicit_http_config: { http2_protocol_options: {} },
+            },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** One generation's resources for Envoys fed over ADS: routes and certificates by name. */
+export function xdsResources(
+  table: PolicyTable,
+  options: GatewayConfigOptions,
+  tls: TlsMaterial = NO_TLS_MATERIAL,
+): GatewayResources {
+  return generateGatewayResources(
+    table,
+    options,
+    { kind: 'rds', source: () => ADS_SOURCE },
+    { material: tls, source: { kind: 'sds', source: () => ADS_SOURCE } },
+  );
+}
