@@ -6,6 +6,7 @@
 //   npm run bench:scale                               100, 1000, 10000 routes, both modes
 //   npm run bench:scale -- --sizes 100,1000,10000,50000
 //   npm run bench:scale -- --modes gateway --sizes 1000 --no-write
+//   npm run bench:scale -- --rerender                 the table and chart again from scale-latest.json
 //
 // The routes are what a repository of many teams holds: route-i serves svc-i.example under
 // /r/i with a retry, all to one Service with two endpoints (the benchmark's minimal backend).
@@ -32,32 +33,19 @@ import { envoyVersion } from '../extproc/src/local/envoy-binary.js';
 import { projectRoot } from '../extproc/src/local/project-root.js';
 import { compileSnapshot } from '../extproc/src/pipeline/snapshot.js';
 import { startMinimalBackend } from './minimal-backend.js';
+import { scaleCaption, scaleChart } from './scale-chart.js';
+import type { ScaleRow } from './scale-row.js';
 
 const { values: opts } = parseArgs({
   options: {
     sizes: { type: 'string', default: '100,1000,10000' },
     modes: { type: 'string', default: 'gateway,attach' },
     'no-write': { type: 'boolean', default: false },
+    rerender: { type: 'boolean', default: false },
   },
 });
 
-type Mode = 'gateway' | 'attach';
-
-interface ScaleRow {
-  readonly mode: Mode;
-  readonly routes: number;
-  /** From the command's start to the last route served (gateway: answered through Envoy). */
-  readonly readySeconds: number;
-  /** Peak resident memory of the control service, and of Envoy (gateway mode), in MiB. */
-  readonly controlPeakMiB: number;
-  readonly envoyPeakMiB?: number;
-  /** A new route in a new file, an edit of one route in the big file, that route's file removed. */
-  readonly addSeconds: number;
-  readonly editSeconds: number;
-  readonly deleteSeconds: number;
-  /** Envoy resource bytes (the JSON the local gateway writes) per route. */
-  readonly envoyBytesPerRoute: number;
-}
+type Mode = ScaleRow['mode'];
 
 const ROOT = projectRoot();
 const BIN = join(ROOT, 'bin', 'steadfast.js');
@@ -115,8 +103,23 @@ spec:
 `;
 }
 
-const routesYaml = (n: number, edited?: number): string =>
-  Array.from({ length: n }, (_, i) => routeYaml(i, i === edited ? `/edited/${i}` : undefined)).join('---\n');
+/**
+ * Routes per file: a repository of many teams keeps them in many files, and one file stays
+ * under the control service's 16 MiB limit for a single file (10,000 of these are 3.4 MB).
+ */
+const ROUTES_PER_FILE = 10_000;
+
+/** The file that holds route i. */
+const routesFile = (i: number): string => `routes-${Math.floor(i / ROUTES_PER_FILE)}.yaml`;
+
+/** The routes of file `routesFile(first)`: routes first … min(first + ROUTES_PER_FILE, n) - 1. */
+function routesYaml(first: number, n: number, edited?: number): string {
+  const last = Math.min(first + ROUTES_PER_FILE, n);
+  return Array.from({ length: last - first }, (_, k) => {
+    const i = first + k;
+    return routeYaml(i, i === edited ? `/edited/${i}` : undefined);
+  }).join('---\n');
+}
 
 /** Writes under a temporary name, then renames: an editor's or a deploy tool's atomic save. */
 function save(dir: string, name: string, text: string): void {
@@ -152,10 +155,16 @@ async function resolvesTo(adminPort: number, i: number, path: string): Promise<b
   }
 }
 
-async function until(what: string, limitMs: number, check: () => Promise<boolean>): Promise<number> {
+async function until(
+  what: string,
+  limitMs: number,
+  check: () => Promise<boolean>,
+  alive: () => boolean = () => true,
+): Promise<number> {
   const t0 = performance.now();
   for (;;) {
     if (await check()) return (performance.now() - t0) / 1000;
+    if (!alive()) throw new Error(`${what}: the command exited`);
     if (performance.now() - t0 > limitMs) throw new Error(`${what}: not within ${limitMs / 1000} s`);
     await sleep(20);
   }
@@ -243,7 +252,7 @@ async function measure(mode: Mode, n: number, backendPort: number): Promise<Scal
   const listenerPort = await freePort();
   const adminPort = await freePort();
   save(dir, 'base.yaml', baseYaml(listenerPort, backendPort));
-  save(dir, 'routes.yaml', routesYaml(n));
+  for (let first = 0; first < n; first += ROUTES_PER_FILE) save(dir, routesFile(first), routesYaml(first, n));
   const last = n - 1;
   // Generous: 50,000 routes take minutes on a small machine.
   const limitMs = Math.max(120_000, n * 20);
@@ -259,21 +268,34 @@ async function measure(mode: Mode, n: number, backendPort: number): Promise<Scal
       : ['serve', '--config', dir, '--admin-port', String(adminPort), '--ext-proc-address', '127.0.0.1:0'];
   const t0 = performance.now();
   const cli = startCli(args);
+  const alive = (): boolean => cli.child.exitCode === null && cli.child.signalCode === null;
   try {
-    await until(`${mode} ${n}: the last route`, limitMs, () => served(last, `/r/${last}`));
+    await until(`${mode} ${n}: the last route`, limitMs, () => served(last, `/r/${last}`), alive);
     const readySeconds = (performance.now() - t0) / 1000;
     // One route more, in a file of its own.
     save(dir, 'added.yaml', routeYaml(n));
-    const addSeconds = await until(`${mode} ${n}: the added route`, limitMs, () => served(n, `/r/${n}`));
-    // One route edited in the big file (the whole file is written again, as a deploy does).
-    save(dir, 'routes.yaml', routesYaml(n, last));
-    const editSeconds = await until(`${mode} ${n}: the edited route`, limitMs, () =>
-      served(last, `/edited/${last}`),
+    const addSeconds = await until(
+      `${mode} ${n}: the added route`,
+      limitMs,
+      () => served(n, `/r/${n}`),
+      alive,
+    );
+    // One route edited in its file (the whole file is written again, as a deploy does).
+    const editedFirst = Math.floor(last / ROUTES_PER_FILE) * ROUTES_PER_FILE;
+    save(dir, routesFile(last), routesYaml(editedFirst, n, last));
+    const editSeconds = await until(
+      `${mode} ${n}: the edited route`,
+      limitMs,
+      () => served(last, `/edited/${last}`),
+      alive,
     );
     // The added route's file removed.
     rmSync(join(dir, 'added.yaml'));
-    const deleteSeconds = await until(`${mode} ${n}: the deleted route`, limitMs, () =>
-      served(n, `/r/${n}`, 404),
+    const deleteSeconds = await until(
+      `${mode} ${n}: the deleted route`,
+      limitMs,
+      () => served(n, `/r/${n}`, 404),
+      alive,
     );
     const control = cli.child.pid;
     const envoy = mode === 'gateway' && control !== undefined ? envoyPid(control) : undefined;
@@ -315,7 +337,22 @@ export function scaleTable(rows: readonly ScaleRow[]): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** The table and chart again from the recorded scale-latest.json (for when their code changes). */
+function rerender(): void {
+  const dir = join(ROOT, 'bench', 'results');
+  const report = JSON.parse(readFileSync(join(dir, 'scale-latest.json'), 'utf8')) as {
+    date: string;
+    machine: { cpus: number; envoy: string };
+    rows: ScaleRow[];
+  };
+  const rows = report.rows.map((r) => ({ ...r, controlPeakMiB: r.controlPeakMiB ?? Number.NaN }));
+  writeFileSync(join(dir, 'scale-latest.md'), scaleTable(rows));
+  writeFileSync(join(dir, 'scale-latest.svg'), scaleChart(rows, scaleCaption(report)));
+  process.stdout.write('wrote bench/results/scale-latest.{md,svg} from scale-latest.json\n');
+}
+
 async function main(): Promise<void> {
+  if (opts.rerender) return rerender();
   const sizes = (opts.sizes ?? '').split(',').map((s) => Number.parseInt(s, 10));
   if (sizes.some((s) => !Number.isInteger(s) || s < 1))
     throw new Error(`--sizes: whole numbers, got ${opts.sizes}`);
@@ -351,7 +388,8 @@ async function main(): Promise<void> {
   const json = `${JSON.stringify(report, (_k, v: unknown) => (typeof v === 'number' && Number.isNaN(v) ? null : v), 2)}\n`;
   writeFileSync(join(dir, 'scale-latest.json'), json);
   writeFileSync(join(dir, 'scale-latest.md'), table);
-  process.stdout.write('wrote bench/results/scale-latest.{json,md}\n');
+  writeFileSync(join(dir, 'scale-latest.svg'), scaleChart(rows, scaleCaption(report)));
+  process.stdout.write('wrote bench/results/scale-latest.{json,md,svg}\n');
 }
 
 main().catch((e: unknown) => {

@@ -16,6 +16,7 @@ import { exchange } from './conformance/exchange.js';
 import {
   ConfigDir,
   TEST_SESSION_KEY,
+  cookieOf,
   freePort,
   gatewayYaml,
   serviceYaml,
@@ -41,11 +42,6 @@ ${
 `
     : ''
 }`;
-}
-
-function cookieOf(setCookie: string | string[] | undefined, name: string): string | undefined {
-  const all = Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : [];
-  return all.map((c) => new RegExp(`^(${name}=[^;]+)`).exec(c)?.[1]).find((c) => c !== undefined);
 }
 
 /** Polls until `check` holds; returns the milliseconds it took, or throws after `limitMs`. */

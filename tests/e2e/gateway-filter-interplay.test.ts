@@ -15,6 +15,7 @@ import { exchange } from './conformance/exchange.js';
 import {
   ConfigDir,
   GATEWAY_PORT,
+  cookieOf,
   freePort,
   gatewayUrl,
   gatewayYaml,
@@ -61,15 +62,6 @@ spec:
       retry: { attempts: 2, codes: [503] }
       backendRefs: [{ name: app, port: 80 }]
 `;
-
-function cookieOf(setCookie: string | string[] | undefined, name: string): string | undefined {
-  const all = Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : [];
-  for (const c of all) {
-    const m = new RegExp(`^(${name}=[^;]+)`).exec(c);
-    if (m) return m[1];
-  }
-  return undefined;
-}
 
 describe('gateway mode: redirects, rewrites, mirrors and CORS with retries and sessions', () => {
   const config = new ConfigDir();

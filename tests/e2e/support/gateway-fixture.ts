@@ -110,3 +110,9 @@ export async function appliedAtLeast(
   }
   await new Promise((r) => setTimeout(r, settleMs));
 }
+
+/** `name=value` of the cookie `name` among a response's Set-Cookie headers, ready for a Cookie header. */
+export function cookieOf(setCookie: string | string[] | undefined, name: string): string | undefined {
+  const all = Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : [];
+  return all.map((c) => new RegExp(`^(${name}=[^;]+)`).exec(c)?.[1]).find((c) => c !== undefined);
+}
