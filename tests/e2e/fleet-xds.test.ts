@@ -4,7 +4,10 @@
 // reaches both; /v1/xds shows what each took; and the control plane restarted under load
 // loses no request (the Envoys keep their configuration and reconnect).
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
@@ -63,6 +66,8 @@ describe('a fleet of Envoys fed over ADS (serve --xds)', () => {
   let adminUrl: string;
   const envoys: EnvoyProcess[] = [];
   const urls: string[] = [];
+  /** The stream carries the session keys: the Envoys present a token. */
+  const tokenFile = join(config.path, '..', `${basename(config.path)}-xds-token`);
 
   const startServe = async (): Promise<CliProcess> => {
     const p = new CliProcess([
@@ -77,6 +82,8 @@ describe('a fleet of Envoys fed over ADS (serve --xds)', () => {
       '0',
       '--session-key',
       TEST_SESSION_KEY,
+      '--xds-token-file',
+      tokenFile,
     ]);
     const ready = await p.waitFor(/ready; ext_proc on \S+; admin on (\S+); xds on (\S+)/);
     adminUrl = ready[1] as string;
@@ -89,6 +96,7 @@ describe('a fleet of Envoys fed over ADS (serve --xds)', () => {
     );
     gatewayPort = await freePort();
     xdsPort = await freePort();
+    writeFileSync(tokenFile, `${randomBytes(24).toString('base64url')}\n`, { mode: 0o600 });
     config.write('gateway.yaml', gatewayYaml(gatewayPort));
     config.write('services.yaml', serviceYaml('app', backends));
     config.write('routes.yaml', routesYaml());
@@ -107,6 +115,8 @@ describe('a fleet of Envoys fed over ADS (serve --xds)', () => {
           '0',
           '--node-id',
           `envoy-${i}`,
+          '--xds-token-file',
+          tokenFile,
         ],
         { cwd: REPO_ROOT, encoding: 'utf8' },
       );
@@ -120,6 +130,23 @@ describe('a fleet of Envoys fed over ADS (serve --xds)', () => {
     await Promise.all(envoys.map((e) => e.stop()));
     await Promise.all(backends.map((b) => b.close()));
     config.remove();
+    rmSync(tokenFile, { force: true });
+  });
+
+  it('refuses to serve ADS beyond loopback without a token', async () => {
+    const p = new CliProcess([
+      'serve',
+      '--config',
+      config.path,
+      '--xds',
+      '0.0.0.0:0',
+      '--session-key',
+      TEST_SESSION_KEY,
+    ]);
+    expect((await p.exit).code).toBe(2);
+    expect(p.output).toMatch(
+      /--xds 0\.0\.0\.0:0 is reachable from other machines: give --xds-token-file FILE/,
+    );
   });
 
   it('serves the routes on every Envoy', async () => {
@@ -221,7 +248,7 @@ spec:
       const refused = (await view()).envoys.find((e) => e.node === 'envoy-0');
       expect(refused?.nacked[0]?.type).toBe('type.googleapis.com/envoy.config.listener.v3.Listener');
       expect(refused?.nacked[0]?.message).toMatch(/bind|address/i);
-      expect(serve.output).toMatch(/xds: envoy-0 refused generation \d+ of Listener/);
+      expect(serve.output).toMatch(/xds: "envoy-0" refused generation \d+ of Listener: .*cannot bind/);
       // The other Envoy serves the new listener; the one that refused keeps serving the old.
       await until(
         async () => (await getOnce(`http://${ENVOY_ADDRESSES[1]}:${blockedPort}/cart/x`)).status === 200,

@@ -1,5 +1,6 @@
 // The flags several commands share, declared once so each is spelled and described the
 // same way everywhere.
+import { readFile } from 'node:fs/promises';
 import { type SessionKeyRing, readSessionKeyFile } from '../pipeline/session-key-file.js';
 import { parseSessionKeyFile } from '../session/keys.js';
 import { sessionKeyId } from '../session/token.js';
@@ -97,3 +98,27 @@ export async function sessionKeysOf(parsed: ParsedArgs): Promise<SessionKeyRing>
     ids: [...fromFile.ids, ...checked.map((k) => sessionKeyId(k).toString('hex'))],
   };
 }
+
+/** The xDS token: the file's first line, at least 16 characters. */
+export async function readXdsToken(file: string): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`--xds-token-file: cannot read ${file}: ${(e as Error).message}`);
+  }
+  const token = text.split('\n')[0]?.trim() ?? '';
+  if (token.length < 16 || /\s/.test(token)) {
+    throw new UsageError(
+      `--xds-token-file: ${file} must hold one token of at least 16 characters, no spaces`,
+    );
+  }
+  return token;
+}
+
+export const XDS_TOKEN_FILE: FlagSpec = {
+  type: 'string',
+  value: 'FILE',
+  description:
+    'a secret every Envoy presents on the ADS stream (its first line, 16+ characters); required unless --xds is on loopback, as the stream carries the session keys',
+};

@@ -29,6 +29,8 @@ export interface XdsBootstrapOptions extends GatewayConfigOptions {
    * steadfast uses the listener address (each Envoy of a fleet on one machine binds its own).
    */
   readonly nodeKind: string;
+  /** Presented on the ADS stream (`authorization: Bearer …`) when the control plane asks for one. */
+  readonly token?: string;
 }
 
 /** The bootstrap of one Envoy of the fleet: everything but itself comes over ADS. */
@@ -43,7 +45,14 @@ export function xdsBootstrap(options: XdsBootstrapOptions): Record<string, unkno
       ads_config: {
         api_type: 'GRPC',
         transport_api_version: 'V3',
-        grpc_services: [{ envoy_grpc: { cluster_name: XDS_CLUSTER } }],
+        grpc_services: [
+          {
+            envoy_grpc: { cluster_name: XDS_CLUSTER },
+            ...(options.token !== undefined
+              ? { initial_metadata: [{ key: 'authorization', value: `Bearer ${options.token}` }] }
+              : {}),
+          },
+        ],
         set_node_on_first_message_only: true,
       },
       lds_config: ADS_SOURCE,

@@ -20,7 +20,7 @@ export interface ControlServiceOptions {
   /** The configuration being served, for the admin API's /v1 endpoints. */
   readonly config?: ConfigView;
   /** The ADS server's view of its Envoys, for /v1/xds. */
-  readonly xds?: () => readonly unknown[];
+  readonly xds?: () => unknown;
 }
 
 export interface ControlService {

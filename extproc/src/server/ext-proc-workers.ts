@@ -28,7 +28,7 @@ export interface ExtProcWorkersOptions {
   readonly config?: ServedConfig;
   readonly staticToken?: string;
   /** The ADS server's view of its Envoys, for /v1/xds. */
-  readonly xds?: () => readonly unknown[];
+  readonly xds?: () => unknown;
 }
 
 const RESTART_DELAY_MS = 200;

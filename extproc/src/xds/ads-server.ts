@@ -1,11 +1,19 @@
 // The ADS server: one control plane for any number of gateway-mode Envoys. Each Envoy opens
 // one Aggregated Discovery Service stream (state of the world) and asks for clusters and
 // listeners; its listeners ask for their route configurations and certificates by name.
-// Every configuration generation is pushed to every stream, clusters first, then listeners,
-// then routes and secrets, so that nothing names a cluster Envoy does not have yet; clusters
-// of the previous generation stay one generation longer, so routes still naming them keep
-// working until the new routes land. An Envoy's answer to each push is kept: the version it
-// took (ACK), or what it refused and why (NACK: logged, and shown by status()).
+//
+// A generation reaches an Envoy in two steps: its clusters first; then, once the Envoy has
+// answered for them (it answers only when the new clusters have warmed), its listeners,
+// routes and certificates, so that no route names a cluster the Envoy is still warming.
+// The clusters an Envoy's accepted routes name stay in its cluster set until it accepts
+// routes that no longer name them: an Envoy that refuses a generation keeps serving the one
+// before, with its clusters. Each answer is kept: the version an Envoy took (ACK), or what
+// it refused and why (NACK: logged, and shown by status()).
+//
+// What the server hands out includes the session keys (in the filter's configuration) and
+// HTTPS private keys (over SDS): with a token, a stream must present it (`authorization:
+// Bearer …`, which envoy-config --xds-token-file puts in the bootstrap).
+import { isIP } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import { TYPE_CLUSTER, TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET } from '../envoy/envoy-names.js';
@@ -16,10 +24,13 @@ import { encodeAny, envoyProtoRoot } from './envoy-protos.js';
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
 const ADS_METHOD = `/${ADS_SERVICE}/StreamAggregatedResources`;
 
-/** The order a generation is pushed in: what is named before what names it. */
-const PUSH_ORDER = [TYPE_CLUSTER, TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET] as const;
+/** What follows the clusters, in order. */
+const AFTER_CLUSTERS = [TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET] as const;
+const SERVED: ReadonlySet<string> = new Set([TYPE_CLUSTER, ...AFTER_CLUSTERS]);
 /** Types Envoy asks for by name (the others: everything there is). */
 const NAMED_TYPES: ReadonlySet<string> = new Set([TYPE_ROUTE_CONFIGURATION, TYPE_SECRET]);
+/** How long the rest of a generation waits for an Envoy's answer on its clusters. */
+const CLUSTER_ANSWER_WAIT_MS = 30_000;
 
 interface Any {
   readonly type_url: string;
@@ -41,32 +52,43 @@ interface DiscoveryRequest {
 /** What one connected Envoy has taken and refused. */
 export interface XdsClientStatus {
   readonly node: string;
-  /** The node's kind (its bootstrap's `steadfast_node_kind` metadata, e.g. its listener address). */
+  /** The node's kind: the listener address its bootstrap names ("" for 0.0.0.0). */
   readonly kind: string;
   readonly connectedAt: string;
   /** Type URL → the version it last accepted. */
   readonly acked: Readonly<Record<string, string>>;
-  /** The last push it refused, if its last answer for that type was a refusal. */
+  /** What it refused, per type, while its last answer for that type is a refusal. */
   readonly nacked: readonly { readonly type: string; readonly version: string; readonly message: string }[];
+}
+
+export interface XdsStatus {
+  readonly envoys: readonly XdsClientStatus[];
+  /** A generation that could not be encoded for some kind of Envoy (none was sent to it). */
+  readonly generationError?: { readonly version: string; readonly kind: string; readonly message: string };
 }
 
 export interface AdsServerOptions {
   /**
-   * The resources of one generation for one kind of Envoy. `kind` comes from the node's
-   * bootstrap metadata (`steadfast_node_kind`, "" when absent), so Envoys on different
-   * addresses can be given listeners of their own.
+   * The resources of the current generation for one kind of Envoy. `kind` is the listener
+   * address from the node's bootstrap metadata (`steadfast_node_kind`), "" when absent.
    */
   readonly resources: (kind: string) => GatewayResources;
   readonly log: (line: string) => void;
+  /** When set, every stream must carry `authorization: Bearer <token>`. */
+  readonly token?: string;
 }
 
 class Stream {
   readonly acked = new Map<string, string>();
   readonly nacked = new Map<string, { version: string; message: string }>();
-  /** Type → names asked for (RDS, SDS); the others are wildcard. */
+  /** Type → names asked for (RDS, SDS; sorted); the other types are wildcard. */
   readonly names = new Map<string, readonly string[]>();
-  /** Type → the version last sent. */
-  readonly sent = new Map<string, string>();
+  /** Type → the last nonce sent, and the version it carried. */
+  readonly lastNonce = new Map<string, { nonce: string; version: string }>();
+  /** The clusters the routes this Envoy accepted name (kept until it accepts newer routes). */
+  routeClusters: ReadonlyMap<string, Any> = new Map();
+  /** A generation whose clusters were sent and whose answer the rest waits for. */
+  waiting: { version: string; timer: NodeJS.Timeout } | undefined;
   node = '';
   kind = '';
   private nonce = 0;
@@ -76,18 +98,23 @@ class Stream {
 
   send(type: string, version: string, resources: readonly Any[]): void {
     this.nonce++;
-    this.sent.set(type, version);
-    this.call.write({ version_info: version, resources, type_url: type, nonce: String(this.nonce) });
+    const nonce = String(this.nonce);
+    this.lastNonce.set(type, { nonce, version });
+    this.call.write({ version_info: version, resources, type_url: type, nonce });
   }
+}
+
+/** For logs: a client-chosen string, quoted and cut short. */
+function shown(s: string): string {
+  return JSON.stringify(s.length > 80 ? `${s.slice(0, 80)}…` : s);
 }
 
 export class AdsServer {
   private readonly streams = new Set<Stream>();
   private version = '';
-  /** This generation, per kind of Envoy. */
-  private encoded = new Map<string, Encoded>();
-  /** Cluster resources of the previous generation, per kind, kept while routes move. */
-  private previousClusters = new Map<string, ReadonlyMap<string, Any>>();
+  /** This generation, per kind of Envoy: encoded, or why it could not be. */
+  private encoded = new Map<string, Encoded | { error: string }>();
+  private generationError: XdsStatus['generationError'];
   private server: grpc.Server | undefined;
   /** Where it listens, once started. */
   address = '';
@@ -135,64 +162,75 @@ export class AdsServer {
   async stop(): Promise<void> {
     const server = this.server;
     if (!server) return;
-    for (const s of this.streams) s.call.end();
+    for (const s of this.streams) {
+      if (s.waiting) clearTimeout(s.waiting.timer);
+      s.call.end();
+    }
     await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
   }
 
-  /** A new generation: encoded per kind of connected Envoy, then pushed to every stream. */
+  /** A new generation: encoded per kind of connected Envoy when first needed, pushed to every stream. */
   update(version: string): void {
-    const previous = this.encoded;
     this.version = version;
     this.encoded = new Map();
-    this.previousClusters = new Map(
-      [...previous].map(([kind, e]) => [kind, e.get(TYPE_CLUSTER) ?? new Map<string, Any>()]),
-    );
+    this.generationError = undefined;
     for (const s of this.streams) {
-      if (s.node !== '') this.push(s);
+      if (s.node !== '') this.pushGeneration(s);
     }
   }
 
-  status(): XdsClientStatus[] {
-    return [...this.streams]
-      .filter((s) => s.node !== '')
-      .map((s) => ({
-        node: s.node,
-        kind: s.kind,
-        connectedAt: s.connectedAt,
-        acked: Object.fromEntries(s.acked),
-        nacked: [...s.nacked].map(([type, n]) => ({ type, ...n })),
-      }));
+  status(): XdsStatus {
+    return {
+      envoys: [...this.streams]
+        .filter((s) => s.node !== '')
+        .map((s) => ({
+          node: s.node,
+          kind: s.kind,
+          connectedAt: s.connectedAt,
+          acked: Object.fromEntries(s.acked),
+          nacked: [...s.nacked].map(([type, n]) => ({ type, ...n })),
+        })),
+      ...(this.generationError ? { generationError: this.generationError } : {}),
+    };
   }
 
-  private resourcesFor(kind: string): Encoded {
+  private resourcesFor(kind: string): Encoded | undefined {
     const cached = this.encoded.get(kind);
-    if (cached) return cached;
-    const generated = this.options.resources(kind);
-    const byName = (type: string, list: readonly Json[]) =>
-      new Map(
-        list.map((r) => [
-          r['name'] as string,
-          encodeAny({ '@type': type, ...r }, `${type}/${String(r['name'])}`),
-        ]),
+    if (cached) return 'error' in cached ? undefined : (cached as Encoded);
+    try {
+      const generated = this.options.resources(kind);
+      const byName = (type: string, list: readonly Json[]) =>
+        new Map(
+          list.map((r) => [
+            r['name'] as string,
+            encodeAny({ '@type': type, ...r }, `${type}/${String(r['name'])}`),
+          ]),
+        );
+      const encoded: Encoded = new Map([
+        [TYPE_CLUSTER, byName(TYPE_CLUSTER, generated.clusters)],
+        [TYPE_LISTENER, byName(TYPE_LISTENER, generated.listeners)],
+        [TYPE_ROUTE_CONFIGURATION, byName(TYPE_ROUTE_CONFIGURATION, generated.routeConfigurations)],
+        [TYPE_SECRET, byName(TYPE_SECRET, generated.secrets)],
+      ]);
+      for (const w of generated.warnings) this.options.log(`warning: ${w}`);
+      this.encoded.set(kind, encoded);
+      return encoded;
+    } catch (e) {
+      // Once per generation and kind: the Envoys of that kind keep the generation they have.
+      const message = (e as Error).message;
+      this.encoded.set(kind, { error: message });
+      this.generationError = { version: this.version, kind, message };
+      this.options.log(
+        `xds: generation ${this.version} not sent to Envoys on ${kind || '0.0.0.0'}; they keep the one they have: ${message}`,
       );
-    const encoded: Encoded = new Map([
-      [TYPE_CLUSTER, byName(TYPE_CLUSTER, generated.clusters)],
-      [TYPE_LISTENER, byName(TYPE_LISTENER, generated.listeners)],
-      [TYPE_ROUTE_CONFIGURATION, byName(TYPE_ROUTE_CONFIGURATION, generated.routeConfigurations)],
-      [TYPE_SECRET, byName(TYPE_SECRET, generated.secrets)],
-    ]);
-    for (const w of generated.warnings) this.options.log(`warning: ${w}`);
-    this.encoded.set(kind, encoded);
-    return encoded;
+      return undefined;
+    }
   }
 
   /** What a stream gets for one type: all of it, or the names it asked for. */
-  private selection(s: Stream, type: string): Any[] {
-    const all = this.resourcesFor(s.kind).get(type) ?? new Map<string, Any>();
-    if (type === TYPE_CLUSTER) {
-      const kept = this.previousClusters.get(s.kind) ?? new Map<string, Any>();
-      return [...new Map([...kept, ...all]).values()];
-    }
+  private selection(s: Stream, type: string, encoded: Encoded): Any[] {
+    const all = encoded.get(type) ?? new Map<string, Any>();
+    if (type === TYPE_CLUSTER) return [...new Map([...s.routeClusters, ...all]).values()];
     if (!NAMED_TYPES.has(type)) return [...all.values()];
     return (s.names.get(type) ?? []).flatMap((n) => {
       const r = all.get(n);
@@ -200,25 +238,53 @@ export class AdsServer {
     });
   }
 
-  private push(s: Stream, only?: string): void {
-    if (this.version === '') return;
-    for (const type of PUSH_ORDER) {
-      if (only !== undefined && type !== only) continue;
-      // Only what the Envoy subscribed to (a listener asks for its routes by name).
-      if (!s.names.has(type) && !(only === type)) continue;
-      try {
-        s.send(type, this.version, this.selection(s, type));
-      } catch (e) {
-        this.options.log(`xds: generation ${this.version} not sent to ${s.node}: ${(e as Error).message}`);
-      }
+  private sendType(s: Stream, type: string): void {
+    const encoded = this.version === '' ? undefined : this.resourcesFor(s.kind);
+    if (!encoded) return;
+    s.send(type, this.version, this.selection(s, type, encoded));
+  }
+
+  /** The current generation to a stream: its clusters now, the rest once the Envoy answers for them. */
+  private pushGeneration(s: Stream): void {
+    if (this.version === '' || !this.resourcesFor(s.kind)) return;
+    if (s.waiting) clearTimeout(s.waiting.timer);
+    s.waiting = undefined;
+    if (!s.names.has(TYPE_CLUSTER)) {
+      this.pushRest(s);
+      return;
     }
+    this.sendType(s, TYPE_CLUSTER);
+    const version = this.version;
+    const timer = setTimeout(() => {
+      if (s.waiting?.version !== version) return;
+      this.options.log(
+        `xds: ${shown(s.node)} has not answered for the clusters of generation ${version} in ${CLUSTER_ANSWER_WAIT_MS / 1000} s; sending the rest`,
+      );
+      s.waiting = undefined;
+      this.pushRest(s);
+    }, CLUSTER_ANSWER_WAIT_MS);
+    timer.unref();
+    s.waiting = { version, timer };
+  }
+
+  private pushRest(s: Stream): void {
+    for (const type of AFTER_CLUSTERS) if (s.names.has(type)) this.sendType(s, type);
   }
 
   private serve(call: grpc.ServerDuplexStream<DiscoveryRequest, Json>): void {
+    if (this.options.token !== undefined) {
+      const presented = call.metadata.get('authorization')[0];
+      if (presented !== `Bearer ${this.options.token}`) {
+        this.options.log('xds: a stream without the token was refused');
+        call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'an xDS token is required' });
+        return;
+      }
+    }
     const s = new Stream(call);
     this.streams.add(s);
     const gone = () => {
-      if (this.streams.delete(s) && s.node !== '') this.options.log(`xds: ${s.node} disconnected`);
+      if (s.waiting) clearTimeout(s.waiting.timer);
+      if (this.streams.delete(s) && s.node !== '') this.options.log(`xds: ${shown(s.node)} disconnected`);
     };
     call.on('data', (req: DiscoveryRequest) => this.onRequest(s, req));
     call.on('end', () => {
@@ -232,33 +298,67 @@ export class AdsServer {
   private onRequest(s: Stream, req: DiscoveryRequest): void {
     const type = req.type_url ?? '';
     if (s.node === '') {
+      const kind =
+        (req.node?.metadata?.fields?.['steadfast_node_kind'] as { stringValue?: string } | undefined)
+          ?.stringValue ?? '';
+      // The kind becomes the listeners' address: an IP address or nothing, never a name.
+      if (kind !== '' && isIP(kind) === 0) {
+        this.options.log(
+          `xds: a node named ${shown(req.node?.id ?? '')} gave listener address ${shown(kind)}: refused`,
+        );
+        this.streams.delete(s);
+        s.call.emit('error', {
+          code: grpc.status.INVALID_ARGUMENT,
+          details: 'steadfast_node_kind must be an IP address',
+        });
+        return;
+      }
       s.node = req.node?.id ?? 'unknown';
-      const kind = (
-        req.node?.metadata?.fields?.['steadfast_node_kind'] as { stringValue?: string } | undefined
-      )?.stringValue;
-      s.kind = kind ?? '';
-      this.options.log(`xds: ${s.node} connected${s.kind ? ` (${s.kind})` : ''}`);
+      s.kind = kind;
+      this.options.log(`xds: ${shown(s.node)} connected${s.kind ? ` (listeners on ${s.kind})` : ''}`);
     }
-    if (!(PUSH_ORDER as readonly string[]).includes(type)) {
-      // Not something a gateway serves (e.g. endpoints: the clusters carry their own).
-      s.call.write({ version_info: this.version, resources: [], type_url: type, nonce: 'unserved' });
+    if (!SERVED.has(type)) {
+      // Not something a gateway serves: one empty answer, never one to its ACK.
+      if (!req.response_nonce) s.send(type, this.version, []);
       return;
     }
-    if (req.error_detail) {
-      const message = req.error_detail.message ?? '';
-      const refused = s.sent.get(type) ?? '';
-      s.nacked.set(type, { version: refused, message });
-      this.options.log(`xds: ${s.node} refused generation ${refused} of ${shortType(type)}: ${message}`);
-    } else if (req.response_nonce && req.version_info) {
-      s.acked.set(type, req.version_info);
-      s.nacked.delete(type);
+    const last = s.lastNonce.get(type);
+    if (req.response_nonce) {
+      // An answer to something older than the last push of this type: superseded, ignored.
+      if (req.response_nonce !== last?.nonce) return;
+      if (req.error_detail) {
+        const message = req.error_detail.message ?? '';
+        s.nacked.set(type, { version: last.version, message });
+        this.options.log(
+          `xds: ${shown(s.node)} refused generation ${last.version} of ${shortType(type)}: ${message}`,
+        );
+      } else {
+        s.acked.set(type, last.version);
+        s.nacked.delete(type);
+        // Its routes now name this generation's clusters only.
+        if (type === TYPE_ROUTE_CONFIGURATION && last.version === this.version) {
+          s.routeClusters = this.resourcesFor(s.kind)?.get(TYPE_CLUSTER) ?? s.routeClusters;
+        }
+      }
+      // The Envoy answered for the clusters (taken, warmed, or refused): the rest may follow.
+      if (type === TYPE_CLUSTER && s.waiting?.version === last.version) {
+        clearTimeout(s.waiting.timer);
+        s.waiting = undefined;
+        this.pushRest(s);
+      }
     }
-    const names = [...(req.resource_names ?? [])];
+    const names = NAMED_TYPES.has(type) ? [...(req.resource_names ?? [])].sort() : [];
     const before = s.names.get(type);
-    s.names.set(type, NAMED_TYPES.has(type) ? names : []);
-    // A new subscription, or new names: answer now. An ACK or NACK of what was sent: nothing.
-    const changed = before === undefined || before.join('\n') !== names.join('\n');
-    if (changed || s.sent.get(type) !== this.version) this.push(s, type);
+    s.names.set(type, names);
+    const subscribed = before === undefined || before.join('\n') !== names.join('\n');
+    // Answer a new subscription, or new names; an ACK or NACK of the last push needs none.
+    if (!subscribed) return;
+    if (type === TYPE_CLUSTER) {
+      if (last === undefined) this.pushGeneration(s);
+      else this.sendType(s, type);
+    } else if (!s.waiting) {
+      this.sendType(s, type);
+    }
   }
 }
 

@@ -2,8 +2,9 @@
 // JSON (snake_case field names, `@type` on each Any, durations as "1.5s", Struct metadata as
 // plain objects); xDS sends each as a google.protobuf.Any holding the encoded message. The
 // message definitions are Envoy's own protos, as @grpc/grpc-js-xds ships them (deps/), read
-// with protobufjs. A field the protos do not know is an error, never dropped: a resource
-// Envoy would read differently than written must not be sent.
+// with protobufjs. A field the protos do not know, a value of the wrong type or an enum name
+// they do not have is an error, never dropped or coerced: a resource Envoy would read
+// differently than written must not be sent.
 import { createRequire } from 'node:module';
 import { accessSync, constants } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
@@ -113,11 +114,42 @@ const WRAPPERS = new Set(
   ),
 );
 
+const INTEGER_32 = new Set(['int32', 'uint32', 'sint32', 'fixed32', 'sfixed32']);
+const INTEGER_64 = new Set(['int64', 'uint64', 'sint64', 'fixed64', 'sfixed64']);
+
+/**
+ * A scalar or enum value, checked against its field's type: protobufjs would coerce a wrong
+ * one (the string "false" to true) or drop an enum name it does not know.
+ */
+function scalar(field: protobuf.Field, v: unknown, at: string): unknown {
+  const wrong = (what: string) => new ProtoConversionError(`${at}: ${JSON.stringify(v)} is not ${what}`);
+  if (field.resolvedType instanceof protobuf.Enum) {
+    const values = field.resolvedType.values;
+    if (
+      typeof v === 'string' ? !(v in values) : !(typeof v === 'number' && Object.values(values).includes(v))
+    )
+      throw wrong(`a value of ${field.resolvedType.name}`);
+    return v;
+  }
+  const t = field.type;
+  if (t === 'bool' && typeof v !== 'boolean') throw wrong('a boolean');
+  if ((t === 'string' || t === 'bytes') && typeof v !== 'string') throw wrong('a string');
+  if (INTEGER_32.has(t) && !(typeof v === 'number' && Number.isInteger(v))) throw wrong('an integer');
+  if (INTEGER_64.has(t) && !(Number.isInteger(v) || (typeof v === 'string' && /^-?\d+$/.test(v))))
+    throw wrong('an integer');
+  if ((t === 'double' || t === 'float') && typeof v !== 'number') throw wrong('a number');
+  return v;
+}
+
 /** A message's JSON as the object protobufjs's fromObject takes (well-known types unfolded). */
 function messageObject(type: protobuf.Type, v: unknown, at: string): unknown {
   const name = type.fullName.replace(/^\./, '');
   if (name === 'google.protobuf.Duration') return duration(v, at);
-  if (WRAPPERS.has(name)) return { value: v };
+  if (WRAPPERS.has(name)) {
+    // A wrapper's JSON is its value alone, checked as the wrapped scalar.
+    const valueField = type.fields['value'] as protobuf.Field;
+    return { value: scalar(valueField, v, at) };
+  }
   if (name === 'google.protobuf.Struct') {
     if (!isObject(v)) throw new ProtoConversionError(`${at}: a Struct must be an object`);
     return struct(v);
@@ -139,7 +171,9 @@ function messageObject(type: protobuf.Type, v: unknown, at: string): unknown {
     if (!field) throw new ProtoConversionError(`${at}: ${name} has no field ${key}`);
     const fieldAt = `${at}.${key}`;
     const one = (x: unknown, i: string): unknown =>
-      field.resolvedType instanceof protobuf.Type ? messageObject(field.resolvedType, x, i) : x;
+      field.resolvedType instanceof protobuf.Type
+        ? messageObject(field.resolvedType, x, i)
+        : scalar(field, x, i);
     if (field.map) {
       if (!isObject(value)) throw new ProtoConversionError(`${fieldAt}: a map must be an object`);
       out[key] = Object.fromEntries(Object.entries(value).map(([k, x]) => [k, one(x, `${fieldAt}.${k}`)]));

@@ -1,6 +1,7 @@
 // `steadfast envoy-config --config <dir> --mode gateway|attach`: prints the Envoy
 // configuration steadfast generates. Gateway mode: the whole configuration, every resource
 // static. Attach mode: the snippet to add to an Envoy you already run.
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { relative } from 'node:path';
 import { generateAttachSnippet } from '../../envoy/attach-snippet.js';
@@ -20,6 +21,8 @@ import {
   EXT_PROC_ADDRESS_DEFAULT,
   SESSION_KEY,
   SESSION_KEY_FILE,
+  XDS_TOKEN_FILE,
+  readXdsToken,
   requireConfigPaths,
   sessionKeysOf,
 } from '../flags.js';
@@ -77,6 +80,11 @@ const ENVOY_CONFIG_FLAGS: FlagSpecs = {
     description:
       'gateway mode: print the bootstrap of an Envoy fed by `serve --xds HOST:PORT` instead (no --config needed; docs/fleet.md)',
   },
+  'xds-token-file': {
+    ...XDS_TOKEN_FILE,
+    description:
+      'with --xds: the token `serve --xds-token-file` asks for, written into the bootstrap (keep it private)',
+  },
   'node-id': {
     type: 'string',
     value: 'NAME',
@@ -105,7 +113,11 @@ export const envoyConfigCommand: Command = {
   positionals: 'PATH... — the same as --config PATH',
   async run(parsed, io) {
     const xds = flag(parsed, 'xds');
-    if (xds !== undefined) return printXdsBootstrap(parsed, xds, io);
+    if (xds !== undefined) {
+      const tokenFile = flag(parsed, 'xds-token-file');
+      const token = tokenFile !== undefined ? await readXdsToken(tokenFile) : undefined;
+      return printXdsBootstrap(parsed, xds, token, io);
+    }
     const configPaths = requireConfigPaths(parsed);
     const mode = flag(parsed, 'mode') ?? 'gateway';
     if (mode !== 'gateway' && mode !== 'attach')
@@ -189,7 +201,12 @@ export const envoyConfigCommand: Command = {
  * The bootstrap of one Envoy of a fleet: its listeners bind --address (0.0.0.0 when not
  * given), its admin --envoy-admin-port; everything else comes from the control plane.
  */
-function printXdsBootstrap(parsed: ParsedArgs, xds: string, io: CommandIO): number {
+function printXdsBootstrap(
+  parsed: ParsedArgs,
+  xds: string,
+  token: string | undefined,
+  io: CommandIO,
+): number {
   if ((flag(parsed, 'mode') ?? 'gateway') !== 'gateway') {
     throw new UsageError('--xds is for gateway mode: attach mode keeps your own Envoy configuration');
   }
@@ -197,10 +214,16 @@ function printXdsBootstrap(parsed: ParsedArgs, xds: string, io: CommandIO): numb
   const port = Number(m?.[2]);
   if (!m || port < 1 || port > 65535) throw new UsageError(`--xds: "${xds}" is not HOST:PORT`);
   const address = flag(parsed, 'address');
+  if (address !== undefined && isIP(address) === 0) {
+    throw new UsageError(
+      `--address: "${address}" is not an IP address (the control plane binds this Envoy's listeners there)`,
+    );
+  }
   const bootstrap = xdsBootstrap({
     xds: { host: (m[1] as string).replace(/^\[(.*)\]$/, '$1'), port },
     nodeId: flag(parsed, 'node-id') ?? `steadfast-${hostname()}`,
     nodeKind: address ?? '',
+    ...(token !== undefined ? { token } : {}),
     admin: { address: '127.0.0.1', port: intFlag(parsed, 'envoy-admin-port', 9901) },
     // The filter's path and keys come from the control plane with the listeners.
     wasmPath: '',

@@ -31,6 +31,8 @@ import {
   SESSION_KEY,
   SESSION_KEY_FILE,
   configPathsOf,
+  XDS_TOKEN_FILE,
+  readXdsToken,
   sessionKeysOf,
 } from '../flags.js';
 
@@ -81,6 +83,7 @@ const SERVE_FLAGS: FlagSpecs = {
     description:
       'also serve gateway mode over ADS to any number of Envoys (their bootstrap: envoy-config --xds HOST:PORT; docs/fleet.md)',
   },
+  'xds-token-file': XDS_TOKEN_FILE,
   'xds-wasm-path': {
     type: 'string',
     value: 'PATH',
@@ -125,6 +128,13 @@ export const serveCommand: Command = {
     if (xdsAddress !== undefined && !/^\S+:\d{1,5}$/.test(xdsAddress)) {
       throw new UsageError(`--xds: "${xdsAddress}" is not HOST:PORT`);
     }
+    const xdsTokenFile = flag(parsed, 'xds-token-file');
+    if (xdsAddress !== undefined && xdsTokenFile === undefined && !isLoopbackHostPort(xdsAddress)) {
+      throw new UsageError(
+        `--xds ${xdsAddress} is reachable from other machines: give --xds-token-file FILE, as the ADS stream carries the session keys and HTTPS private keys (docs/fleet.md)`,
+      );
+    }
+    const xdsToken = xdsTokenFile !== undefined ? await readXdsToken(xdsTokenFile) : undefined;
     let tokenPolicy: string[] | undefined;
     if (staticToken !== undefined) {
       let checked;
@@ -197,7 +207,7 @@ export const serveCommand: Command = {
     if (config && xdsAddress !== undefined) {
       const wasmPath = flag(parsed, 'xds-wasm-path') ?? join(projectRoot(), 'filter/build/steadfast.wasm');
       try {
-        ads = await serveXds(xdsAddress, config, { wasmPath, sessionKeys: ring.keys }, log);
+        ads = await serveXds(xdsAddress, config, { wasmPath, sessionKeys: ring.keys }, xdsToken, log);
       } catch (e) {
         config.close();
         throw new Error(`cannot serve ADS on ${xdsAddress}: ${(e as Error).message}`);
@@ -261,6 +271,7 @@ async function serveXds(
   address: string,
   config: ServedConfig,
   filter: { readonly wasmPath: string; readonly sessionKeys: readonly string[] },
+  token: string | undefined,
   log: (line: string) => void,
 ): Promise<AdsServer> {
   let snapshot = config.snapshot;
@@ -274,17 +285,26 @@ async function serveXds(
       );
     },
     log,
+    ...(token !== undefined ? { token } : {}),
   });
-  const bound = await ads.start(address);
+  // Before listening, so that no generation swapped in meanwhile is missed.
   config.onSwap((next, generation) => {
     snapshot = next;
     ads.update(String(generation));
   });
+  const bound = await ads.start(address);
+  snapshot = config.snapshot;
   if (snapshot) ads.update(String(config.generation));
   log(
     `ADS on ${bound}: gateway mode for any number of Envoys (their bootstrap: envoy-config --xds ${bound})`,
   );
   return ads;
+}
+
+/** The host of HOST:PORT is a loopback address (or localhost). */
+function isLoopbackHostPort(hostPort: string): boolean {
+  const host = hostPort.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }
 
 /**

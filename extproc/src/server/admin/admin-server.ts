@@ -21,7 +21,7 @@ export interface AdminDeps {
   /** Prometheus text for /metrics when it is gathered from several processes (--workers). */
   readonly metricsText?: () => Promise<string>;
   /** The Envoys the ADS server feeds (`serve --xds`): what each took and refused. */
-  readonly xds?: () => readonly unknown[];
+  readonly xds?: () => unknown;
 }
 
 function sendError(reply: FastifyReply, status: number, code: AdminErrorCode, message: string) {
@@ -102,7 +102,7 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
     if (!deps.xds) {
       throw new AdminError(404, 'no-xds', 'this service runs no ADS server; start it with --xds HOST:PORT');
     }
-    return { envoys: deps.xds() };
+    return deps.xds();
   });
 
   app.get('/v1/resolve', async (req) => {
