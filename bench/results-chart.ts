@@ -11,7 +11,8 @@ const GAP = 30;
 
 const esc = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
-function niceMax(x: number): number {
+/** The smallest round number (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × a power of ten) at or above x. */
+export function niceMax(x: number): number {
   if (!(x > 0)) return 1;
   const p = 10 ** Math.floor(Math.log10(x));
   for (const m of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * p >= x) return m * p;

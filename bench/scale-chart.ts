@@ -1,6 +1,7 @@
 // bench:scale's result as an SVG chart, written by hand: for each mode, against the number of
 // routes (logarithmic), the time until the last route is served, the time one changed route
 // takes (the slowest of added, edited, deleted), and the peak memory (control service + Envoy).
+import { niceMax } from './results-chart.js';
 import type { ScaleRow } from './scale-row.js';
 
 const W = 1000;
@@ -15,13 +16,6 @@ const MODES = [
   { mode: 'gateway', color: '#1f77b4', label: 'gateway mode (steadfast dev)' },
   { mode: 'attach', color: '#ff7f0e', label: 'attach mode (steadfast serve)' },
 ] as const;
-
-function niceMax(x: number): number {
-  if (!(x > 0)) return 1;
-  const p = 10 ** Math.floor(Math.log10(x));
-  for (const m of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * p >= x) return m * p;
-  return 10 * p;
-}
 
 interface Panel {
   readonly title: string;
