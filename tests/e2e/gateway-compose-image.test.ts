@@ -108,8 +108,10 @@ describe('the steadfast image, rebuilt as a directory from the Dockerfile', () =
     const bootstrap = parse(readFileSync(join(envoyFiles, 'envoy.yaml'), 'utf8')) as {
       dynamic_resources: { lds_config: { path_config_source: { path: string } } };
     };
-    expect(bootstrap.dynamic_resources.lds_config.path_config_source.path).toBe(join(envoyFiles, 'lds.json'));
-    expect(readFileSync(join(envoyFiles, 'cds.json'), 'utf8')).toContain('"address":"echo-canary"');
+    expect(bootstrap.dynamic_resources.lds_config.path_config_source.path).toBe(
+      join(envoyFiles, 'lds', 'lds.json'),
+    );
+    expect(readFileSync(join(envoyFiles, 'cds', 'cds.json'), 'utf8')).toContain('"address":"echo-canary"');
     expect(await stop(child)).toBe(0);
   });
 

@@ -6,7 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { CDS_FILE, LDS_FILE, type ResourceFiles } from '../../extproc/src/envoy/file-resources.js';
+import {
+  CDS_FILE,
+  LDS_FILE,
+  type ResourceFiles,
+  fileBootstrap,
+  resourceFiles,
+  resourcePath,
+} from '../../extproc/src/envoy/file-resources.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import { EnvoyResourceFiles } from '../../extproc/src/xds/envoy-resource-files.js';
 
 function files(clusters: string[], routeFiles: string[]): ResourceFiles {
@@ -20,7 +28,9 @@ function files(clusters: string[], routeFiles: string[]): ResourceFiles {
 }
 
 function clusterNames(dir: string): string[] {
-  const doc = parse(readFileSync(join(dir, CDS_FILE), 'utf8')) as { resources: { name: string }[] };
+  const doc = parse(readFileSync(join(dir, resourcePath(CDS_FILE)), 'utf8')) as {
+    resources: { name: string }[];
+  };
   return doc.resources.map((r) => r.name).sort();
 }
 
@@ -38,16 +48,18 @@ describe('EnvoyResourceFiles', () => {
   it('writes clusters, then routes, then listeners, each by rename into place', async () => {
     const dir = newDir();
     const events: string[] = [];
-    const watcher = watch(dir, (type, name) => {
+    const watcher = watch(dir, { recursive: true }, (type, name) => {
       if (name && !name.endsWith('.tmp') && type === 'rename') events.push(name);
     });
     await new EnvoyResourceFiles(dir, { settleMs: 10 }).write(files(['a', 'b'], ['rds-x.json']), '1');
     await new Promise((r) => setTimeout(r, 50));
     watcher.close();
     const order = [...new Set(events)];
-    expect(order.indexOf(CDS_FILE)).toBeLessThan(order.indexOf('rds-x.json'));
-    expect(order.indexOf('rds-x.json')).toBeLessThan(order.indexOf(LDS_FILE));
-    expect(readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    const at = (file: string) => order.indexOf(resourcePath(file));
+    expect(at(CDS_FILE)).toBeGreaterThanOrEqual(0);
+    expect(at(CDS_FILE)).toBeLessThan(at('rds-x.json'));
+    expect(at('rds-x.json')).toBeLessThan(at(LDS_FILE));
+    expect((readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.tmp'))).toEqual([]);
     expect(clusterNames(dir)).toEqual(['a', 'b']);
   });
 
@@ -61,7 +73,8 @@ describe('EnvoyResourceFiles', () => {
     expect(clusterNames(dir)).toEqual(['a', 'b', 'c']);
     await second;
     expect(clusterNames(dir)).toEqual(['b', 'c']);
-    expect(readdirSync(dir).sort()).toEqual([CDS_FILE, LDS_FILE, 'rds-x.json'].sort());
+    expect(readdirSync(dir).sort()).toEqual(['cds', 'lds', 'rds-x']);
+    expect(readdirSync(join(dir, 'rds-x'))).toEqual(['rds-x.json']);
   });
 
   it('serializes writes: the last configuration written wins', async () => {
@@ -73,5 +86,56 @@ describe('EnvoyResourceFiles', () => {
       writer.write(files(['c'], ['rds-x.json']), '3'),
     ]);
     expect(clusterNames(dir)).toEqual(['c']);
+  });
+});
+
+describe('the bootstrap of the file-fed Envoy', () => {
+  it('watches each resource file in a folder of its own, so a cluster change does not re-read the routes', () => {
+    const snap = compileSnapshot([
+      {
+        path: 'g.yaml',
+        text: `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gw }
+spec:
+  gatewayClassName: steadfast
+  listeners: [{ name: http, protocol: HTTP, port: 8080 }]
+`,
+      },
+    ]);
+    const options = { wasmPath: 'w.wasm', sessionKeys: [] };
+    const boot = fileBootstrap('/d', options) as {
+      dynamic_resources: Record<
+        string,
+        { path_config_source: { path: string; watched_directory: { path: string } } }
+      >;
+    };
+    const listeners = JSON.parse(resourceFiles(snap.table, options, '/d', '1').listeners) as {
+      resources: {
+        filter_chains: {
+          filters: {
+            typed_config: {
+              rds: {
+                config_source: { path_config_source: { path: string; watched_directory: { path: string } } };
+              };
+            };
+          }[];
+        }[];
+      }[];
+    };
+    const rds =
+      listeners.resources[0]?.filter_chains[0]?.filters[0]?.typed_config.rds.config_source.path_config_source;
+    const sources = [
+      boot.dynamic_resources['cds_config']?.path_config_source,
+      boot.dynamic_resources['lds_config']?.path_config_source,
+      rds,
+    ];
+    expect(sources.map((p) => p?.path)).toEqual([
+      '/d/cds/cds.json',
+      '/d/lds/lds.json',
+      '/d/rds-gateway_default_gw_listener_http/rds-gateway_default_gw_listener_http.json',
+    ]);
+    const watched = sources.map((p) => p?.watched_directory.path);
+    expect(watched).toEqual(['/d/cds', '/d/lds', '/d/rds-gateway_default_gw_listener_http']);
   });
 });

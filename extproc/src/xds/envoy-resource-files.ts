@@ -6,8 +6,14 @@
 // no route uses any more are removed only after a settling delay, and only once Envoy took
 // the new routes (when it refuses them it keeps serving the old ones, which need theirs).
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { CDS_FILE, LDS_FILE, type ResourceFiles, clustersFile } from '../envoy/file-resources.js';
+import { dirname, join } from 'node:path';
+import {
+  CDS_FILE,
+  LDS_FILE,
+  type ResourceFiles,
+  clustersFile,
+  resourcePath,
+} from '../envoy/file-resources.js';
 import type { Json } from '../json.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -48,10 +54,18 @@ export class EnvoyResourceFiles {
     return next;
   }
 
+  /** Writes one resource file into its own folder (resourcePath), by rename within that folder. */
   private async put(name: string, text: string, mode = 0o644): Promise<void> {
-    const tmp = join(this.directory, `.${name}.${process.pid}.${++this.serial}.tmp`);
+    const path = join(this.directory, resourcePath(name));
+    const folder = dirname(path);
+    await mkdir(folder, { recursive: true });
+    const tmp = join(folder, `.${name}.${process.pid}.${++this.serial}.tmp`);
     await writeFile(tmp, text, { mode });
-    await rename(tmp, join(this.directory, name));
+    await rename(tmp, path);
+  }
+
+  private async remove(name: string): Promise<void> {
+    await rm(dirname(join(this.directory, resourcePath(name))), { recursive: true, force: true });
   }
 
   private async apply(files: ResourceFiles, version: string): Promise<void> {
@@ -73,7 +87,7 @@ export class EnvoyResourceFiles {
     await this.put(LDS_FILE, files.listeners);
     const staleSecrets = [...this.secretFiles].filter((f) => !files.secrets.has(f));
     this.secretFiles = new Set(files.secrets.keys());
-    for (const f of staleSecrets) await rm(join(this.directory, f), { force: true });
+    for (const f of staleSecrets) await this.remove(f);
     if (refused && (await refused(files.routes.size))) {
       // Envoy serves the previous routes: keep their clusters (and route files) until it takes new ones.
       this.clusters = merged;
@@ -86,7 +100,7 @@ export class EnvoyResourceFiles {
     if (merged.size !== files.clusters.size || staleRoutes.length > 0) {
       if (!first) await sleep(settle);
       await this.put(CDS_FILE, clustersFile(files.clusters.values(), version));
-      for (const f of staleRoutes) await rm(join(this.directory, f), { force: true });
+      for (const f of staleRoutes) await this.remove(f);
     }
   }
 }
