@@ -9,14 +9,11 @@
 // OPTIONS request with Origin and Access-Control-Request-Method (the Fetch standard).
 import type { TableCors, TableMatch } from '../table/policy-table.js';
 import { sessionlessRouteFilters } from './http-filters.js';
+import { escapeRegex } from './path-filters.js';
 import { routeMatch, withMatchHeaders } from './route-match.js';
 import type { Json } from '../json.js';
 
 const DEFAULT_PORTS: Readonly<Record<string, string>> = { http: '80', https: '443' };
-
-function escapeRe2(s: string): string {
-  return s.replace(/[\\^$.|?*+()[\]{}]/g, (c) => `\\${c}`);
-}
 
 /**
  * One allowed origin as RE2. The host's `*` takes any number of labels on its left; a port
@@ -24,7 +21,7 @@ function escapeRe2(s: string): string {
  */
 function originPattern(origin: string): string {
   const m = /^(https?):\/\/(.+?)(?::([0-9]+))?$/.exec(origin);
-  if (!m) return escapeRe2(origin);
+  if (!m) return escapeRegex(origin);
   const scheme = m[1] as string;
   const host = m[2] as string;
   // The pattern allows "0443": the same port as 443, which the Origin header writes plainly.
@@ -33,8 +30,8 @@ function originPattern(origin: string): string {
     host === '*'
       ? '(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9.-]+)'
       : host.startsWith('*.')
-        ? `[A-Za-z0-9.-]+${escapeRe2(host.slice(1))}`
-        : escapeRe2(host);
+        ? `[A-Za-z0-9.-]+${escapeRegex(host.slice(1))}`
+        : escapeRegex(host);
   const portRe = port === DEFAULT_PORTS[scheme] ? `(:${port})?` : `:${port}`;
   return `${scheme}://${hostRe}${portRe}`;
 }

@@ -10,14 +10,8 @@
 // `steadfast envoy-config` are the readable views.
 import type { PolicyTable } from '../table/policy-table.js';
 import { NO_TLS_MATERIAL, type TlsMaterial } from '../table/tls-material.js';
-import { edgeOverloadManager } from './edge-defaults.js';
 import { TYPE_CLUSTER, TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET } from './envoy-names.js';
-import {
-  type GatewayConfigOptions,
-  adminConfig,
-  gatewayRuntime,
-  generateGatewayResources,
-} from './gateway-config.js';
+import { type GatewayConfigOptions, bootstrapHead, generateGatewayResources } from './gateway-config.js';
 import type { Json } from '../json.js';
 
 export const LDS_FILE = 'lds.json';
@@ -54,10 +48,7 @@ function pathSource(directory: string, file: string): Json {
 /** The Envoy bootstrap that reads every resource from files in `directory`. */
 export function fileBootstrap(directory: string, options: GatewayConfigOptions): Record<string, unknown> {
   return {
-    node: { id: 'steadfast-gateway', cluster: 'steadfast' },
-    admin: adminConfig(options),
-    overload_manager: edgeOverloadManager(options.edge),
-    layered_runtime: gatewayRuntime(),
+    ...bootstrapHead(options),
     dynamic_resources: {
       lds_config: pathSource(directory, LDS_FILE),
       cds_config: pathSource(directory, CDS_FILE),

@@ -207,9 +207,25 @@ export function gatewayRuntime(): Json {
   };
 }
 
-export function adminConfig(options: GatewayConfigOptions): Json {
+export function adminConfig(options: Pick<GatewayConfigOptions, 'admin'>): Json {
   const admin = options.admin ?? { address: '127.0.0.1', port: 9901 };
   return { address: { socket_address: { address: admin.address, port_value: admin.port } } };
+}
+
+/**
+ * What every gateway-mode bootstrap starts with, however its resources come (inline, files,
+ * ADS): the node, Envoy's admin, the edge overload manager and the runtime layer.
+ */
+export function bootstrapHead(
+  options: Pick<GatewayConfigOptions, 'admin' | 'edge'>,
+  node: Json = { id: 'steadfast-gateway', cluster: 'steadfast' },
+): Record<string, unknown> {
+  return {
+    node,
+    admin: adminConfig(options),
+    overload_manager: edgeOverloadManager(options.edge),
+    layered_runtime: gatewayRuntime(),
+  };
 }
 
 /** The complete Envoy bootstrap with every resource static (what `envoy-config --mode gateway` prints). */
@@ -225,10 +241,7 @@ export function generateGatewayConfig(
     { material: tls, source: { kind: 'static' } },
   );
   return {
-    node: { id: 'steadfast-gateway', cluster: 'steadfast' },
-    admin: adminConfig(options),
-    overload_manager: edgeOverloadManager(options.edge),
-    layered_runtime: gatewayRuntime(),
+    ...bootstrapHead(options),
     static_resources: { listeners, clusters, ...(secrets.length > 0 ? { secrets } : {}) },
   };
 }

@@ -22,7 +22,8 @@ const RESPONSE_CODES: Readonly<Record<TableRedirect['statusCode'], string>> = {
   308: 'PERMANENT_REDIRECT',
 };
 
-function escapeRegex(s: string): string {
+/** A literal inside an RE2 expression. */
+export function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 

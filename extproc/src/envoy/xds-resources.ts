@@ -3,13 +3,11 @@
 // ADS. Pure, like file-resources.ts, which does the same for the single local Envoy.
 import type { PolicyTable } from '../table/policy-table.js';
 import { NO_TLS_MATERIAL, type TlsMaterial } from '../table/tls-material.js';
-import { edgeOverloadManager } from './edge-defaults.js';
 import { TYPE_HTTP_PROTOCOL_OPTIONS } from './envoy-names.js';
 import {
   type GatewayConfigOptions,
   type GatewayResources,
-  adminConfig,
-  gatewayRuntime,
+  bootstrapHead,
   generateGatewayResources,
 } from './gateway-config.js';
 import type { Json } from '../json.js';
@@ -19,7 +17,7 @@ export const XDS_CLUSTER = 'steadfast_xds';
 
 const ADS_SOURCE: Json = { ads: {}, resource_api_version: 'V3' };
 
-export interface XdsBootstrapOptions extends GatewayConfigOptions {
+export interface XdsBootstrapOptions extends Pick<GatewayConfigOptions, 'admin' | 'edge'> {
   /** Where the ADS server listens. */
   readonly xds: { readonly host: string; readonly port: number };
   /** This Envoy's name in the control plane's status and logs. */
@@ -37,10 +35,11 @@ export interface XdsBootstrapOptions extends GatewayConfigOptions {
 export function xdsBootstrap(options: XdsBootstrapOptions): Record<string, unknown> {
   const ip = /^[0-9.]+$|:/.test(options.xds.host);
   return {
-    node: { id: options.nodeId, cluster: 'steadfast', metadata: { steadfast_node_kind: options.nodeKind } },
-    admin: adminConfig(options),
-    overload_manager: edgeOverloadManager(options.edge),
-    layered_runtime: gatewayRuntime(),
+    ...bootstrapHead(options, {
+      id: options.nodeId,
+      cluster: 'steadfast',
+      metadata: { steadfast_node_kind: options.nodeKind },
+    }),
     dynamic_resources: {
       ads_config: {
         api_type: 'GRPC',

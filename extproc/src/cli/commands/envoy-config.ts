@@ -9,6 +9,7 @@ import { COMPOSE_HEADER, composeGatewayOptions } from '../../envoy/compose-prese
 import { envoyYaml } from '../../envoy/envoy-yaml.js';
 import { generateGatewayConfig, generateGatewayResources } from '../../envoy/gateway-config.js';
 import { xdsBootstrap } from '../../envoy/xds-resources.js';
+import { splitHostPort } from '../../local/port-check.js';
 import { projectRoot } from '../../local/project-root.js';
 import { type FlagSpecs, type ParsedArgs, boolFlag, flag, intFlag } from '../args.js';
 import { type Command, type CommandIO, UsageError } from '../command.js';
@@ -210,9 +211,9 @@ function printXdsBootstrap(
   if ((flag(parsed, 'mode') ?? 'gateway') !== 'gateway') {
     throw new UsageError('--xds is for gateway mode: attach mode keeps your own Envoy configuration');
   }
-  const m = /^(\S+):(\d{1,5})$/.exec(xds);
-  const port = Number(m?.[2]);
-  if (!m || port < 1 || port > 65535) throw new UsageError(`--xds: "${xds}" is not HOST:PORT`);
+  const target = splitHostPort(xds);
+  if (!target || target.port < 1 || target.port > 65535)
+    throw new UsageError(`--xds: "${xds}" is not HOST:PORT`);
   const address = flag(parsed, 'address');
   if (address !== undefined && isIP(address) === 0) {
     throw new UsageError(
@@ -220,14 +221,12 @@ function printXdsBootstrap(
     );
   }
   const bootstrap = xdsBootstrap({
-    xds: { host: (m[1] as string).replace(/^\[(.*)\]$/, '$1'), port },
+    xds: { host: target.address, port: target.port },
     nodeId: flag(parsed, 'node-id') ?? `steadfast-${hostname()}`,
     nodeKind: address ?? '',
     ...(token !== undefined ? { token } : {}),
-    admin: { address: '127.0.0.1', port: intFlag(parsed, 'envoy-admin-port', 9901) },
     // The filter's path and keys come from the control plane with the listeners.
-    wasmPath: '',
-    sessionKeys: [],
+    admin: { address: '127.0.0.1', port: intFlag(parsed, 'envoy-admin-port', 9901) },
   });
   io.out(envoyYaml(bootstrap));
   return 0;
