@@ -52,7 +52,7 @@ const TREES = [
       // Delivers gateway mode's Envoy resources: files one local Envoy watches, or ADS to a fleet.
       xds: ['json.ts', 'table', 'ir', 'envoy', 'pipeline'],
       // The local gateway: one Envoy process this service starts, configures and watches.
-      local: ['json.ts', 'table', 'envoy', 'pipeline', 'server', 'xds'],
+      local: ['json.ts', 'table', 'envoy', 'provider', 'pipeline', 'server', 'xds'],
       cli: [
         'json.ts',
         'gatewayapi',

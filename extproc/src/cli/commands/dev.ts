@@ -13,14 +13,23 @@ import {
   ALLOW_EMPTY,
   CONFIG,
   ENVOY_ADMIN_PORT,
+  IN_CLUSTER,
+  KUBECONFIG,
   SESSION_KEY,
   SESSION_KEY_FILE,
+  SESSION_KEY_SECRET,
+  kubeClientOf,
   requireConfigPaths,
   sessionKeysOf,
+  startKubernetesProvider,
 } from '../flags.js';
+import type { KubeClient } from '../../provider/kubernetes/client.js';
+import type { Provider } from '../../provider/provider.js';
 
 export const DEV_FLAGS: FlagSpecs = {
-  config: { ...CONFIG, description: `${CONFIG.description} (required)` },
+  config: { ...CONFIG, description: `${CONFIG.description} (or --kubeconfig)` },
+  kubeconfig: KUBECONFIG,
+  'in-cluster': IN_CLUSTER,
   address: ADDRESS,
   'admin-port': ADMIN_PORT,
   'envoy-admin-port': ENVOY_ADMIN_PORT,
@@ -29,6 +38,7 @@ export const DEV_FLAGS: FlagSpecs = {
     default: 'none: an ephemeral key, so sessions end when the command stops',
   },
   'session-key': SESSION_KEY,
+  'session-key-secret': SESSION_KEY_SECRET,
   debug: {
     type: 'boolean',
     description: 'the filter adds x-steadfast-policy (the policy token) to every response',
@@ -38,8 +48,13 @@ export const DEV_FLAGS: FlagSpecs = {
 };
 
 /** The session keys given, or one ephemeral key (with a warning) without any. */
-export async function devSessionKeys(parsed: ParsedArgs, io: CommandIO, prefix: string): Promise<string[]> {
-  const ring = await sessionKeysOf(parsed);
+export async function devSessionKeys(
+  parsed: ParsedArgs,
+  io: CommandIO,
+  prefix: string,
+  kube?: KubeClient,
+): Promise<string[]> {
+  const ring = await sessionKeysOf(parsed, kube);
   if (ring.keys.length > 0) return [...ring.keys];
   io.err(
     `${prefix}: warning: no --session-key-file; using an ephemeral session key, so sessions ` +
@@ -50,6 +65,8 @@ export async function devSessionKeys(parsed: ParsedArgs, io: CommandIO, prefix: 
 
 export interface DevSettings {
   readonly configPaths: readonly string[];
+  /** A Kubernetes API server instead of configPaths. */
+  readonly provider?: Provider;
   readonly address: string;
   readonly adminPort: number;
   readonly envoyAdminPort: number;
@@ -63,7 +80,8 @@ export async function devSettings(
   prefix: string,
   defaults: { readonly debug: boolean } = { debug: false },
 ): Promise<DevSettings> {
-  const configPaths = requireConfigPaths(parsed);
+  const kube = kubeClientOf(parsed);
+  const configPaths = kube ? [] : requireConfigPaths(parsed);
   const settings = {
     configPaths,
     address: flag(parsed, 'address') ?? '127.0.0.1',
@@ -72,8 +90,13 @@ export async function devSettings(
     sessionKeys: [] as string[],
     debug: boolFlag(parsed, 'debug', defaults.debug),
   };
+  const sessionKeys = await devSessionKeys(parsed, io, prefix, kube);
+  if (kube) {
+    const provider = await startKubernetesProvider(kube, (line) => io.err(`${prefix}: ${line}`));
+    return { ...settings, sessionKeys, provider };
+  }
   await checkConfigPaths(configPaths, boolFlag(parsed, 'allow-empty'), io, prefix);
-  return { ...settings, sessionKeys: await devSessionKeys(parsed, io, prefix) };
+  return { ...settings, sessionKeys };
 }
 
 /** Starts the gateway and returns it with the ready line's URLs. */
@@ -106,7 +129,7 @@ export function readyLine(prefix: string, gateway: LocalGateway, listenerUrls: r
 export const devCommand: Command = {
   name: 'dev',
   summary: 'run a local gateway (Envoy + control service) from Gateway API YAML, reloading on change',
-  usage: 'steadfast dev --config PATH [options]',
+  usage: 'steadfast dev --config PATH [options]\n       steadfast dev --kubeconfig FILE [options]',
   description:
     "Runs Envoy in gateway mode on each Gateway listener's port, configured from the YAML and\n" +
     'updated without a restart when it changes, and the control service (admin API). Checks\n' +

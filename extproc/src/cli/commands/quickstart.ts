@@ -15,7 +15,7 @@ import { gatewayPortNeeds } from '../../local/local-gateway.js';
 import { checkPortsFree } from '../../local/port-check.js';
 import { projectRoot } from '../../local/project-root.js';
 import type { PolicyTable } from '../../table/policy-table.js';
-import { type FlagSpec, type ParsedArgs, flag } from '../args.js';
+import { type FlagSpec, type FlagSpecs, type ParsedArgs, flag } from '../args.js';
 import { CONFIG, configPathsOf } from '../flags.js';
 import type { Command, CommandIO } from '../command.js';
 import { readSnapshot } from '../load-snapshot.js';
@@ -189,7 +189,7 @@ export const quickstartCommand: Command = {
     'addresses only), then exactly what `steadfast dev` runs, with the filter in debug mode,\n' +
     'and prints the curl and grpcurl commands that show each feature. Ctrl-C stops everything.',
   flags: {
-    ...DEV_FLAGS,
+    ...withoutKubernetes(DEV_FLAGS),
     config: {
       ...DEV_FLAGS.config,
       description: CONFIG.description,
@@ -299,4 +299,10 @@ async function runQuickstart(parsed: ParsedArgs, io: CommandIO, tlsDir: string |
   await Promise.all(backends.map((b) => b.close()));
   io.out(`${PREFIX}: stopped`);
   return 0;
+}
+
+/** quickstart serves its example files: the cluster flags of dev are not its own. */
+function withoutKubernetes(flags: FlagSpecs): FlagSpecs {
+  const { kubeconfig: _k, 'in-cluster': _i, 'session-key-secret': _s, ...rest } = flags;
+  return rest;
 }

@@ -28,9 +28,14 @@ import {
   ALLOW_EMPTY,
   CONFIG,
   EXT_PROC_ADDRESS_DEFAULT,
+  IN_CLUSTER,
+  KUBECONFIG,
   SESSION_KEY,
   SESSION_KEY_FILE,
+  SESSION_KEY_SECRET,
   configPathsOf,
+  kubeClientOf,
+  startKubernetesProvider,
   XDS_TOKEN_FILE,
   readXdsToken,
   sessionKeysOf,
@@ -38,6 +43,8 @@ import {
 
 const SERVE_FLAGS: FlagSpecs = {
   config: CONFIG,
+  kubeconfig: KUBECONFIG,
+  'in-cluster': IN_CLUSTER,
   'ext-proc-address': {
     type: 'string',
     value: 'HOST:PORT',
@@ -64,6 +71,7 @@ const SERVE_FLAGS: FlagSpecs = {
     description: `${SESSION_KEY_FILE.description}; serve only checks them and logs their ids (the filter seals)`,
   },
   'session-key': SESSION_KEY,
+  'session-key-secret': SESSION_KEY_SECRET,
   'policy-token': {
     type: 'string',
     value: 'TOKEN',
@@ -95,7 +103,9 @@ const SERVE_FLAGS: FlagSpecs = {
 export const serveCommand: Command = {
   name: 'serve',
   summary: 'run the control service for an existing Envoy (ext_proc + admin API)',
-  usage: 'steadfast serve --config PATH [options]\n       steadfast serve --policy-token TOKEN [options]',
+  usage:
+    'steadfast serve --config PATH [options]\n       steadfast serve --kubeconfig FILE [options]\n' +
+    '       steadfast serve --policy-token TOKEN [options]',
   description:
     'The control service in attach mode: loads and watches the Gateway API YAML, answers\n' +
     "Envoy's ext_proc stream with the policy of the rule each request matches, and serves the\n" +
@@ -107,23 +117,29 @@ export const serveCommand: Command = {
     if (!/^\S+:\d{1,5}$/.test(grpcAddress))
       throw new UsageError(`--ext-proc-address: "${grpcAddress}" is not HOST:PORT`);
     const configPaths = configPathsOf(parsed);
+    const kube = kubeClientOf(parsed);
     // A fixed token for every request: checks Envoy's wiring before a configuration exists.
     const staticToken = flag(parsed, 'policy-token');
-    if (configPaths.length === 0 && staticToken === undefined) {
-      throw new UsageError('give --config PATH (or --policy-token TOKEN to check the wiring)');
+    if (configPaths.length === 0 && !kube && staticToken === undefined) {
+      throw new UsageError(
+        'give --config PATH or --kubeconfig FILE (or --policy-token TOKEN to check the wiring)',
+      );
     }
-    if (configPaths.length > 0 && staticToken !== undefined) {
-      throw new UsageError('--config and --policy-token exclude each other');
+    if ((configPaths.length > 0 || kube) && staticToken !== undefined) {
+      throw new UsageError(`${kube ? '--kubeconfig' : '--config'} and --policy-token exclude each other`);
     }
+    const loadsConfig = configPaths.length > 0 || kube !== undefined;
     const envoyFiles = flag(parsed, 'envoy-files');
-    if (envoyFiles !== undefined && configPaths.length === 0) {
+    if (envoyFiles !== undefined && !loadsConfig) {
       throw new UsageError(
         '--envoy-files needs --config: it writes the gateway configuration of those files',
       );
     }
     const xdsAddress = flag(parsed, 'xds');
-    if (xdsAddress !== undefined && configPaths.length === 0) {
-      throw new UsageError('--xds needs --config: it serves the gateway configuration of those files');
+    if (xdsAddress !== undefined && !loadsConfig) {
+      throw new UsageError(
+        '--xds needs --config or --kubeconfig: it serves the gateway configuration of those objects',
+      );
     }
     if (xdsAddress !== undefined && !/^\S+:\d{1,5}$/.test(xdsAddress)) {
       throw new UsageError(`--xds: "${xdsAddress}" is not HOST:PORT`);
@@ -156,9 +172,13 @@ export const serveCommand: Command = {
     // serve seals nothing: the keys live in the filter's configuration (docs/attach.md, or the
     // files --envoy-files writes).
     // It checks them so a bad ring is caught here, and names the keys by id.
-    const ring = await sessionKeysOf(parsed);
+    const ring = await sessionKeysOf(parsed, kube);
     const keyIds = ring.ids.length > 0 ? ring.ids : undefined;
-    const keysFile = flag(parsed, 'session-key-file') ?? '--session-key';
+    const keysFile =
+      flag(parsed, 'session-key-file') ??
+      (flag(parsed, 'session-key-secret') !== undefined
+        ? `Secret ${flag(parsed, 'session-key-secret')}`
+        : '--session-key');
     if (xdsAddress !== undefined && ring.keys.length === 0) {
       throw new UsageError(
         '--xds needs --session-key-file (or --session-key): every Envoy of the fleet seals and opens sessions with the same keys',
@@ -199,8 +219,12 @@ export const serveCommand: Command = {
 
     const log = (line: string) => io.err(`steadfast serve: ${line}`);
     const metrics = new ServiceMetrics();
-    const config =
-      configPaths.length > 0 ? new ServedConfig({ paths: configPaths, metrics, log }) : undefined;
+    const provider = kube ? await startKubernetesProvider(kube, log) : undefined;
+    const config = provider
+      ? new ServedConfig({ provider, metrics, log })
+      : configPaths.length > 0
+        ? new ServedConfig({ paths: configPaths, metrics, log })
+        : undefined;
     await config?.start();
     if (config && envoyFiles !== undefined) await feedEnvoyFiles(envoyFiles, config, ring?.keys ?? [], log);
     let ads: AdsServer | undefined;

@@ -1,0 +1,175 @@
+// A small JSON client for the Kubernetes API server. @kubernetes/client-node reads the
+// kubeconfig (or the in-cluster service account) and supplies the TLS settings and
+// credentials; requests go out as plain JSON so that every object reaches the decoders exactly
+// as the API server stores it — the typed clients would turn timestamps into Dates and drop
+// fields their models do not know.
+import { request as httpRequest } from 'node:http';
+import { type RequestOptions, request as httpsRequest } from 'node:https';
+import { KubeConfig } from '@kubernetes/client-node';
+
+export interface KubeResponse<T> {
+  readonly status: number;
+  readonly body: T;
+}
+
+/** An error status from the API server, with its reason (NotFound, Conflict, Forbidden...). */
+export class KubeApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** One event of a watch: ADDED, MODIFIED, DELETED, BOOKMARK or ERROR. */
+export interface WatchEvent {
+  readonly type: string;
+  readonly object: Record<string, unknown>;
+}
+
+export class KubeClient {
+  private constructor(
+    private readonly config: KubeConfig,
+    /** The API server's URL, for logs. */
+    readonly server: string,
+  ) {}
+
+  /**
+   * From a kubeconfig file, or the pod's service account when `file` is undefined (in-cluster).
+   * Throws with a readable message when neither works.
+   */
+  static load(file: string | undefined): KubeClient {
+    const kc = new KubeConfig();
+    if (file === undefined) {
+      if (!process.env.KUBERNETES_SERVICE_HOST) {
+        throw new Error(
+          'not running in a cluster (KUBERNETES_SERVICE_HOST is unset): give --kubeconfig FILE instead of --in-cluster',
+        );
+      }
+      try {
+        kc.loadFromCluster();
+      } catch (e) {
+        throw new Error(`cannot load the in-cluster configuration: ${(e as Error).message}`);
+      }
+    } else {
+      try {
+        kc.loadFromFile(file);
+      } catch (e) {
+        throw new Error(`cannot read the kubeconfig ${file}: ${(e as Error).message}`);
+      }
+    }
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error(`the kubeconfig ${file ?? '(in-cluster)'} names no current cluster`);
+    return new KubeClient(kc, cluster.server.replace(/\/+$/, ''));
+  }
+
+  /** Sends one request; resolves with the status and the parsed body, whatever the status. */
+  async send<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+    timeoutMs = 30_000,
+  ): Promise<KubeResponse<T>> {
+    const res = await this.open(method, path, body, timeoutMs);
+    const chunks: Buffer[] = [];
+    for await (const chunk of res.stream) chunks.push(chunk as Buffer);
+    const text = Buffer.concat(chunks).toString('utf8');
+    let parsed: unknown = undefined;
+    try {
+      parsed = text === '' ? {} : JSON.parse(text);
+    } catch {
+      parsed = { message: text.slice(0, 200) };
+    }
+    return { status: res.status, body: parsed as T };
+  }
+
+  /** Like send, but an error status throws a KubeApiError. */
+  async call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
+    const res = await this.send<T>(method, path, body);
+    if (res.status >= 400) throw apiError(method, path, res.status, res.body);
+    return res.body;
+  }
+
+  /**
+   * Watches `path` from `resourceVersion`: calls `onEvent` for each event until the server
+   * closes the stream (resolves) or it fails (rejects). Returns what aborts it.
+   */
+  watch(
+    path: string,
+    resourceVersion: string,
+    onEvent: (event: WatchEvent) => void,
+  ): { readonly done: Promise<void>; abort(): void } {
+    const sep = path.includes('?') ? '&' : '?';
+    const url =
+      `${path}${sep}watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(resourceVersion)}` +
+      // The server ends a watch after this long; the caller starts the next one from where it left off.
+      `&timeoutSeconds=${240 + Math.floor(Math.random() * 60)}`;
+    let abort: () => void = () => {};
+    const done = (async () => {
+      const res = await this.open('GET', url, undefined, 0, (a) => (abort = a));
+      if (res.status >= 400) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of res.stream) chunks.push(chunk as Buffer);
+        let body: unknown;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          body = {};
+        }
+        throw apiError('WATCH', path, res.status, body);
+      }
+      let rest = '';
+      for await (const chunk of res.stream) {
+        rest += (chunk as Buffer).toString('utf8');
+        let nl: number;
+        while ((nl = rest.indexOf('\n')) >= 0) {
+          const line = rest.slice(0, nl);
+          rest = rest.slice(nl + 1);
+          if (line.trim() === '') continue;
+          onEvent(JSON.parse(line) as WatchEvent);
+        }
+      }
+    })();
+    return { done, abort: () => abort() };
+  }
+
+  private async open(
+    method: string,
+    path: string,
+    body: unknown,
+    timeoutMs: number,
+    onAbort?: (abort: () => void) => void,
+  ): Promise<{ status: number; stream: NodeJS.ReadableStream }> {
+    const url = new URL(path, `${this.server}/`);
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const options: RequestOptions = {
+      method,
+      headers: {
+        accept: 'application/json',
+        ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
+      },
+    };
+    await this.config.applyToHTTPSOptions(options);
+    return new Promise((resolve, reject) => {
+      const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
+      const req = send(url, options, (res) => resolve({ status: res.statusCode ?? 0, stream: res }));
+      req.on('error', reject);
+      if (timeoutMs > 0) {
+        req.setTimeout(timeoutMs, () =>
+          req.destroy(new Error(`no answer from ${this.server} in ${timeoutMs} ms`)),
+        );
+      }
+      onAbort?.(() => req.destroy(new Error('watch stopped')));
+      req.end(payload);
+    });
+  }
+}
+
+function apiError(method: string, path: string, status: number, body: unknown): KubeApiError {
+  const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  const reason = typeof b.reason === 'string' ? b.reason : String(status);
+  const message = typeof b.message === 'string' ? b.message : `HTTP ${status}`;
+  return new KubeApiError(status, reason, `${method} ${path}: ${status} ${reason}: ${message}`);
+}

@@ -1,0 +1,136 @@
+// The Kubernetes provider: Gateway API objects, Services, EndpointSlices and the rest from
+// an API server, listed and watched (reflector.ts), handed to the same compiler the files
+// feed, and their status written back (status-writer.ts). Only what steadfast owns is
+// served: a Gateway whose GatewayClass is missing or names another controller is left out
+// (the file provider serves it, as a file has no GatewayClass to say otherwise).
+import { CONTROLLER_NAME } from '../../translate/status.js';
+import type { ObjectInput } from '../../gatewayapi/parse.js';
+import type { ProvidedConfig, Provider, StatusReport } from '../provider.js';
+import type { KubeClient } from './client.js';
+import { WATCHED_KINDS, type WatchedKind } from './kinds.js';
+import { type KubeObject, Reflector } from './reflector.js';
+import { StatusWriter } from './status-writer.js';
+
+export interface KubernetesProviderOptions {
+  readonly client: KubeClient;
+  /** Write status back (default true); off for a second control plane that only serves. */
+  readonly writeStatus?: boolean;
+  readonly log?: (line: string) => void;
+}
+
+export class KubernetesProvider implements Provider {
+  readonly description: string;
+  private readonly reflectors: Reflector[];
+  private readonly byKind = new Map<string, Reflector>();
+  private readonly status: StatusWriter | undefined;
+  private started: Promise<void> | undefined;
+  private changed: ((what: string) => void) | undefined;
+  /** A change seen before watch() was called (between the first read and the watch). */
+  private missed: string | undefined;
+
+  constructor(private readonly options: KubernetesProviderOptions) {
+    this.description = `the Kubernetes API server ${options.client.server}`;
+    const log = options.log ?? (() => {});
+    const owns = { ownsGateway: (ns: string, name: string) => this.ownsGateway(ns, name) };
+    this.status =
+      options.writeStatus === false
+        ? undefined
+        : new StatusWriter(
+            options.client,
+            (kind, ns, name) =>
+              this.byKind.get(kind.kind)?.objects.get(kind.namespaced ? `${ns}/${name}` : name),
+            owns,
+            log,
+          );
+    this.reflectors = WATCHED_KINDS.map(
+      (kind) =>
+        new Reflector(options.client, kind, {
+          changed: (what) => {
+            if (this.changed) this.changed(what);
+            else this.missed = what;
+          },
+          touched: (k, o) => this.status?.touched(k, o),
+          log,
+        }),
+    );
+    for (const r of this.reflectors) this.byKind.set(r.kind.kind, r);
+  }
+
+  /** Lists every kind once and starts the watches; rejects with the first kind that cannot be listed. */
+  start(): Promise<void> {
+    // Each kind the API server does not serve is logged by its reflector.
+    this.started ??= Promise.all(this.reflectors.map((r) => r.start())).then(() => undefined);
+    return this.started;
+  }
+
+  async read(): Promise<ProvidedConfig> {
+    await this.start();
+    const objects: ObjectInput[] = [];
+    for (const r of this.reflectors) {
+      for (const o of r.objects.values()) {
+        if (
+          r.kind.kind === 'Gateway' &&
+          !this.ownsGateway(o.metadata?.namespace ?? '', o.metadata?.name ?? '')
+        ) {
+          continue;
+        }
+        objects.push({ body: o });
+      }
+    }
+    return { documents: [], objects, diagnostics: [] };
+  }
+
+  watch(changed: (what: string) => void): () => void {
+    this.changed = changed;
+    if (this.missed !== undefined) changed(this.missed);
+    this.missed = undefined;
+    return () => this.close();
+  }
+
+  report(status: StatusReport): void {
+    if (!this.status) return;
+    const all: [WatchedKind, KubeObject][] = [];
+    for (const r of this.reflectors) {
+      if (!r.kind.status) continue;
+      for (const o of r.objects.values()) all.push([r.kind, o]);
+    }
+    this.status.report(status.objects, all);
+  }
+
+  /** Status writes made so far (tests). */
+  get statusWrites(): number {
+    return this.status?.writes ?? 0;
+  }
+
+  close(): void {
+    this.changed = undefined;
+    for (const r of this.reflectors) r.stop();
+  }
+
+  private ownsGateway(namespace: string, name: string): boolean {
+    const gw = this.byKind.get('Gateway')?.objects.get(`${namespace}/${name}`);
+    const className = (gw?.spec as { gatewayClassName?: unknown } | undefined)?.gatewayClassName;
+    if (typeof className !== 'string') return false;
+    const gc = this.byKind.get('GatewayClass')?.objects.get(className);
+    return (gc?.spec as { controllerName?: unknown } | undefined)?.controllerName === CONTROLLER_NAME;
+  }
+}
+
+/** The session keys held in a Secret: `data.keys`, the same lines a --session-key-file holds. */
+export async function sessionKeysFromSecret(client: KubeClient, ref: string): Promise<string> {
+  const [namespace, name, ...rest] = ref.split('/');
+  if (!namespace || !name || rest.length > 0) {
+    throw new Error(`--session-key-secret: "${ref}" is not NAMESPACE/NAME`);
+  }
+  const secret = await client.call<{ data?: Record<string, string> }>(
+    'GET',
+    `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`,
+  );
+  const keys = secret.data?.keys;
+  if (typeof keys !== 'string') {
+    throw new Error(
+      `--session-key-secret: Secret ${namespace}/${name} has no data.keys (one base64 32-byte key per line)`,
+    );
+  }
+  return Buffer.from(keys, 'base64').toString('utf8');
+}

@@ -1,0 +1,250 @@
+// Writes the status steadfast computes back to the API server, as a controller must: only on
+// objects it owns — GatewayClasses naming its controller, Gateways of those classes, and on
+// routes and policies only the entries for those Gateways (other controllers' entries are
+// kept as they are) — with each condition's lastTransitionTime kept while its status holds,
+// observedGeneration set, and a write retried on a conflict with the object read again.
+import { CONTROLLER_NAME } from '../../translate/status.js';
+import type { Condition, ObjectStatus, ObjectStatusBody } from '../../translate/status.js';
+import { KubeApiError, type KubeClient } from './client.js';
+import { type WatchedKind, objectPath } from './kinds.js';
+import type { KubeObject } from './reflector.js';
+
+type Json = Record<string, unknown>;
+
+interface LiveCondition {
+  readonly type?: string;
+  readonly status?: string;
+  readonly lastTransitionTime?: string;
+}
+
+/** Conditions as the API stores them: each with lastTransitionTime (kept while status is unchanged) and observedGeneration. */
+export function stampConditions(
+  desired: readonly Condition[],
+  live: readonly LiveCondition[] | undefined,
+  generation: number | undefined,
+  now: string,
+): Json[] {
+  return desired.map((c) => {
+    const before = live?.find((l) => l.type === c.type);
+    const observedGeneration = c.observedGeneration ?? generation;
+    return {
+      type: c.type,
+      status: c.status,
+      reason: c.reason,
+      // The API caps a message at 32768 characters.
+      message: c.message.length > 32_768 ? `${c.message.slice(0, 32_765)}...` : c.message,
+      ...(observedGeneration !== undefined ? { observedGeneration } : {}),
+      lastTransitionTime:
+        before?.status === c.status && typeof before.lastTransitionTime === 'string'
+          ? before.lastTransitionTime
+          : now,
+    };
+  });
+}
+
+function sameRef(a: unknown, b: unknown): boolean {
+  const x = (a ?? {}) as Json;
+  const y = (b ?? {}) as Json;
+  const norm = (r: Json) =>
+    JSON.stringify([
+      r.group ?? 'gateway.networking.k8s.io',
+      r.kind ?? 'Gateway',
+      r.namespace ?? '',
+      r.name,
+      r.sectionName ?? '',
+      r.port ?? '',
+    ]);
+  return norm(x) === norm(y);
+}
+
+export interface Ownership {
+  /** The Gateway namespace/name is of a class whose controllerName is steadfast's. */
+  ownsGateway(namespace: string, name: string): boolean;
+}
+
+/**
+ * The status `live` should have, or undefined when it has it already. `which` is where the
+ * kind's status goes; `desired` what the compiler computed for it (undefined: nothing of ours).
+ */
+export function statusFor(
+  which: NonNullable<WatchedKind['status']>,
+  live: KubeObject,
+  desired: ObjectStatusBody | undefined,
+  owns: Ownership,
+  now: string,
+): Json | undefined {
+  const current = (live.status ?? {}) as Json;
+  const generation = (live.metadata as { generation?: number } | undefined)?.generation;
+  let next: Json;
+  if (which === 'gatewayclass' || which === 'gateway') {
+    if (!desired) return undefined;
+    const liveConditions = current.conditions as LiveCondition[] | undefined;
+    next = {
+      ...current,
+      conditions: stampConditions(desired.conditions ?? [], liveConditions, generation, now),
+    };
+    if (which === 'gateway') {
+      const liveListeners = (current.listeners ?? []) as { name?: string; conditions?: LiveCondition[] }[];
+      next.listeners = (desired.listeners ?? []).map((l) => ({
+        name: l.name,
+        supportedKinds: l.supportedKinds,
+        attachedRoutes: l.attachedRoutes,
+        conditions: stampConditions(
+          l.conditions,
+          liveListeners.find((x) => x.name === l.name)?.conditions,
+          generation,
+          now,
+        ),
+      }));
+    }
+  } else {
+    const field = which === 'route' ? 'parents' : 'ancestors';
+    const refField = which === 'route' ? 'parentRef' : 'ancestorRef';
+    const liveEntries = (current[field] ?? []) as Json[];
+    const ours = (e: Json) => e.controllerName === CONTROLLER_NAME;
+    const wanted = ((which === 'route' ? desired?.parents : desired?.ancestors) ?? []).filter((e) => {
+      const ref = (e as unknown as Json)[refField] as Json;
+      // Entries only for the Gateways steadfast owns; a policy's other ancestors are its own.
+      if ((ref.kind ?? 'Gateway') !== 'Gateway') return true;
+      return owns.ownsGateway(String(ref.namespace ?? live.metadata?.namespace ?? ''), String(ref.name));
+    });
+    const entries = wanted.map((e) => {
+      const ref = (e as unknown as Json)[refField];
+      const before = liveEntries.find((l) => ours(l) && sameRef(l[refField], ref));
+      return {
+        [refField]: ref,
+        controllerName: CONTROLLER_NAME,
+        conditions: stampConditions(
+          e.conditions,
+          before?.conditions as LiveCondition[] | undefined,
+          generation,
+          now,
+        ),
+      };
+    });
+    next = { ...current, [field]: [...liveEntries.filter((e) => !ours(e)), ...entries] };
+    if (liveEntries.length === 0 && entries.length === 0) return undefined;
+  }
+  return JSON.stringify(next) === JSON.stringify(current) ? undefined : next;
+}
+
+const CONCURRENCY = 8;
+const CONFLICT_RETRIES = 5;
+
+/**
+ * Keeps the status of every object steadfast owns as the last compile computed it. Writes
+ * after each report, and again when an object's status is changed by someone else.
+ */
+export class StatusWriter {
+  private desired: ReadonlyMap<string, ObjectStatus> = new Map();
+  /** Objects whose status may need writing: key → kind. */
+  private readonly pending = new Map<string, WatchedKind>();
+  /** The resourceVersion our last write produced, per object: its echo from the watch is not a change. */
+  private readonly written = new Map<string, string>();
+  private running = 0;
+  private failures = 0;
+  /** Writes done, for tests and /metrics-style logs. */
+  writes = 0;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly live: (kind: WatchedKind, namespace: string, name: string) => KubeObject | undefined,
+    private readonly owns: Ownership,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** A new generation's statuses: every owned object is checked. */
+  report(objects: ReadonlyMap<string, ObjectStatus>, all: Iterable<[WatchedKind, KubeObject]>): void {
+    this.desired = objects;
+    for (const [kind, o] of all) this.queue(kind, o);
+  }
+
+  /** An object changed on the API server (maybe its status, maybe by us). */
+  touched(kind: WatchedKind, o: KubeObject): void {
+    if (!kind.status) return;
+    const key = liveKey(kind, o);
+    if (this.written.get(key) === o.metadata?.resourceVersion) return;
+    this.queue(kind, o);
+  }
+
+  private queue(kind: WatchedKind, o: KubeObject): void {
+    if (!kind.status) return;
+    this.pending.set(liveKey(kind, o), kind);
+    this.pump();
+  }
+
+  private pump(): void {
+    while (this.running < CONCURRENCY && this.pending.size > 0) {
+      const [key, kind] = this.pending.entries().next().value as [string, WatchedKind];
+      this.pending.delete(key);
+      this.running++;
+      void this.write(kind, key)
+        .then(
+          () => {
+            this.failures = 0;
+          },
+          (e: unknown) => {
+            this.failures++;
+            if (this.failures === 1 || this.failures % 50 === 0)
+              this.log(
+                `status of ${kind.kind} ${key.split('/').slice(1).join('/')} not written: ${(e as Error).message}`,
+              );
+            // Tried again when the object changes or at the next generation.
+          },
+        )
+        .finally(() => {
+          this.running--;
+          this.pump();
+        });
+    }
+  }
+
+  private async write(kind: WatchedKind, key: string): Promise<void> {
+    const [, namespace = '', name = ''] = key.split('/');
+    let live = this.live(kind, namespace, name);
+    for (let attempt = 0; live && attempt < CONFLICT_RETRIES; attempt++) {
+      if (
+        kind.status === 'gatewayclass' &&
+        (live.spec as Json | undefined)?.controllerName !== CONTROLLER_NAME
+      )
+        return;
+      if (kind.status === 'gateway' && !this.owns.ownsGateway(namespace, name)) return;
+      const desired = this.desired.get(statusKey(kind, namespace, name))?.status;
+      const status = statusFor(
+        kind.status as NonNullable<WatchedKind['status']>,
+        live,
+        desired,
+        this.owns,
+        new Date().toISOString(),
+      );
+      if (!status) return;
+      const path = `${objectPath(kind, kind.namespaced ? namespace : undefined, name)}/status`;
+      try {
+        const saved = await this.client.call<KubeObject>('PUT', path, { ...live, status });
+        this.writes++;
+        const rv = saved.metadata?.resourceVersion;
+        if (rv) this.written.set(key, rv);
+        return;
+      } catch (e) {
+        if (e instanceof KubeApiError && e.status === 404) return;
+        if (!(e instanceof KubeApiError) || e.status !== 409) throw e;
+        // Someone wrote first: read the object again and merge into what it is now.
+        live = await this.client.call<KubeObject>(
+          'GET',
+          objectPath(kind, kind.namespaced ? namespace : undefined, name),
+        );
+        live = { ...live, apiVersion: kind.apiVersion, kind: kind.kind };
+      }
+    }
+  }
+}
+
+/** The writer's key: kind/namespace/name (namespace empty for cluster-scoped kinds). */
+function liveKey(kind: WatchedKind, o: KubeObject): string {
+  return `${kind.kind}/${kind.namespaced ? (o.metadata?.namespace ?? '') : ''}/${o.metadata?.name ?? ''}`;
+}
+
+/** The compiler's key for an object's status (translate/status.ts objectKey). */
+function statusKey(kind: WatchedKind, namespace: string, name: string): string {
+  return `${kind.kind}/${kind.namespaced ? namespace : ''}/${name}`;
+}

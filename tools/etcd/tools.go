@@ -1,0 +1,7 @@
+//go:build tools
+
+// Package tools names the command this module builds, so that `go mod tidy`
+// keeps its dependencies.
+package tools
+
+import _ "go.etcd.io/etcd/server/v3"
