@@ -30,7 +30,7 @@ type Condition = {
   lastTransitionTime: string;
 };
 type KubeObject = {
-  metadata: { generation: number };
+  metadata: { generation: number; resourceVersion: string };
   status?: {
     conditions?: Condition[];
     listeners?: { name: string; attachedRoutes: number; conditions: Condition[] }[];
@@ -362,6 +362,7 @@ spec:
 
   it('loses no request while the control plane restarts, and rewrites no condition', async () => {
     const gwBefore = get('gateway gw');
+    const routeBefore = get('httproute shop');
     const load = startBoundedLoad({
       url: `${urls[0] as string}/cart/load`,
       headers: { host: 'shop.example' },
@@ -382,6 +383,11 @@ spec:
     expect(gwAfter.status?.conditions?.map((c) => c.lastTransitionTime)).toEqual(
       gwBefore.status?.conditions?.map((c) => c.lastTransitionTime),
     );
+    // Nothing was written at all: any write, even of the same status, changes resourceVersion.
+    const routeAfter = get('httproute shop');
+    expect(routeAfter.status).toEqual(routeBefore.status);
+    expect(routeAfter.metadata.resourceVersion).toBe(routeBefore.metadata.resourceVersion);
+    expect(gwAfter.metadata.resourceVersion).toBe(gwBefore.metadata.resourceVersion);
   });
 
   it('stops with the reason when the API server refuses its credentials', async () => {

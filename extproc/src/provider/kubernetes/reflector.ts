@@ -122,12 +122,12 @@ export class Reflector {
     }
     let differs = next.size !== this.objects.size;
     for (const [key, o] of next) {
-      const before = this.objects.get(key);
-      if (!differs && readPart(before) !== readPart(o)) differs = true;
-      this.hooks.touched?.(this.kind, o);
+      if (!differs && readPart(this.objects.get(key)) !== readPart(o)) differs = true;
     }
     this.objects.clear();
     for (const [key, o] of next) this.objects.set(key, o);
+    // After the cache holds them: the status writer reads the object it is told about from it.
+    for (const o of next.values()) this.hooks.touched?.(this.kind, o);
     if (differs && !first) this.hooks.changed(`${this.kind.kind} (listed again)`);
   }
 

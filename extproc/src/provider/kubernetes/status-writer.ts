@@ -136,7 +136,8 @@ const CONFLICT_RETRIES = 5;
  * after each report, and again when an object's status is changed by someone else.
  */
 export class StatusWriter {
-  private desired: ReadonlyMap<string, ObjectStatus> = new Map();
+  /** Undefined until the first generation: before it, nothing is known, so nothing is written. */
+  private desired: ReadonlyMap<string, ObjectStatus> | undefined;
   /** Objects whose status may need writing: key → kind. */
   private readonly pending = new Map<string, WatchedKind>();
   /** The resourceVersion our last write produced, per object: its echo from the watch is not a change. */
@@ -168,7 +169,9 @@ export class StatusWriter {
   }
 
   private queue(kind: WatchedKind, o: KubeObject): void {
-    if (!kind.status) return;
+    // Before the first compile an empty desired status would strip steadfast's entries from
+    // every route, only to write them again with new transition times.
+    if (!kind.status || !this.desired) return;
     this.pending.set(liveKey(kind, o), kind);
     this.pump();
   }
@@ -209,7 +212,7 @@ export class StatusWriter {
       )
         return;
       if (kind.status === 'gateway' && !this.owns.ownsGateway(namespace, name)) return;
-      const desired = this.desired.get(statusKey(kind, namespace, name))?.status;
+      const desired = this.desired?.get(statusKey(kind, namespace, name))?.status;
       const status = statusFor(
         kind.status as NonNullable<WatchedKind['status']>,
         live,
