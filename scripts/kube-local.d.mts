@@ -17,6 +17,8 @@ export interface LocalKube {
   readonly steadfastConfig: string;
   readonly etcd: string;
   stop(): Promise<void>;
+  /** Stops the API server, waits `downMs`, and starts it again on the same port; etcd keeps the objects. */
+  restartApiServer(downMs?: number): Promise<void>;
 }
 
 export declare function ensureKubeTools(log?: (line: string) => void): void;

@@ -194,41 +194,51 @@ async function startOnce(dir, log, fixedApiPort) {
     );
     const server = `https://127.0.0.1:${apiPort}`;
     const ca = join(certs, 'apiserver.crt');
-    const apiserver = await startProcess(
-      'kube-apiserver',
-      join(binDir, 'kube-apiserver'),
-      [
-        `--etcd-servers=${etcdUrl}`,
-        '--bind-address=127.0.0.1',
-        '--advertise-address=127.0.0.1',
-        `--secure-port=${apiPort}`,
-        `--cert-dir=${certs}`,
-        `--token-auth-file=${join(dir, 'tokens.csv')}`,
-        '--authorization-mode=RBAC',
-        '--service-account-issuer=https://kubernetes.default.svc',
-        `--service-account-key-file=${join(dir, 'sa.pub')}`,
-        `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
-        '--service-cluster-ip-range=10.96.0.0/16',
-        // The kubernetes Service's endpoints would be this loopback address, which it refuses.
-        '--endpoint-reconciler-type=none',
-        '--enable-priority-and-fairness=false',
-        '--profiling=false',
-        '-v=0',
-      ],
-      join(dir, 'kube-apiserver.log'),
-      async () =>
-        existsSync(ca) &&
-        httpOk(`${server}/readyz`, { authorization: `Bearer ${adminToken}` }, readFileSync(ca)),
-      90_000,
-    );
+    const startApiServer = () =>
+      startProcess(
+        'kube-apiserver',
+        join(binDir, 'kube-apiserver'),
+        [
+          `--etcd-servers=${etcdUrl}`,
+          '--bind-address=127.0.0.1',
+          '--advertise-address=127.0.0.1',
+          `--secure-port=${apiPort}`,
+          `--cert-dir=${certs}`,
+          `--token-auth-file=${join(dir, 'tokens.csv')}`,
+          '--authorization-mode=RBAC',
+          '--service-account-issuer=https://kubernetes.default.svc',
+          `--service-account-key-file=${join(dir, 'sa.pub')}`,
+          `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+          '--service-cluster-ip-range=10.96.0.0/16',
+          // The kubernetes Service's endpoints would be this loopback address, which it refuses.
+          '--endpoint-reconciler-type=none',
+          '--enable-priority-and-fairness=false',
+          '--profiling=false',
+          '-v=0',
+        ],
+        join(dir, 'kube-apiserver.log'),
+        async () =>
+          existsSync(ca) &&
+          httpOk(`${server}/readyz`, { authorization: `Bearer ${adminToken}` }, readFileSync(ca)),
+        90_000,
+      );
+    let apiserver = await startApiServer();
+    const end = async (p) => {
+      if (p.exitCode !== null || p.signalCode !== null) return;
+      const gone = new Promise((r) => p.once('exit', r));
+      p.kill('SIGTERM');
+      await Promise.race([gone, sleep(5000)]);
+      if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+    };
     const stop = async () => {
-      for (const p of [apiserver, etcd]) {
-        if (p.exitCode !== null || p.signalCode !== null) continue;
-        const gone = new Promise((r) => p.once('exit', r));
-        p.kill('SIGTERM');
-        await Promise.race([gone, sleep(5000)]);
-        if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
-      }
+      await end(apiserver);
+      await end(etcd);
+    };
+    /** Stops the API server, waits `downMs`, and starts it again on the same port (etcd keeps the objects). */
+    const restartApiServer = async (downMs = 0) => {
+      await end(apiserver);
+      await sleep(downMs);
+      apiserver = await startApiServer();
     };
     try {
       const adminConfig = join(dir, 'admin.kubeconfig');
@@ -253,7 +263,17 @@ async function startOnce(dir, log, fixedApiPort) {
           '',
         ].join('\n'),
       );
-      return { dir, server, ca, adminToken, adminConfig, steadfastConfig, etcd: etcdUrl, stop };
+      return {
+        dir,
+        server,
+        ca,
+        adminToken,
+        adminConfig,
+        steadfastConfig,
+        etcd: etcdUrl,
+        stop,
+        restartApiServer,
+      };
     } catch (e) {
       await stop();
       throw e;

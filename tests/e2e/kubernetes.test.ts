@@ -18,6 +18,7 @@ import { getOnce, startBoundedLoad } from './support/bounded-load.js';
 import { CliProcess } from './support/cli-process.js';
 import { exchange } from './conformance/exchange.js';
 import { TEST_SESSION_KEY, cookieOf, freePort } from './support/gateway-fixture.js';
+import { sessionKeyId } from '../../extproc/src/session/token.js';
 
 const ENVOY_ADDRESSES = ['127.0.0.12', '127.0.0.13'] as const;
 const CONTROLLER = 'steadfast.dev/gateway-controller';
@@ -90,6 +91,17 @@ describe('steadfast on a Kubernetes API server (serve --kubeconfig --xds, two En
   const apply = (yaml: string) => kubectl(['apply', '-f', '-'], yaml);
   const get = (what: string): KubeObject =>
     JSON.parse(kubectl(['get', ...what.split(' '), '-o', 'json'])) as KubeObject;
+  /** Until the route's status is written for its current generation. */
+  const routeStatusSettled = () =>
+    until(
+      () => {
+        const route = get('httproute shop');
+        const parent = route.status?.parents?.find((p) => p.controllerName === CONTROLLER);
+        return (parent?.conditions ?? []).every((c) => c.observedGeneration === route.metadata.generation);
+      },
+      10_000,
+      'route status written for its generation',
+    );
   const condition = (conditions: Condition[] | undefined, type: string) =>
     conditions?.find((c) => c.type === type);
 
@@ -312,6 +324,62 @@ spec:
     }
   });
 
+  it('takes a new key ring from the Secret to every Envoy: new sessions use the new key, old ones still open until it is retired', async () => {
+    const NEW_KEY = Buffer.alloc(32, 7).toString('base64');
+    const setKeys = (keys: readonly string[]) =>
+      apply(`apiVersion: v1
+kind: Secret
+metadata: { name: session-keys, namespace: steadfast-system }
+data:
+  keys: ${Buffer.from(`${keys.join('\n')}\n`).toString('base64')}
+`);
+    const keyIdOf = (cookie: string) =>
+      Buffer.from(cookie.slice(cookie.indexOf('=') + 1), 'base64url')
+        .subarray(1, 5)
+        .toString('hex');
+    const idOf = (key: string) => sessionKeyId(Buffer.from(key, 'base64')).toString('hex');
+    const open = async (url: string, cookie?: string) => {
+      const res = await exchange(url, '/cart/k', 'shop.example', cookie ? { cookie } : {});
+      expect(res.status).toBe(200);
+      return {
+        issued: cookieOf(res.headers['set-cookie'], 'cart-session'),
+        instance: (JSON.parse(res.body) as { instance: string }).instance,
+      };
+    };
+    const old = await open(urls[0] as string);
+    expect(keyIdOf(old.issued as string)).toBe(idOf(TEST_SESSION_KEY));
+
+    // The new key first (it seals), the old one after it (it still opens).
+    setKeys([NEW_KEY, TEST_SESSION_KEY]);
+    for (const url of urls) {
+      await until(
+        async () => keyIdOf((await open(url)).issued as string) === idOf(NEW_KEY),
+        10_000,
+        `${url} sealing with the new key`,
+      );
+      const again = await open(url, old.issued);
+      expect(again.issued).toBeUndefined();
+      expect(again.instance).toBe(old.instance);
+    }
+    expect(serve.output).toMatch(
+      /session keys from Secret steadfast-system\/session-keys changed: [0-9a-f]{8}, [0-9a-f]{8} \(the first seals\); sent to every Envoy/,
+    );
+    const fresh = await open(urls[1] as string);
+
+    // The old key retired: its sessions are refused (a new one is issued), the new key's continue.
+    setKeys([NEW_KEY]);
+    for (const url of urls) {
+      await until(
+        async () => (await open(url, old.issued)).issued !== undefined,
+        10_000,
+        `${url} refusing the old key`,
+      );
+      const kept = await open(url, fresh.issued);
+      expect(kept.issued).toBeUndefined();
+      expect(kept.instance).toBe(fresh.instance);
+    }
+  });
+
   it('brings a change applied with kubectl to both Envoys and to the status', async () => {
     const before = get('httproute shop').metadata.generation;
     apply(routeYaml('/added'));
@@ -360,7 +428,33 @@ spec:
     );
   });
 
+  it('keeps serving while the API server is down, and follows it again once it is back', async () => {
+    const down = startBoundedLoad({
+      url: `${urls[1] as string}/cart/down`,
+      headers: { host: 'shop.example' },
+      ratePerSecond: 20,
+      durationMs: 3000,
+      maxRequests: 60,
+    });
+    await kube.restartApiServer(2000);
+    const during = await down.done;
+    expect(during.failed).toEqual([]);
+    apply(routeYaml('/after-restart'));
+    // The watches failed while it was down and are listed again with a growing back-off (at
+    // most 30 s between tries); the change is served once they are back.
+    for (const url of urls) {
+      await until(
+        async () => (await getOnce(`${url}/after-restart`, { host: 'shop.example' })).status === 200,
+        45_000,
+        `${url}/after-restart served`,
+      );
+    }
+    expect(serve.output).toMatch(/watching \w+ failed/);
+    apply(routeYaml('/added'));
+  }, 90_000);
+
   it('loses no request while the control plane restarts, and rewrites no condition', async () => {
+    await routeStatusSettled();
     const gwBefore = get('gateway gw');
     const routeBefore = get('httproute shop');
     const load = startBoundedLoad({

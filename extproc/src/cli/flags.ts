@@ -6,7 +6,6 @@ import { parseSessionKeyFile } from '../session/keys.js';
 import { sessionKeyId } from '../session/token.js';
 import { KubeClient } from '../provider/kubernetes/client.js';
 import { KubernetesProvider, sessionKeysFromSecret } from '../provider/kubernetes/provider.js';
-import type { Provider } from '../provider/provider.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { UsageError } from './command.js';
 
@@ -118,7 +117,7 @@ export function kubeClientOf(parsed: ParsedArgs): KubeClient | undefined {
 export async function startKubernetesProvider(
   client: KubeClient,
   log: (line: string) => void,
-): Promise<Provider> {
+): Promise<KubernetesProvider> {
   const provider = new KubernetesProvider({ client, log });
   try {
     await provider.start();
@@ -168,17 +167,22 @@ export async function sessionKeysOf(parsed: ParsedArgs, kube?: KubeClient): Prom
     } catch (e) {
       throw new UsageError((e as Error).message);
     }
-    const keys = parseSessionKeyFile(text, `Secret ${secret}`);
-    fromFile = {
-      keys: keys.map((k) => k.toString('base64')),
-      ids: keys.map((k) => sessionKeyId(k).toString('hex')),
-    };
+    fromFile = keyRingOf(text, `Secret ${secret}`);
   }
   const inline = parsed.flags.get('session-key') ?? [];
   const checked = inline.length > 0 ? parseSessionKeyFile(inline.join('\n'), '--session-key') : [];
   return {
     keys: [...fromFile.keys, ...checked.map((k) => k.toString('base64'))],
     ids: [...fromFile.ids, ...checked.map((k) => sessionKeyId(k).toString('hex'))],
+  };
+}
+
+/** The keys of a key file's text, checked, with their ids; throws with `source` in the message. */
+export function keyRingOf(text: string, source: string): SessionKeyRing {
+  const keys = parseSessionKeyFile(text, source);
+  return {
+    keys: keys.map((k) => k.toString('base64')),
+    ids: keys.map((k) => sessionKeyId(k).toString('hex')),
   };
 }
 

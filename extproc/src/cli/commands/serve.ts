@@ -34,6 +34,7 @@ import {
   SESSION_KEY_FILE,
   SESSION_KEY_SECRET,
   configPathsOf,
+  keyRingOf,
   kubeClientOf,
   startKubernetesProvider,
   XDS_TOKEN_FILE,
@@ -181,7 +182,7 @@ export const serveCommand: Command = {
         : '--session-key');
     if (xdsAddress !== undefined && ring.keys.length === 0) {
       throw new UsageError(
-        '--xds needs --session-key-file (or --session-key): every Envoy of the fleet seals and opens sessions with the same keys',
+        '--xds needs --session-key-file, --session-key or --session-key-secret: every Envoy of the fleet seals and opens sessions with the same keys',
       );
     }
 
@@ -228,14 +229,44 @@ export const serveCommand: Command = {
     await config?.start();
     if (config && envoyFiles !== undefined) await feedEnvoyFiles(envoyFiles, config, ring?.keys ?? [], log);
     let ads: AdsServer | undefined;
+    const xdsFilter = {
+      wasmPath: flag(parsed, 'xds-wasm-path') ?? join(projectRoot(), 'filter/build/steadfast.wasm'),
+      sessionKeys: ring.keys,
+    };
     if (config && xdsAddress !== undefined) {
-      const wasmPath = flag(parsed, 'xds-wasm-path') ?? join(projectRoot(), 'filter/build/steadfast.wasm');
       try {
-        ads = await serveXds(xdsAddress, config, { wasmPath, sessionKeys: ring.keys }, xdsToken, log);
+        ads = await serveXds(xdsAddress, config, xdsFilter, xdsToken, log);
       } catch (e) {
         config.close();
         throw new Error(`cannot serve ADS on ${xdsAddress}: ${(e as Error).message}`);
       }
+    }
+    const keySecret = flag(parsed, 'session-key-secret');
+    if (provider && config && keySecret !== undefined) {
+      // A new key ring in the Secret reaches every Envoy of the fleet with the next push.
+      let epoch = 0;
+      provider.watchSessionKeys(keySecret, (text) => {
+        let next;
+        try {
+          next = keyRingOf(text, `Secret ${keySecret}`);
+        } catch (e) {
+          log(`${(e as Error).message}; the session keys in use stay`);
+          return;
+        }
+        if (next.keys.join() === xdsFilter.sessionKeys.join()) return;
+        xdsFilter.sessionKeys = next.keys;
+        if (ads) {
+          ads.update(`${config.generation}.keys${++epoch}`);
+          log(
+            `session keys from Secret ${keySecret} changed: ${next.ids.join(', ')} (the first seals); sent to every Envoy`,
+          );
+        } else {
+          log(
+            `session keys in Secret ${keySecret} changed: ${next.ids.join(', ')}; ` +
+              "serve only checks them: the Envoys' filter configuration holds the keys (docs/attach.md)",
+          );
+        }
+      });
     }
     const lookup: PolicyLookup = config ? config.lookup : () => staticToken;
     // A fixed token reads no header at all.
@@ -294,6 +325,7 @@ export const serveCommand: Command = {
 async function serveXds(
   address: string,
   config: ServedConfig,
+  /** Read at every push: a new key ring goes out with the next one. */
   filter: { readonly wasmPath: string; readonly sessionKeys: readonly string[] },
   token: string | undefined,
   log: (line: string) => void,

@@ -49,7 +49,10 @@ export class KubernetesProvider implements Provider {
             if (this.changed) this.changed(what);
             else this.missed = what;
           },
-          touched: (k, o) => this.status?.touched(k, o),
+          touched: (k, o) => {
+            this.status?.touched(k, o);
+            if (k.kind === 'Secret') this.secretTouched(o);
+          },
           log,
         }),
     );
@@ -95,6 +98,31 @@ export class KubernetesProvider implements Provider {
       for (const o of r.objects.values()) all.push([r.kind, o]);
     }
     this.status.report(status.objects, all);
+  }
+
+  private keysWatch:
+    { readonly key: string; last: string | undefined; readonly onChange: (text: string) => void } | undefined;
+
+  /**
+   * Calls `onChange` with the text of the Secret's data.keys now and whenever it changes. A
+   * Secret deleted or without data.keys is not a change: the keys in use stay.
+   */
+  watchSessionKeys(ref: string, onChange: (text: string) => void): void {
+    this.keysWatch = { key: ref, last: undefined, onChange };
+    const [namespace, name] = ref.split('/');
+    const now = this.byKind.get('Secret')?.objects.get(`${namespace}/${name}`);
+    if (now) this.secretTouched(now);
+  }
+
+  private secretTouched(o: KubeObject): void {
+    const w = this.keysWatch;
+    if (!w || `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}` !== w.key) return;
+    const encoded = (o.data as Record<string, unknown> | undefined)?.keys;
+    if (typeof encoded !== 'string') return;
+    const text = Buffer.from(encoded, 'base64').toString('utf8');
+    if (text === w.last) return;
+    w.last = text;
+    w.onChange(text);
   }
 
   /** Status writes made so far (tests). */
