@@ -6,7 +6,8 @@
 // both; that a session continues from one Envoy on the other (keys from a Secret); and that
 // the control plane restarted under load loses no request and rewrites no condition.
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
@@ -91,6 +92,30 @@ describe('steadfast on a Kubernetes API server (serve --kubeconfig --xds, two En
   const apply = (yaml: string) => kubectl(['apply', '-f', '-'], yaml);
   const get = (what: string): KubeObject =>
     JSON.parse(kubectl(['get', ...what.split(' '), '-o', 'json'])) as KubeObject;
+  /** Status writes the API server has served so far (its apiserver_request_total). */
+  const statusWrites = async (): Promise<number> => {
+    const res = await new Promise<string>((resolve, reject) => {
+      const req = httpsRequest(
+        `${kube.server}/metrics`,
+        { headers: { authorization: `Bearer ${kube.adminToken}` }, ca: readFileSync(kube.ca) },
+        (r) => {
+          let body = '';
+          r.on('data', (d: Buffer) => (body += d.toString()));
+          r.on('end', () => resolve(body));
+        },
+      );
+      req.on('error', reject);
+      req.end();
+    });
+    let sum = 0;
+    for (const line of res.split('\n')) {
+      if (!line.startsWith('apiserver_request_total{')) continue;
+      if (!/verb="(PUT|PATCH)"/.test(line) || !/subresource="status"/.test(line)) continue;
+      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+    }
+    return sum;
+  };
+
   /** Until the route's status is written for its current generation. */
   const routeStatusSettled = () =>
     until(
@@ -457,6 +482,7 @@ data:
     await routeStatusSettled();
     const gwBefore = get('gateway gw');
     const routeBefore = get('httproute shop');
+    const writesBefore = await statusWrites();
     const load = startBoundedLoad({
       url: `${urls[0] as string}/cart/load`,
       headers: { host: 'shop.example' },
@@ -477,7 +503,9 @@ data:
     expect(gwAfter.status?.conditions?.map((c) => c.lastTransitionTime)).toEqual(
       gwBefore.status?.conditions?.map((c) => c.lastTransitionTime),
     );
-    // Nothing was written at all: any write, even of the same status, changes resourceVersion.
+    // Nothing was written at all. The API server drops a write that changes nothing without a
+    // new resourceVersion, so its own count of status writes is what tells.
+    expect(await statusWrites()).toBe(writesBefore);
     const routeAfter = get('httproute shop');
     expect(routeAfter.status).toEqual(routeBefore.status);
     expect(routeAfter.metadata.resourceVersion).toBe(routeBefore.metadata.resourceVersion);

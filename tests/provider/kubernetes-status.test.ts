@@ -1,7 +1,11 @@
 // The status the Kubernetes provider writes: what it merges into the live object, and what it
 // leaves alone (the API server round trip is in tests/e2e/kubernetes.test.ts).
 import { describe, expect, it } from 'vitest';
-import { statusFor, stampConditions } from '../../extproc/src/provider/kubernetes/status-writer.js';
+import {
+  canonical,
+  statusFor,
+  stampConditions,
+} from '../../extproc/src/provider/kubernetes/status-writer.js';
 import type { Condition, ObjectStatusBody } from '../../extproc/src/translate/status.js';
 
 const OURS = 'steadfast.dev/gateway-controller';
@@ -86,6 +90,47 @@ describe('statusFor a route', () => {
     const ours = { parentRef: ref('gw'), controllerName: OURS, conditions: [] };
     const next = statusFor('route', live([theirs, ours]), desired(), owns, NOW) as { parents: unknown[] };
     expect(next.parents).toEqual([theirs]);
+  });
+
+  it("writes no entry for a parent that is not a Gateway (a mesh route's Service)", () => {
+    const service = { group: '', kind: 'Service', namespace: 'default', name: 'svc' };
+    const desiredService: ObjectStatusBody = {
+      parents: [{ parentRef: service, controllerName: OURS, conditions: [accepted('False', 4)] }],
+    };
+    expect(statusFor('route', live([theirs]), desiredService, owns, NOW)).toBeUndefined();
+  });
+
+  it('writes nothing when the API server returns the same status with its keys in another order', () => {
+    const first = statusFor('route', live([]), desired('gw'), owns, NOW) as { parents: unknown[] };
+    const reordered = JSON.parse(canonical(first.parents)) as unknown[];
+    expect(JSON.stringify(reordered)).not.toBe(JSON.stringify(first.parents));
+    expect(statusFor('route', live(reordered), desired('gw'), owns, NOW)).toBeUndefined();
+  });
+
+  it('keeps a policy within the 16 ancestors the CRD allows, its problems first', () => {
+    const others = Array.from({ length: 14 }, (_, i) => ({
+      ancestorRef: ref(`theirs-${i}`),
+      controllerName: 'example.com/other',
+      conditions: [],
+    }));
+    const mine: ObjectStatusBody = {
+      ancestors: ['gw', 'gw', 'gw'].map((n, i) => ({
+        ancestorRef: { ...ref(n), sectionName: `l${i}` },
+        controllerName: OURS,
+        conditions: [accepted(i === 2 ? 'False' : 'True', 1)],
+      })),
+    };
+    const policy = {
+      metadata: { name: 'p', namespace: 'default', generation: 1 },
+      status: { ancestors: others },
+    };
+    const next = statusFor('policy', policy, mine, owns, NOW) as {
+      ancestors: { controllerName: string; conditions: { status: string }[] }[];
+    };
+    expect(next.ancestors).toHaveLength(16);
+    const ours = next.ancestors.filter((a) => a.controllerName === OURS);
+    expect(ours).toHaveLength(2);
+    expect(ours[0]?.conditions[0]?.status).toBe('False');
   });
 
   it('writes nothing when the status is already what it computes', () => {

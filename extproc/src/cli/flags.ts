@@ -156,8 +156,10 @@ export function outputOf(parsed: ParsedArgs): 'text' | 'json' {
 export async function sessionKeysOf(parsed: ParsedArgs, kube?: KubeClient): Promise<SessionKeyRing> {
   const file = parsed.flags.get('session-key-file')?.[0];
   const secret = parsed.flags.get('session-key-secret')?.[0];
-  if (secret !== undefined && file !== undefined)
-    throw new UsageError('--session-key-secret and --session-key-file exclude each other');
+  if (secret !== undefined && (file !== undefined || parsed.flags.has('session-key')))
+    throw new UsageError(
+      `--session-key-secret and ${file !== undefined ? '--session-key-file' : '--session-key'} exclude each other: the Secret holds the whole key ring`,
+    );
   let fromFile: SessionKeyRing = { keys: [], ids: [] };
   if (file !== undefined) fromFile = await readSessionKeyFile(file);
   else if (secret !== undefined && kube) {

@@ -245,7 +245,7 @@ export const serveCommand: Command = {
     if (provider && config && keySecret !== undefined) {
       // A new key ring in the Secret reaches every Envoy of the fleet with the next push.
       let epoch = 0;
-      provider.watchSessionKeys(keySecret, (text) => {
+      await provider.watchSessionKeys(keySecret, (text) => {
         let next;
         try {
           next = keyRingOf(text, `Secret ${keySecret}`);

@@ -4,7 +4,7 @@
 // as the API server stores it — the typed clients would turn timestamps into Dates and drop
 // fields their models do not know.
 import { request as httpRequest } from 'node:http';
-import { type RequestOptions, request as httpsRequest } from 'node:https';
+import { Agent, type RequestOptions, request as httpsRequest } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 
 export interface KubeResponse<T> {
@@ -72,7 +72,7 @@ export class KubeClient {
     body?: unknown,
     timeoutMs = 30_000,
   ): Promise<KubeResponse<T>> {
-    const res = await this.open(method, path, body, timeoutMs);
+    const res = await this.open(method, path, body, { idleMs: timeoutMs });
     const chunks: Buffer[] = [];
     for await (const chunk of res.stream) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
@@ -94,7 +94,9 @@ export class KubeClient {
 
   /**
    * Watches `path` from `resourceVersion`: calls `onEvent` for each event until the server
-   * closes the stream (resolves) or it fails (rejects). Returns what aborts it.
+   * closes the stream (resolves) or it fails (rejects). Returns what aborts it. A stream that
+   * carries nothing past the server's own time limit is taken for dead (a half-open connection
+   * after a load balancer failed over) and fails.
    */
   watch(
     path: string,
@@ -102,13 +104,14 @@ export class KubeClient {
     onEvent: (event: WatchEvent) => void,
   ): { readonly done: Promise<void>; abort(): void } {
     const sep = path.includes('?') ? '&' : '?';
+    // The server ends a watch after this long; the caller starts the next one from where it left off.
+    const serverLimitS = 240 + Math.floor(Math.random() * 60);
     const url =
       `${path}${sep}watch=1&allowWatchBookmarks=true&resourceVersion=${encodeURIComponent(resourceVersion)}` +
-      // The server ends a watch after this long; the caller starts the next one from where it left off.
-      `&timeoutSeconds=${240 + Math.floor(Math.random() * 60)}`;
-    let abort: () => void = () => {};
+      `&timeoutSeconds=${serverLimitS}`;
+    const control: { aborted: boolean; abort?: () => void } = { aborted: false };
     const done = (async () => {
-      const res = await this.open('GET', url, undefined, 0, (a) => (abort = a));
+      const res = await this.open('GET', url, undefined, { idleMs: (serverLimitS + 30) * 1000, control });
       if (res.status >= 400) {
         const chunks: Buffer[] = [];
         for await (const chunk of res.stream) chunks.push(chunk as Buffer);
@@ -132,15 +135,29 @@ export class KubeClient {
         }
       }
     })();
-    return { done, abort: () => abort() };
+    return {
+      done,
+      abort: () => {
+        control.aborted = true;
+        control.abort?.();
+      },
+    };
+  }
+
+  /** One keep-alive connection pool for requests (watches hold their own connections). */
+  private agent: Agent | undefined;
+
+  /** Closes the pooled connections. */
+  close(): void {
+    this.agent?.destroy();
+    this.agent = undefined;
   }
 
   private async open(
     method: string,
     path: string,
     body: unknown,
-    timeoutMs: number,
-    onAbort?: (abort: () => void) => void,
+    opts: { readonly idleMs: number; readonly control?: { aborted: boolean; abort?: () => void } },
   ): Promise<{ status: number; stream: NodeJS.ReadableStream }> {
     const url = new URL(path, `${this.server}/`);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
@@ -151,17 +168,35 @@ export class KubeClient {
         ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
       },
     };
+    // Credentials (a token file re-read, an exec plugin) and TLS material, as the kubeconfig says.
     await this.config.applyToHTTPSOptions(options);
+    if (opts.control?.aborted) throw new Error('watch stopped');
+    if (!opts.control && url.protocol === 'https:') {
+      // The TLS material does not change for a client: reuse connections instead of a new
+      // TCP and TLS handshake per request (applyToHTTPSOptions makes a new agent each time).
+      this.agent ??= new Agent({
+        ...(options.ca !== undefined ? { ca: options.ca } : {}),
+        ...(options.cert !== undefined ? { cert: options.cert } : {}),
+        ...(options.key !== undefined ? { key: options.key } : {}),
+        ...(options.pfx !== undefined ? { pfx: options.pfx } : {}),
+        ...(options.passphrase !== undefined ? { passphrase: options.passphrase } : {}),
+        ...(options.rejectUnauthorized !== undefined
+          ? { rejectUnauthorized: options.rejectUnauthorized }
+          : {}),
+        keepAlive: true,
+        maxSockets: 16,
+      });
+      options.agent = this.agent;
+    }
     return new Promise((resolve, reject) => {
       const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
       const req = send(url, options, (res) => resolve({ status: res.statusCode ?? 0, stream: res }));
       req.on('error', reject);
-      if (timeoutMs > 0) {
-        req.setTimeout(timeoutMs, () =>
-          req.destroy(new Error(`no answer from ${this.server} in ${timeoutMs} ms`)),
-        );
-      }
-      onAbort?.(() => req.destroy(new Error('watch stopped')));
+      // Socket inactivity: no answer (a request) or nothing on the stream (a watch) this long.
+      req.setTimeout(opts.idleMs, () =>
+        req.destroy(new Error(`nothing from ${this.server} in ${Math.round(opts.idleMs / 1000)} s`)),
+      );
+      if (opts.control) opts.control.abort = () => req.destroy(new Error('watch stopped'));
       req.end(payload);
     });
   }

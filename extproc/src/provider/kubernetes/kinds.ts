@@ -15,6 +15,8 @@ export interface WatchedKind {
   readonly optional: boolean;
   /** Where the status steadfast writes goes, if it writes any. */
   readonly status?: 'gatewayclass' | 'gateway' | 'route' | 'policy';
+  /** Only the objects this field selector picks are read. */
+  readonly fieldSelector?: string;
 }
 
 const GW = 'gateway.networking.k8s.io';
@@ -93,14 +95,26 @@ export const WATCHED_KINDS: readonly WatchedKind[] = [
     optional: false,
   },
   { kind: 'Namespace', apiVersion: 'v1', plural: 'namespaces', namespaced: false, optional: false },
-  { kind: 'Secret', apiVersion: 'v1', plural: 'secrets', namespaced: true, optional: false },
+  // Only the type a listener's certificateRefs may name: a cluster's other Secrets (Helm
+  // releases, tokens) are neither held nor a reason to compile. The session key Secret is
+  // watched on its own (provider.ts).
+  {
+    kind: 'Secret',
+    apiVersion: 'v1',
+    plural: 'secrets',
+    namespaced: true,
+    optional: false,
+    fieldSelector: 'type=kubernetes.io/tls',
+  },
   { kind: 'ConfigMap', apiVersion: 'v1', plural: 'configmaps', namespaced: true, optional: false },
 ];
 
-/** The path that lists a kind in every namespace. */
-export function listPath(k: WatchedKind): string {
+/** The path that lists a kind, in every namespace or in one, with its field selector. */
+export function listPath(k: WatchedKind, namespace?: string, fieldSelector = k.fieldSelector): string {
   const base = k.apiVersion.includes('/') ? `/apis/${k.apiVersion}` : `/api/${k.apiVersion}`;
-  return `${base}/${k.plural}`;
+  const ns = namespace !== undefined ? `/namespaces/${encodeURIComponent(namespace)}` : '';
+  const query = fieldSelector !== undefined ? `?fieldSelector=${encodeURIComponent(fieldSelector)}` : '';
+  return `${base}${ns}/${k.plural}${query}`;
 }
 
 /** The path of one object (and `/status` after it for its status). */

@@ -7,7 +7,7 @@ import { CONTROLLER_NAME } from '../../translate/status.js';
 import type { ObjectInput } from '../../gatewayapi/parse.js';
 import type { ProvidedConfig, Provider, StatusReport } from '../provider.js';
 import type { KubeClient } from './client.js';
-import { WATCHED_KINDS, type WatchedKind } from './kinds.js';
+import { WATCHED_KINDS, type WatchedKind, listPath } from './kinds.js';
 import { type KubeObject, Reflector } from './reflector.js';
 import { StatusWriter } from './status-writer.js';
 
@@ -44,15 +44,16 @@ export class KubernetesProvider implements Provider {
           );
     this.reflectors = WATCHED_KINDS.map(
       (kind) =>
-        new Reflector(options.client, kind, {
+        new Reflector(options.client, kind, listPath(kind), {
           changed: (what) => {
             if (this.changed) this.changed(what);
             else this.missed = what;
           },
-          touched: (k, o) => {
-            this.status?.touched(k, o);
-            if (k.kind === 'Secret') this.secretTouched(o);
-          },
+          touched: (k, o) => this.status?.touched(k, o),
+          deleted: (k, o) => this.status?.forget(k, o),
+          // A ConfigMap matters only while a BackendTLSPolicy names it (leader-election and
+          // other busy ConfigMaps compile nothing).
+          ...(kind.kind === 'ConfigMap' ? { relevant: (o: KubeObject) => this.configMapNamed(o) } : {}),
           log,
         }),
     );
@@ -77,6 +78,7 @@ export class KubernetesProvider implements Provider {
         ) {
           continue;
         }
+        if (r.kind.kind === 'ConfigMap' && !this.configMapNamed(o)) continue;
         objects.push({ body: o });
       }
     }
@@ -100,29 +102,33 @@ export class KubernetesProvider implements Provider {
     this.status.report(status.objects, all);
   }
 
-  private keysWatch:
-    { readonly key: string; last: string | undefined; readonly onChange: (text: string) => void } | undefined;
+  private keysReflector: Reflector | undefined;
 
   /**
-   * Calls `onChange` with the text of the Secret's data.keys now and whenever it changes. A
-   * Secret deleted or without data.keys is not a change: the keys in use stay.
+   * Calls `onChange` with the text of the Secret's data.keys now and whenever it changes. That
+   * Secret alone is watched (any type). A Secret deleted or without data.keys is not a change:
+   * the keys in use stay.
    */
-  watchSessionKeys(ref: string, onChange: (text: string) => void): void {
-    this.keysWatch = { key: ref, last: undefined, onChange };
-    const [namespace, name] = ref.split('/');
-    const now = this.byKind.get('Secret')?.objects.get(`${namespace}/${name}`);
-    if (now) this.secretTouched(now);
-  }
-
-  private secretTouched(o: KubeObject): void {
-    const w = this.keysWatch;
-    if (!w || `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}` !== w.key) return;
-    const encoded = (o.data as Record<string, unknown> | undefined)?.keys;
-    if (typeof encoded !== 'string') return;
-    const text = Buffer.from(encoded, 'base64').toString('utf8');
-    if (text === w.last) return;
-    w.last = text;
-    w.onChange(text);
+  async watchSessionKeys(ref: string, onChange: (text: string) => void): Promise<void> {
+    const [namespace = '', name = ''] = ref.split('/');
+    let last: string | undefined;
+    const seen = (o: KubeObject) => {
+      const encoded = (o.data as Record<string, unknown> | undefined)?.keys;
+      if (typeof encoded !== 'string') return;
+      const text = Buffer.from(encoded, 'base64').toString('utf8');
+      if (text === last) return;
+      last = text;
+      onChange(text);
+    };
+    const kind = WATCHED_KINDS.find((k) => k.kind === 'Secret') as WatchedKind;
+    this.keysReflector?.stop();
+    this.keysReflector = new Reflector(
+      this.options.client,
+      kind,
+      listPath(kind, namespace, `metadata.name=${name}`),
+      { changed: () => {}, touched: (_k, o) => seen(o), log: this.options.log ?? (() => {}) },
+    );
+    await this.keysReflector.start();
   }
 
   /** Status writes made so far (tests). */
@@ -133,6 +139,25 @@ export class KubernetesProvider implements Provider {
   close(): void {
     this.changed = undefined;
     for (const r of this.reflectors) r.stop();
+    this.keysReflector?.stop();
+    this.status?.close();
+    this.options.client.close();
+  }
+
+  /** A BackendTLSPolicy in the ConfigMap's namespace names it among its CA certificates. */
+  private configMapNamed(cm: KubeObject): boolean {
+    const ns = cm.metadata?.namespace;
+    const name = cm.metadata?.name;
+    for (const p of this.byKind.get('BackendTLSPolicy')?.objects.values() ?? []) {
+      if (p.metadata?.namespace !== ns) continue;
+      const refs = (p.spec as { validation?: { caCertificateRefs?: unknown } } | undefined)?.validation
+        ?.caCertificateRefs;
+      if (!Array.isArray(refs)) continue;
+      for (const r of refs as { kind?: unknown; name?: unknown }[]) {
+        if (r?.kind === 'ConfigMap' && r.name === name) return true;
+      }
+    }
+    return false;
   }
 
   private ownsGateway(namespace: string, name: string): boolean {

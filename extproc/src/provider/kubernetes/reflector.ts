@@ -1,10 +1,12 @@
 // Keeps one kind's objects in memory, in step with the API server: a list, then a watch from
-// the list's resourceVersion, resumed where it left off when the server ends it, and a fresh
-// list when the server has forgotten that version (410 Gone) or the connection failed. Says
-// "changed" only when something the compiler reads changed: a status write, a new
-// resourceVersion alone or managedFields do not recompile anything.
+// the list's resourceVersion. A watch the server ends, or that fails on the way, is started
+// again from the last version seen; the kind is listed afresh only when the server has
+// forgotten that version (410 Gone) or says something else went wrong. Says "changed" only
+// when something the compiler reads changed: a status write, a new resourceVersion alone or
+// managedFields compile nothing, and neither does an object the provider says is not relevant
+// (a ConfigMap no policy names).
 import { KubeApiError, type KubeClient, type WatchEvent } from './client.js';
-import { type WatchedKind, listPath } from './kinds.js';
+import type { WatchedKind } from './kinds.js';
 
 export type KubeObject = Record<string, unknown> & {
   metadata?: { name?: string; namespace?: string; resourceVersion?: string; [k: string]: unknown };
@@ -13,8 +15,12 @@ export type KubeObject = Record<string, unknown> & {
 export interface ReflectorHooks {
   /** Something the compiler reads changed: an object came, went or changed outside its status. */
   changed(what: string): void;
-  /** An object's status (or anything else) changed: the status writer checks it is still ours. */
+  /** An object is new or changed on the API server (maybe only its status, maybe by us). */
   touched?(kind: WatchedKind, object: KubeObject): void;
+  /** An object is gone. */
+  deleted?(kind: WatchedKind, object: KubeObject): void;
+  /** Whether the compiler reads this object now (default: every object). */
+  relevant?(object: KubeObject): boolean;
   log(line: string): void;
 }
 
@@ -22,6 +28,12 @@ const RETRY_MIN_MS = 500;
 const RETRY_MAX_MS = 30_000;
 /** How often to look again for a kind the API server does not serve (its CRD not installed). */
 const ABSENT_RETRY_MS = 30_000;
+/** A watch that lasted this long (or brought events) was healthy: the back-off starts over. */
+const HEALTHY_WATCH_MS = 30_000;
+/** The first list waits out an API server that is starting (429, 5xx, refused) this long. */
+const FIRST_LIST_PATIENCE_MS = 30_000;
+
+type ListBody = { items?: KubeObject[]; metadata?: { resourceVersion?: string } };
 
 export function objectKey(o: KubeObject): string {
   const ns = o.metadata?.namespace;
@@ -46,9 +58,14 @@ export class Reflector {
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
 
+  /**
+   * `path` lists the kind (in every namespace unless it names one), with a field selector
+   * when the provider reads only some of its objects.
+   */
   constructor(
     private readonly client: KubeClient,
     readonly kind: WatchedKind,
+    private readonly path: string,
     private readonly hooks: ReflectorHooks,
   ) {}
 
@@ -64,13 +81,10 @@ export class Reflector {
     if (this.retryTimer) clearTimeout(this.retryTimer);
   }
 
-  /** The first list waits out an API server that is starting (429, 5xx, refused) this long. */
-  private static readonly FIRST_LIST_PATIENCE_MS = 30_000;
-
   private async list(first: boolean): Promise<void> {
-    let body: { items?: KubeObject[]; metadata?: { resourceVersion?: string } };
+    let body: ListBody;
     try {
-      body = first ? await this.firstList() : await this.client.call('GET', listPath(this.kind));
+      body = first ? await this.firstList() : await this.client.call<ListBody>('GET', this.path);
     } catch (e) {
       if (e instanceof KubeApiError && e.status === 404 && this.kind.optional) {
         if (this.served) {
@@ -100,11 +114,11 @@ export class Reflector {
     this.resourceVersion = body.metadata?.resourceVersion ?? '';
   }
 
-  private async firstList(): Promise<{ items?: KubeObject[]; metadata?: { resourceVersion?: string } }> {
-    const deadline = Date.now() + Reflector.FIRST_LIST_PATIENCE_MS;
+  private async firstList(): Promise<ListBody> {
+    const deadline = Date.now() + FIRST_LIST_PATIENCE_MS;
     for (let wait = 200; ; wait = Math.min(wait * 2, 3000)) {
       try {
-        return await this.client.call('GET', listPath(this.kind));
+        return await this.client.call<ListBody>('GET', this.path);
       } catch (e) {
         const transient = e instanceof KubeApiError ? e.status === 429 || e.status >= 500 : true;
         if (!transient || Date.now() + wait > deadline) throw e;
@@ -113,20 +127,31 @@ export class Reflector {
     }
   }
 
-  /** Takes a full list; says changed (unless this is the first list) when it differs. */
+  private relevant(o: KubeObject | undefined): boolean {
+    return o !== undefined && (this.hooks.relevant?.(o) ?? true);
+  }
+
+  /** Takes a full list; says changed (unless this is the first list) when what is relevant differs. */
   private replace(items: readonly KubeObject[], first: boolean): void {
     const next = new Map<string, KubeObject>();
     for (const raw of items) {
       const o = this.complete(raw);
       next.set(objectKey(o), o);
     }
-    let differs = next.size !== this.objects.size;
-    for (const [key, o] of next) {
-      if (!differs && readPart(this.objects.get(key)) !== readPart(o)) differs = true;
+    let differs = false;
+    for (const [key, o] of this.objects) {
+      if (!next.has(key) && this.relevant(o)) differs = true;
     }
+    for (const [key, o] of next) {
+      const before = this.objects.get(key);
+      if (differs) break;
+      if ((this.relevant(o) || this.relevant(before)) && readPart(before) !== readPart(o)) differs = true;
+    }
+    const gone = [...this.objects.entries()].filter(([key]) => !next.has(key)).map(([, o]) => o);
     this.objects.clear();
     for (const [key, o] of next) this.objects.set(key, o);
     // After the cache holds them: the status writer reads the object it is told about from it.
+    for (const o of gone) this.hooks.deleted?.(this.kind, o);
     for (const o of next.values()) this.hooks.touched?.(this.kind, o);
     if (differs && !first) this.hooks.changed(`${this.kind.kind} (listed again)`);
   }
@@ -137,43 +162,58 @@ export class Reflector {
     return { ...raw, apiVersion: this.kind.apiVersion, kind: this.kind.kind, metadata };
   }
 
+  private backoffMs(): number {
+    return Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** Math.min(this.failures, 10));
+  }
+
   private watchLoop(): void {
     if (this.stopped) return;
     if (!this.served) {
-      this.retry(ABSENT_RETRY_MS, true);
+      this.later(ABSENT_RETRY_MS, true);
       return;
     }
-    let gone = false;
-    const w = this.client.watch(listPath(this.kind), this.resourceVersion, (event) => {
-      if (this.onEvent(event)) gone = true;
+    /** What the stream said: 'gone' (list again) or 'failed' (an error event: back off, list again). */
+    let verdict: 'gone' | 'failed' | undefined;
+    let events = 0;
+    const started = Date.now();
+    const w = this.client.watch(this.path, this.resourceVersion, (event) => {
+      events++;
+      verdict ??= this.onEvent(event);
     });
     this.abortWatch = () => w.abort();
+    const healthy = () => events > 0 || Date.now() - started >= HEALTHY_WATCH_MS;
     w.done.then(
       () => {
-        this.failures = 0;
-        // The server ended the watch (its timeout): go on from the last version seen, unless it
-        // said that version is too old.
-        if (gone) this.retry(0, true);
-        else this.watchLoop();
+        if (this.stopped) return;
+        if (verdict === 'gone') return this.later(0, true);
+        if (verdict === 'failed') {
+          this.failures++;
+          return this.later(this.backoffMs(), true);
+        }
+        // The server ended the watch (its time limit): go on from the last version seen. One
+        // that ends at once, again and again (a proxy closing it), backs off.
+        if (healthy()) this.failures = 0;
+        else this.failures++;
+        this.later(this.failures === 0 ? 0 : this.backoffMs(), false);
       },
       (e: unknown) => {
         if (this.stopped) return;
+        if (verdict === 'gone') return this.later(0, true);
         const isGone = e instanceof KubeApiError && e.status === 410;
-        if (!isGone) {
-          this.failures++;
-          if (this.failures === 1 || this.failures % 10 === 0)
-            this.hooks.log(`watching ${this.kind.kind} failed (${(e as Error).message}); listing again`);
+        if (isGone) return this.later(0, true);
+        if (healthy()) this.failures = 0;
+        this.failures++;
+        if (this.failures === 1 || this.failures % 10 === 0) {
+          this.hooks.log(`watching ${this.kind.kind} failed (${(e as Error).message}); watching again`);
         }
-        this.retry(
-          isGone ? 0 : Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** Math.min(this.failures, 10)),
-          true,
-        );
+        // The connection failed, not the version: resume from it (a 410 then says to list).
+        this.later(this.backoffMs(), false);
       },
     );
   }
 
-  /** Lists again after `ms`, then watches. */
-  private retry(ms: number, relist: boolean): void {
+  /** After `ms`: lists again then watches (`relist`), or watches from the last version. */
+  private later(ms: number, relist: boolean): void {
     if (this.stopped) return;
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
@@ -184,38 +224,40 @@ export class Reflector {
           this.failures++;
           if (this.failures === 1 || this.failures % 10 === 0)
             this.hooks.log(`listing ${this.kind.kind} failed (${(e as Error).message}); trying again`);
-          this.retry(Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** Math.min(this.failures, 10)), true);
+          this.later(this.backoffMs(), true);
         },
       );
     }, ms);
     this.retryTimer.unref();
   }
 
-  /** Applies one event; true when the server says the version is gone and a list is needed. */
-  private onEvent(event: WatchEvent): boolean {
+  /** Applies one event; says when the stream must end and the kind be listed again. */
+  private onEvent(event: WatchEvent): 'gone' | 'failed' | undefined {
     const o = event.object as KubeObject;
     if (event.type === 'ERROR') {
-      const code = (event.object as { code?: number }).code;
-      if (code === 410) return true;
-      this.hooks.log(`watching ${this.kind.kind}: ${String((event.object as { message?: string }).message)}`);
-      return true;
+      const status = event.object as { code?: number; message?: string };
+      if (status.code === 410) return 'gone';
+      this.hooks.log(`watching ${this.kind.kind}: ${String(status.message)} (code ${String(status.code)})`);
+      return 'failed';
     }
     const rv = o.metadata?.resourceVersion;
     if (rv) this.resourceVersion = rv;
-    if (event.type === 'BOOKMARK') return false;
+    if (event.type === 'BOOKMARK') return undefined;
     const obj = this.complete(o);
     const key = objectKey(obj);
     const before = this.objects.get(key);
     if (event.type === 'DELETED') {
-      if (!this.objects.delete(key)) return false;
-      this.hooks.changed(`${this.kind.kind} ${key} deleted`);
-      return false;
+      if (!before) return undefined;
+      this.objects.delete(key);
+      this.hooks.deleted?.(this.kind, before);
+      if (this.relevant(before)) this.hooks.changed(`${this.kind.kind} ${key} deleted`);
+      return undefined;
     }
     this.objects.set(key, obj);
-    if (readPart(before) !== readPart(obj)) {
+    if ((this.relevant(obj) || this.relevant(before)) && readPart(before) !== readPart(obj)) {
       this.hooks.changed(`${this.kind.kind} ${key} ${before ? 'changed' : 'added'}`);
     }
     this.hooks.touched?.(this.kind, obj);
-    return false;
+    return undefined;
   }
 }

@@ -104,8 +104,10 @@ export function statusFor(
     const ours = (e: Json) => e.controllerName === CONTROLLER_NAME;
     const wanted = ((which === 'route' ? desired?.parents : desired?.ancestors) ?? []).filter((e) => {
       const ref = (e as unknown as Json)[refField] as Json;
-      // Entries only for the Gateways steadfast owns; a policy's other ancestors are its own.
-      if ((ref.kind ?? 'Gateway') !== 'Gateway') return true;
+      // Entries only for the Gateways steadfast owns: a mesh route's Service parent, or a
+      // policy target outside steadfast's Gateways, is another implementation's to report.
+      if ((ref.group ?? 'gateway.networking.k8s.io') !== 'gateway.networking.k8s.io') return false;
+      if ((ref.kind ?? 'Gateway') !== 'Gateway') return false;
       return owns.ownsGateway(String(ref.namespace ?? live.metadata?.namespace ?? ''), String(ref.name));
     });
     const entries = wanted.map((e) => {
@@ -122,10 +124,40 @@ export function statusFor(
         ),
       };
     });
-    next = { ...current, [field]: [...liveEntries.filter((e) => !ours(e)), ...entries] };
-    if (liveEntries.length === 0 && entries.length === 0) return undefined;
+    const others = liveEntries.filter((e) => !ours(e));
+    // The CRDs cap the list (parents 32, ancestors 16): steadfast's entries take what is left,
+    // those with a False condition first, so a problem is what stays visible.
+    const room = Math.max(0, (which === 'route' ? MAX_PARENTS : MAX_ANCESTORS) - others.length);
+    const kept =
+      entries.length <= room
+        ? entries
+        : [...entries]
+            .sort((a, b) => Number(hasFalse(b.conditions)) - Number(hasFalse(a.conditions)))
+            .slice(0, room);
+    next = { ...current, [field]: [...others, ...kept] };
+    if (liveEntries.length === 0 && kept.length === 0) return undefined;
   }
-  return JSON.stringify(next) === JSON.stringify(current) ? undefined : next;
+  return canonical(next) === canonical(current) ? undefined : next;
+}
+
+const MAX_PARENTS = 32;
+const MAX_ANCESTORS = 16;
+
+function hasFalse(conditions: readonly Json[]): boolean {
+  return conditions.some((c) => c.status === 'False');
+}
+
+/**
+ * JSON with every object's keys sorted: the API server returns what it stores with its keys in
+ * its own order, so a plain JSON.stringify of an unchanged status would never compare equal.
+ */
+export function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
+    const sorted: Json = {};
+    for (const k of Object.keys(v).sort()) sorted[k] = (v as Json)[k];
+    return sorted;
+  });
 }
 
 const CONCURRENCY = 8;
@@ -144,6 +176,10 @@ export class StatusWriter {
   private readonly written = new Map<string, string>();
   private running = 0;
   private failures = 0;
+  /** Objects whose write failed, tried again after a back-off: key → kind. */
+  private readonly retry = new Map<string, WatchedKind>();
+  private retryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
   /** Writes done, for tests and /metrics-style logs. */
   writes = 0;
 
@@ -168,6 +204,21 @@ export class StatusWriter {
     this.queue(kind, o);
   }
 
+  /** An object was deleted: nothing to write, nothing to remember. */
+  forget(kind: WatchedKind, o: KubeObject): void {
+    const key = liveKey(kind, o);
+    this.written.delete(key);
+    this.pending.delete(key);
+    this.retry.delete(key);
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.pending.clear();
+    this.retry.clear();
+  }
+
   private queue(kind: WatchedKind, o: KubeObject): void {
     // Before the first compile an empty desired status would strip steadfast's entries from
     // every route, only to write them again with new transition times.
@@ -177,7 +228,7 @@ export class StatusWriter {
   }
 
   private pump(): void {
-    while (this.running < CONCURRENCY && this.pending.size > 0) {
+    while (!this.closed && this.running < CONCURRENCY && this.pending.size > 0) {
       const [key, kind] = this.pending.entries().next().value as [string, WatchedKind];
       this.pending.delete(key);
       this.running++;
@@ -190,9 +241,11 @@ export class StatusWriter {
             this.failures++;
             if (this.failures === 1 || this.failures % 50 === 0)
               this.log(
-                `status of ${kind.kind} ${key.split('/').slice(1).join('/')} not written: ${(e as Error).message}`,
+                `status of ${kind.kind} ${key.split('/').slice(1).join('/')} not written: ${(e as Error).message}; trying again`,
               );
-            // Tried again when the object changes or at the next generation.
+            // Its echo must not be taken for ours, and it is tried again after a back-off.
+            this.written.delete(key);
+            this.retryLater(key, kind);
           },
         )
         .finally(() => {
@@ -200,6 +253,20 @@ export class StatusWriter {
           this.pump();
         });
     }
+  }
+
+  private retryLater(key: string, kind: WatchedKind): void {
+    if (this.closed) return;
+    this.retry.set(key, kind);
+    if (this.retryTimer) return;
+    const ms = Math.min(30_000, 500 * 2 ** Math.min(this.failures, 6));
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      for (const [k, kd] of this.retry) this.pending.set(k, kd);
+      this.retry.clear();
+      this.pump();
+    }, ms);
+    this.retryTimer.unref();
   }
 
   private async write(kind: WatchedKind, key: string): Promise<void> {
@@ -239,6 +306,7 @@ export class StatusWriter {
         live = { ...live, apiVersion: kind.apiVersion, kind: kind.kind };
       }
     }
+    if (live) throw new Error(`${CONFLICT_RETRIES} conflicting writes in a row`);
   }
 }
 
