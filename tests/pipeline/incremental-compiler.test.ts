@@ -8,6 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { IncrementalCompiler, documentPieces } from '../../extproc/src/pipeline/incremental-compiler.js';
 import { type Snapshot, compileConfig } from '../../extproc/src/pipeline/snapshot.js';
 import type { ProvidedConfig } from '../../extproc/src/provider/provider.js';
+import { parseAllDocuments } from 'yaml';
+
+function parseAllYaml(text: string): unknown[] {
+  return parseAllDocuments(text).map((d) => d.toJS() as unknown);
+}
 
 /** mulberry32: a small seeded generator, so every run makes the same sequence. */
 function random(seed: number): () => number {
@@ -286,6 +291,34 @@ describe('IncrementalCompiler', () => {
     expect(moved.statuses.find((s) => s.metadata.name === 'route-150')?.source?.line).toBe(
       (again.statuses.find((s) => s.metadata.name === 'route-150')?.source?.line ?? 0) + 1,
     );
+  });
+
+  it("decodes only the objects whose version changed (a cluster's objects), and equals a full compile", () => {
+    const rnd = random(11);
+    const base = parseAllYaml(BASE.join('---\n'));
+    const routes = Array.from({ length: 50 }, (_, i) => parseAllYaml(routeYaml(rnd, `route-${i}`))[0]);
+    const input = (rs: readonly unknown[], versions: readonly string[]): ProvidedConfig => ({
+      documents: [],
+      objects: [
+        ...base.map((body, i) => ({ body, version: `base-${i}@1` })),
+        ...rs.map((body, i) => ({ body, version: `route-${i}@${versions[i] ?? '1'}` })),
+      ],
+      diagnostics: [],
+    });
+    const compiler = new IncrementalCompiler();
+    compiler.compile(input(routes, []));
+    expect(compiler.work.decoded).toBe(BASE.length + 50);
+    const edited = [...routes];
+    edited[20] = JSON.parse(JSON.stringify(routes[20]).replace('"hostnames":["', '"hostnames":["edited-'));
+    const versions: string[] = [];
+    versions[20] = '2';
+    const again = compiler.compile(input(edited, versions));
+    expect(compiler.work.decoded).toBe(1);
+    expect(view(again)).toEqual(view(compileConfig(input(edited, versions))));
+    // An object without a version is always read anew.
+    const unversioned = input(edited, versions);
+    compiler.compile({ ...unversioned, objects: unversioned.objects.map(({ body }) => ({ body })) });
+    expect(compiler.work.decoded).toBe(BASE.length + 50);
   });
 
   it('cuts a file before each document start and reads whole what pieces could read differently', () => {

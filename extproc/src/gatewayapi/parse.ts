@@ -28,6 +28,11 @@ export interface SourceObject {
 export interface ObjectInput {
   readonly body: unknown;
   readonly source?: Source;
+  /**
+   * Names this body: the same version is the same content (a Kubernetes object's
+   * uid@resourceVersion), so a compiler may reuse what it made of it last time.
+   */
+  readonly version?: string;
 }
 
 export interface ParseResult {

@@ -14,9 +14,11 @@ import type { Diagnostic, FieldPath } from '../gatewayapi/diagnostic.js';
 import type { AnyObject } from '../gatewayapi/model.js';
 import {
   type ConfigFile,
+  type ObjectInput,
   type ParseResult,
   type SourceObject,
   parseConfigFiles,
+  parseObjects,
 } from '../gatewayapi/parse.js';
 import type { ProvidedConfig } from '../provider/provider.js';
 import { type Snapshot, compileConfig } from './snapshot.js';
@@ -76,10 +78,19 @@ export interface CompileWork {
   decoded: number;
 }
 
+/** An object came as its version alone, and this compiler does not hold that version. */
+export class StaleObjectsError extends Error {
+  constructor(version: string) {
+    super(`object version ${version} is not held by the compiler`);
+  }
+}
+
 export class IncrementalCompiler {
   /** What the last compile parsed and decoded anew (the rest was reused). */
   readonly work: CompileWork = { parsed: 0, decoded: 0 };
   private files = new Map<string, CachedFile>();
+  /** Objects handed over with a version, as parsed last time: the same version decodes the same. */
+  private versioned = new Map<string, SourceObject>();
   /** The piece's own object behind each object handed to decoding. */
   private readonly unshifted = new WeakMap<SourceObject, SourceObject>();
   /** Decoded objects by the piece's own object, located as it is. */
@@ -90,6 +101,7 @@ export class IncrementalCompiler {
     this.work.decoded = 0;
     return compileConfig(provided, {
       parseDocuments: (files) => this.parse(files),
+      parseObjects: (inputs) => this.parseVersioned(inputs),
       decodeObject: (src, decode) => this.decode(src, decode),
     });
   }
@@ -106,6 +118,34 @@ export class IncrementalCompiler {
       diagnostics.push(...cached.result.diagnostics);
     }
     this.files = next;
+    return { objects, diagnostics };
+  }
+
+  /**
+   * Objects with a version seen last time are the same SourceObject again, so their decoding
+   * is reused; the rest are parsed. Only this compile's versions are kept for the next.
+   */
+  private parseVersioned(inputs: readonly ObjectInput[]): ParseResult {
+    const next = new Map<string, SourceObject>();
+    const objects: SourceObject[] = [];
+    const diagnostics: Diagnostic[] = [];
+    for (const input of inputs) {
+      const known = input.version !== undefined ? this.versioned.get(input.version) : undefined;
+      if (known) {
+        next.set(input.version as string, known);
+        objects.push(known);
+        continue;
+      }
+      // Sent as its version alone, for an object this compiler no longer holds.
+      if (input.body === undefined && input.version !== undefined) throw new StaleObjectsError(input.version);
+      const parsed = parseObjects([input]);
+      diagnostics.push(...parsed.diagnostics);
+      for (const o of parsed.objects) {
+        if (input.version !== undefined) next.set(input.version, o);
+        objects.push(o);
+      }
+    }
+    this.versioned = next;
     return { objects, diagnostics };
   }
 

@@ -32,7 +32,7 @@ export interface CompiledData {
 
 export type CompileResponse =
   | { readonly id: number; readonly ok: true; readonly data: CompiledData }
-  | { readonly id: number; readonly ok: false; readonly message: string };
+  | { readonly id: number; readonly ok: false; readonly message: string; readonly staleObjects?: true };
 
 /** Rebuilds a Snapshot from what the thread sent: the resolver compiled here, statuses on first read. */
 export function snapshotFrom(data: CompiledData): Snapshot {
@@ -61,6 +61,11 @@ export class SnapshotCompiler {
   private readonly pending = new Map<number, (r: CompileResponse) => void>();
   /** Compiles inline when there is no thread. */
   private inline: IncrementalCompiler | undefined;
+  /**
+   * The object versions the thread holds from the last compile: those cross as their version
+   * alone, so a change to one object among 10,000 does not copy the other 9,999 to the thread.
+   */
+  private held = new Set<string>();
 
   /** The thread runs the compiled module (dist/); from TypeScript sources it compiles inline. */
   static available(): boolean {
@@ -69,6 +74,28 @@ export class SnapshotCompiler {
 
   compile = async (provided: ProvidedConfig): Promise<Snapshot> => {
     if (!SnapshotCompiler.available()) return (this.inline ??= new IncrementalCompiler()).compile(provided);
+    let res = await this.send(this.withHeldObjects(provided));
+    // The thread did not hold what it was told it does (it restarted, or a failed compile
+    // moved on): the whole input once more.
+    if (!res.ok && res.staleObjects) res = await this.send(provided);
+    this.held = new Set();
+    if (!res.ok) throw new Error(res.message);
+    for (const o of provided.objects) if (o.version !== undefined) this.held.add(o.version);
+    return snapshotFrom(res.data);
+  };
+
+  /** The input with every object the thread holds replaced by its version. */
+  private withHeldObjects(provided: ProvidedConfig): ProvidedConfig {
+    if (this.held.size === 0) return provided;
+    return {
+      ...provided,
+      objects: provided.objects.map((o) =>
+        o.version !== undefined && this.held.has(o.version) ? { body: undefined, version: o.version } : o,
+      ),
+    };
+  }
+
+  private send = async (provided: ProvidedConfig): Promise<CompileResponse> => {
     const worker = this.thread();
     const id = ++this.next;
     // Held while a compile is under way (the process must wait for it), idle otherwise.
@@ -78,8 +105,7 @@ export class SnapshotCompiler {
       worker.postMessage({ id, provided } satisfies CompileRequest);
     });
     if (this.pending.size === 0) worker.unref();
-    if (!res.ok) throw new Error(res.message);
-    return snapshotFrom(res.data);
+    return res;
   };
 
   private thread(): Worker {
@@ -93,6 +119,7 @@ export class SnapshotCompiler {
       for (const [id, resolve] of this.pending) resolve({ id, ok: false, message });
       this.pending.clear();
       this.worker = undefined;
+      this.held = new Set();
     };
     worker.on('error', (e) => fail(`the configuration compiler failed: ${e.message}`));
     worker.on('exit', (code) => fail(`the configuration compiler exited (${code})`));

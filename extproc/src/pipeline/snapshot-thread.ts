@@ -3,7 +3,7 @@
 // as CompiledData (no resolver: a compiled resolver holds closures, which do not cross threads).
 // The thread lives as long as the service, so it keeps what it parsed for the next reload.
 import { parentPort } from 'node:worker_threads';
-import { IncrementalCompiler } from './incremental-compiler.js';
+import { IncrementalCompiler, StaleObjectsError } from './incremental-compiler.js';
 import { fingerprintOf } from './snapshot.js';
 import type { CompileRequest, CompileResponse } from './snapshot-compiler.js';
 
@@ -26,7 +26,12 @@ parentPort?.on('message', (req: CompileRequest) => {
     };
     res = { id: req.id, ok: true, data };
   } catch (e) {
-    res = { id: req.id, ok: false, message: (e as Error).message };
+    res = {
+      id: req.id,
+      ok: false,
+      message: (e as Error).message,
+      ...(e instanceof StaleObjectsError ? { staleObjects: true as const } : {}),
+    };
   }
   parentPort?.postMessage(res);
 });

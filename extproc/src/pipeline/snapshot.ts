@@ -2,7 +2,13 @@
 // → translate → compile. Pure: providers do the reading; the ConfigStore and the CLI call it.
 import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../gatewayapi/diagnostic.js';
-import { type ConfigFile, type ParseResult, parseConfigFiles, parseObjects } from '../gatewayapi/parse.js';
+import {
+  type ConfigFile,
+  type ObjectInput,
+  type ParseResult,
+  parseConfigFiles,
+  parseObjects,
+} from '../gatewayapi/parse.js';
 import { type DecodeObject, validateObjects } from '../gatewayapi/validate.js';
 import type { ProvidedConfig } from '../provider/provider.js';
 import { type Resolver, compileResolver } from '../resolve/compile.js';
@@ -48,16 +54,19 @@ export function fingerprintOf(
 /** How the compiler parses documents and decodes objects; the incremental compiler reuses earlier results. */
 export interface CompileStages {
   readonly parseDocuments?: (files: readonly ConfigFile[]) => ParseResult;
+  readonly parseObjects?: (inputs: readonly ObjectInput[]) => ParseResult;
   readonly decodeObject?: DecodeObject;
 }
 
 export function compileConfig(provided: ProvidedConfig, stages: CompileStages = {}): Snapshot {
   const documents = (stages.parseDocuments ?? parseConfigFiles)(provided.documents);
-  const objects = parseObjects(provided.objects);
+  const objects = (stages.parseObjects ?? parseObjects)(provided.objects);
   const parsedDiagnostics = [...documents.diagnostics, ...objects.diagnostics];
   const validated = validateObjects([...documents.objects, ...objects.objects], stages.decodeObject);
   const { table, tls, statuses } = translate(validated);
-  const resolver = compileResolver(table);
+  // Compiled on first read: the compiler thread never reads it (the service compiles its own
+  // from the table it receives), so it does not pay for it on every reload.
+  let resolver: Resolver | undefined;
   const fileLevel = [
     ...provided.diagnostics,
     ...parsedDiagnostics,
@@ -67,7 +76,9 @@ export function compileConfig(provided: ProvidedConfig, stages: CompileStages = 
   return {
     table,
     tls,
-    resolver,
+    get resolver() {
+      return (resolver ??= compileResolver(table));
+    },
     statuses,
     diagnostics: fileLevel,
     errors: [...provided.diagnostics, ...parsedDiagnostics, ...validated.diagnostics],

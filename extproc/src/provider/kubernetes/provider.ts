@@ -8,7 +8,7 @@ import type { ObjectInput } from '../../gatewayapi/parse.js';
 import type { ProvidedConfig, Provider, StatusReport } from '../provider.js';
 import type { KubeClient } from './client.js';
 import { WATCHED_KINDS, type WatchedKind, listPath } from './kinds.js';
-import { type KubeObject, Reflector } from './reflector.js';
+import { type KubeObject, Reflector, objectKey } from './reflector.js';
 import { StatusWriter } from './status-writer.js';
 
 export interface KubernetesProviderOptions {
@@ -79,7 +79,15 @@ export class KubernetesProvider implements Provider {
           continue;
         }
         if (r.kind.kind === 'ConfigMap' && !this.configMapNamed(o)) continue;
-        objects.push({ body: o });
+        // A version that moves only when what the compiler reads moves: a status write (which
+        // changes resourceVersion) leaves the compiler's work on the object reusable.
+        const uid = o.metadata?.uid;
+        const read = r.readVersion(objectKey(o));
+        objects.push(
+          typeof uid === 'string' && read !== undefined
+            ? { body: o, version: `${r.kind.kind}/${uid}@${read}` }
+            : { body: o },
+        );
       }
     }
     return { documents: [], objects, diagnostics: [] };

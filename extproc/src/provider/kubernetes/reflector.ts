@@ -50,6 +50,12 @@ function readPart(o: KubeObject | undefined): string {
 
 export class Reflector {
   readonly objects = new Map<string, KubeObject>();
+  /**
+   * Per object, a version that changes only when what the compiler reads changes (a status
+   * write moves resourceVersion, not this), so the compiler can reuse what it made of it.
+   */
+  private readonly readVersions = new Map<string, number>();
+  private serial = 0;
   /** False while the API server does not serve this kind (an optional CRD not installed). */
   served = true;
   private resourceVersion = '';
@@ -73,6 +79,11 @@ export class Reflector {
   async start(): Promise<void> {
     await this.list(true);
     this.watchLoop();
+  }
+
+  /** The object's read version (see readVersions). */
+  readVersion(key: string): number | undefined {
+    return this.readVersions.get(key);
   }
 
   stop(): void {
@@ -140,12 +151,16 @@ export class Reflector {
     }
     let differs = false;
     for (const [key, o] of this.objects) {
-      if (!next.has(key) && this.relevant(o)) differs = true;
+      if (!next.has(key)) {
+        this.readVersions.delete(key);
+        if (this.relevant(o)) differs = true;
+      }
     }
     for (const [key, o] of next) {
       const before = this.objects.get(key);
-      if (differs) break;
-      if ((this.relevant(o) || this.relevant(before)) && readPart(before) !== readPart(o)) differs = true;
+      if (readPart(before) === readPart(o)) continue;
+      this.readVersions.set(key, ++this.serial);
+      if (this.relevant(o) || this.relevant(before)) differs = true;
     }
     const gone = [...this.objects.entries()].filter(([key]) => !next.has(key)).map(([, o]) => o);
     this.objects.clear();
@@ -249,13 +264,17 @@ export class Reflector {
     if (event.type === 'DELETED') {
       if (!before) return undefined;
       this.objects.delete(key);
+      this.readVersions.delete(key);
       this.hooks.deleted?.(this.kind, before);
       if (this.relevant(before)) this.hooks.changed(`${this.kind.kind} ${key} deleted`);
       return undefined;
     }
     this.objects.set(key, obj);
-    if ((this.relevant(obj) || this.relevant(before)) && readPart(before) !== readPart(obj)) {
-      this.hooks.changed(`${this.kind.kind} ${key} ${before ? 'changed' : 'added'}`);
+    if (readPart(before) !== readPart(obj)) {
+      this.readVersions.set(key, ++this.serial);
+      if (this.relevant(obj) || this.relevant(before)) {
+        this.hooks.changed(`${this.kind.kind} ${key} ${before ? 'changed' : 'added'}`);
+      }
     }
     this.hooks.touched?.(this.kind, obj);
     return undefined;
