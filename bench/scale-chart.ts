@@ -117,6 +117,8 @@ export function scaleChart(rows: readonly ScaleRow[], caption: string): string {
 export function scaleCaption(report: {
   readonly date: string;
   readonly machine: { readonly cpus: number; readonly envoy: string };
+  readonly provider?: string;
 }): string {
-  return `bench:scale, ${report.date.slice(0, 16).replace('T', ' ')} UTC, ${report.machine.cpus} CPUs, Envoy ${report.machine.envoy}`;
+  const from = report.provider === 'kubernetes' ? ', objects from a Kubernetes API server' : '';
+  return `bench:scale${from}, ${report.date.slice(0, 16).replace('T', ' ')} UTC, ${report.machine.cpus} CPUs, Envoy ${report.machine.envoy}`;
 }

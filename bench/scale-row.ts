@@ -1,6 +1,10 @@
 // One row of bench:scale: one mode at one number of routes.
 export interface ScaleRow {
   readonly mode: 'gateway' | 'attach';
+  /** Where the objects came from: files (absent in older results) or a Kubernetes API server. */
+  readonly provider?: 'files' | 'kubernetes';
+  /** Kubernetes: from the last route served to its status written (all routes' status). */
+  readonly statusSeconds?: number;
   readonly routes: number;
   /** From the command's start to the last route served (gateway: answered through Envoy). */
   readonly readySeconds: number;

@@ -7,13 +7,15 @@
 //   npm run bench:scale -- --sizes 100,1000,10000,50000
 //   npm run bench:scale -- --modes gateway --sizes 1000 --no-write
 //   npm run bench:scale -- --rerender                 the table and chart again from scale-latest.json
+//   npm run bench:scale -- --provider kubernetes      the same objects from a real API server
+//                                                     (scripts/kube-local.mjs), changed with kubectl
 //
 // The routes are what a repository of many teams holds: route-i serves svc-i.example under
 // /r/i with a retry, all to one Service with two endpoints (the benchmark's minimal backend).
 // Gateway mode runs `steadfast dev` (Envoy on a free port) and is timed through Envoy; attach
 // mode runs `steadfast serve` and is timed through its /v1/resolve (Envoy's own ext_proc path
 // does not change with the number of routes).
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import {
   mkdirSync,
   mkdtempSync,
@@ -27,12 +29,14 @@ import { request } from 'node:http';
 import { type AddressInfo, createServer } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { resourceFiles } from '../extproc/src/envoy/file-resources.js';
 import { envoyVersion } from '../extproc/src/local/envoy-binary.js';
 import { projectRoot } from '../extproc/src/local/project-root.js';
 import { compileSnapshot } from '../extproc/src/pipeline/snapshot.js';
 import { startMinimalBackend } from './minimal-backend.js';
+import type { LocalKube } from '../scripts/kube-local.mjs';
 import { scaleCaption, scaleChart } from './scale-chart.js';
 import type { ScaleRow } from './scale-row.js';
 
@@ -42,8 +46,11 @@ const { values: opts } = parseArgs({
     modes: { type: 'string', default: 'gateway,attach' },
     'no-write': { type: 'boolean', default: false },
     rerender: { type: 'boolean', default: false },
+    provider: { type: 'string', default: 'files' },
   },
 });
+
+type Provider = NonNullable<ScaleRow['provider']>;
 
 type Mode = ScaleRow['mode'];
 
@@ -65,8 +72,25 @@ function freePort(): Promise<number> {
   });
 }
 
-function baseYaml(listenerPort: number, backendPort: number): string {
+function baseYaml(listenerPort: number, backendPort: number, provider: Provider = 'files'): string {
+  // An API server refuses loopback addresses in IPv4 slices: there the endpoint is an FQDN
+  // under .localhost, which Envoy resolves to 127.0.0.1 (the backend listens there too).
+  const slice =
+    provider === 'files'
+      ? `addressType: IPv4
+ports: [{ name: http, port: ${backendPort} }]
+endpoints:
+${ENDPOINTS.map((a) => `  - addresses: ['${a}']`).join('\n')}`
+      : `addressType: FQDN
+ports: [{ name: http, port: ${backendPort} }]
+endpoints:
+  - addresses: [scale.localhost]`;
   return `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: steadfast }
+spec: { controllerName: steadfast.dev/gateway-controller }
+---
+apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: { name: edge, namespace: default }
 spec:
@@ -82,10 +106,7 @@ spec: { ports: [{ name: http, port: 80, targetPort: ${backendPort} }] }
 apiVersion: discovery.k8s.io/v1
 kind: EndpointSlice
 metadata: { name: app-1, namespace: default, labels: { kubernetes.io/service-name: app } }
-addressType: IPv4
-ports: [{ name: http, port: ${backendPort} }]
-endpoints:
-${ENDPOINTS.map((a) => `  - addresses: ['${a}']`).join('\n')}
+${slice}
 `;
 }
 
@@ -247,12 +268,97 @@ function envoyBytesPerRoute(dir: string, n: number): number {
   return Math.round(bytes / n);
 }
 
-async function measure(mode: Mode, n: number, backendPort: number): Promise<ScaleRow> {
+/** How the objects change: files saved in the directory, or kubectl against the API server. */
+interface Changes {
+  add(i: number): void;
+  edit(i: number): void;
+  remove(i: number): void;
+}
+
+function fileChanges(dir: string, n: number): Changes {
+  return {
+    // One route more, in a file of its own.
+    add: (i) => save(dir, 'added.yaml', routeYaml(i)),
+    // One route edited in its file (the whole file is written again, as a deploy does).
+    edit: (i) =>
+      save(dir, routesFile(i), routesYaml(Math.floor(i / ROUTES_PER_FILE) * ROUTES_PER_FILE, n, i)),
+    // The added route's file removed.
+    remove: () => rmSync(join(dir, 'added.yaml')),
+  };
+}
+
+/**
+ * scripts/kube-local.mjs, loaded from the checkout: the benchmark runs from dist/, which holds
+ * no copy of it.
+ */
+async function kubeLocal(): Promise<typeof import('../scripts/kube-local.mjs')> {
+  return (await import(
+    pathToFileURL(join(ROOT, 'scripts', 'kube-local.mjs')).href
+  )) as typeof import('../scripts/kube-local.mjs');
+}
+
+const KUBECTL = join(ROOT, '.tools', 'bin', 'kubectl');
+
+function kubectl(kube: LocalKube, args: readonly string[], input?: string): void {
+  execFileSync(KUBECTL, ['--kubeconfig', kube.adminConfig, ...args], {
+    stdio: ['pipe', 'ignore', 'pipe'],
+    maxBuffer: 1 << 26,
+    ...(input !== undefined ? { input } : {}),
+  });
+}
+
+function kubeChanges(kube: LocalKube): Changes {
+  return {
+    add: (i) => kubectl(kube, ['create', '-f', '-'], routeYaml(i)),
+    edit: (i) =>
+      kubectl(kube, [
+        'patch',
+        'httproute',
+        `route-${i}`,
+        '--type=json',
+        '-p',
+        JSON.stringify([
+          { op: 'replace', path: '/spec/rules/0/matches/0/path/value', value: `/edited/${i}` },
+        ]),
+      ]),
+    remove: (i) => kubectl(kube, ['delete', 'httproute', `route-${i}`]),
+  };
+}
+
+/** Whether route-i's status has steadfast's entry, read with kubectl. */
+function statusWritten(kube: LocalKube, i: number): boolean {
+  const out = execFileSync(
+    KUBECTL,
+    [
+      '--kubeconfig',
+      kube.adminConfig,
+      'get',
+      'httproute',
+      `route-${i}`,
+      '-o',
+      'jsonpath={.status.parents[*].controllerName}',
+    ],
+    { encoding: 'utf8' },
+  );
+  return out.includes('steadfast.dev/gateway-controller');
+}
+
+async function measure(mode: Mode, n: number, backendPort: number, provider: Provider): Promise<ScaleRow> {
   const dir = mkdtempSync(join(tmpdir(), `steadfast-scale-${mode}-${n}-`));
   const listenerPort = await freePort();
   const adminPort = await freePort();
-  save(dir, 'base.yaml', baseYaml(listenerPort, backendPort));
+  save(dir, 'base.yaml', baseYaml(listenerPort, backendPort, provider));
   for (let first = 0; first < n; first += ROUTES_PER_FILE) save(dir, routesFile(first), routesYaml(first, n));
+  // A fresh API server per measurement, the objects created before steadfast starts.
+  const kube =
+    provider === 'kubernetes' ? await (await kubeLocal()).startLocalKube({ log: () => {} }) : undefined;
+  if (kube)
+    for (const f of readdirSync(dir)
+      .filter((x) => x.endsWith('.yaml'))
+      .sort())
+      kubectl(kube, ['create', '-f', join(dir, f)]);
+  const changes = kube ? kubeChanges(kube) : fileChanges(dir, n);
+  const source = kube ? ['--kubeconfig', kube.steadfastConfig] : ['--config', dir];
   const last = n - 1;
   // Generous: 50,000 routes take minutes on a small machine.
   const limitMs = Math.max(120_000, n * 20);
@@ -264,33 +370,39 @@ async function measure(mode: Mode, n: number, backendPort: number): Promise<Scal
           (await resolvesTo(adminPort, i, path)) === (want === 200);
   const args =
     mode === 'gateway'
-      ? ['dev', '--config', dir, '--admin-port', String(adminPort), '--envoy-admin-port', '0']
-      : ['serve', '--config', dir, '--admin-port', String(adminPort), '--ext-proc-address', '127.0.0.1:0'];
+      ? ['dev', ...source, '--admin-port', String(adminPort), '--envoy-admin-port', '0']
+      : ['serve', ...source, '--admin-port', String(adminPort), '--ext-proc-address', '127.0.0.1:0'];
   const t0 = performance.now();
   const cli = startCli(args);
   const alive = (): boolean => cli.child.exitCode === null && cli.child.signalCode === null;
   try {
     await until(`${mode} ${n}: the last route`, limitMs, () => served(last, `/r/${last}`), alive);
     const readySeconds = (performance.now() - t0) / 1000;
-    // One route more, in a file of its own.
-    save(dir, 'added.yaml', routeYaml(n));
+    // The status of every route is written once, after the first generation: the changes are
+    // timed after it, as a team's edit usually comes long after the control plane started.
+    const statusSeconds = kube
+      ? await until(
+          `${mode} ${n}: the last route's status`,
+          limitMs,
+          async () => statusWritten(kube, last),
+          alive,
+        )
+      : undefined;
+    changes.add(n);
     const addSeconds = await until(
       `${mode} ${n}: the added route`,
       limitMs,
       () => served(n, `/r/${n}`),
       alive,
     );
-    // One route edited in its file (the whole file is written again, as a deploy does).
-    const editedFirst = Math.floor(last / ROUTES_PER_FILE) * ROUTES_PER_FILE;
-    save(dir, routesFile(last), routesYaml(editedFirst, n, last));
+    changes.edit(last);
     const editSeconds = await until(
       `${mode} ${n}: the edited route`,
       limitMs,
       () => served(last, `/edited/${last}`),
       alive,
     );
-    // The added route's file removed.
-    rmSync(join(dir, 'added.yaml'));
+    changes.remove(n);
     const deleteSeconds = await until(
       `${mode} ${n}: the deleted route`,
       limitMs,
@@ -301,6 +413,8 @@ async function measure(mode: Mode, n: number, backendPort: number): Promise<Scal
     const envoy = mode === 'gateway' && control !== undefined ? envoyPid(control) : undefined;
     return {
       mode,
+      provider,
+      ...(statusSeconds !== undefined ? { statusSeconds } : {}),
       routes: n,
       readySeconds,
       controlPeakMiB: peakMiB(control),
@@ -315,6 +429,8 @@ async function measure(mode: Mode, n: number, backendPort: number): Promise<Scal
     throw e;
   } finally {
     await stopCli(cli.child);
+    await kube?.stop();
+    if (kube) rmSync(kube.dir, { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -323,13 +439,16 @@ const fmt = (x: number | undefined, digits = 1): string =>
   x === undefined ? '–' : Number.isNaN(x) ? '?' : x.toFixed(digits);
 
 export function scaleTable(rows: readonly ScaleRow[]): string {
+  // The provider and the status column only where some row came from an API server.
+  const kube = rows.some((r) => r.provider === 'kubernetes');
   const lines = [
-    '| mode | routes | last route served | control service peak RSS | Envoy peak RSS | one route added → served | one route edited → served | one route deleted → gone | Envoy config per route |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| mode |${kube ? ' provider |' : ''} routes | last route served |${kube ? ' status of all routes written |' : ''} control service peak RSS | Envoy peak RSS | one route added → served | one route edited → served | one route deleted → gone | Envoy config per route |`,
+    `|---|${kube ? '---|' : ''}---:|---:|${kube ? '---:|' : ''}---:|---:|---:|---:|---:|---:|`,
   ];
   for (const r of rows) {
     lines.push(
-      `| ${r.mode} | ${r.routes.toLocaleString('en')} | ${fmt(r.readySeconds)} s | ${fmt(r.controlPeakMiB, 0)} MiB | ` +
+      `| ${r.mode} |${kube ? ` ${r.provider ?? 'files'} |` : ''} ${r.routes.toLocaleString('en')} | ${fmt(r.readySeconds)} s |` +
+        `${kube ? ` ${r.statusSeconds === undefined ? '–' : `+${fmt(r.statusSeconds)} s`} |` : ''} ${fmt(r.controlPeakMiB, 0)} MiB | ` +
         `${r.envoyPeakMiB === undefined ? '–' : `${fmt(r.envoyPeakMiB, 0)} MiB`} | ${fmt(r.addSeconds, 2)} s | ` +
         `${fmt(r.editSeconds, 2)} s | ${fmt(r.deleteSeconds, 2)} s | ${r.envoyBytesPerRoute.toLocaleString('en')} B |`,
     );
@@ -337,34 +456,43 @@ export function scaleTable(rows: readonly ScaleRow[]): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The table and chart again from the recorded scale-latest.json (for when their code changes). */
-function rerender(): void {
+/** The results' file names: scale-latest for files, scale-kubernetes-latest for an API server. */
+const resultsBase = (provider: Provider): string =>
+  provider === 'files' ? 'scale-latest' : 'scale-kubernetes-latest';
+
+/** The table and chart again from the recorded JSON (for when their code changes). */
+function rerender(provider: Provider): void {
   const dir = join(ROOT, 'bench', 'results');
-  const report = JSON.parse(readFileSync(join(dir, 'scale-latest.json'), 'utf8')) as {
+  const base = resultsBase(provider);
+  const report = JSON.parse(readFileSync(join(dir, `${base}.json`), 'utf8')) as {
     date: string;
     machine: { cpus: number; envoy: string };
+    provider?: string;
     rows: ScaleRow[];
   };
   const rows = report.rows.map((r) => ({ ...r, controlPeakMiB: r.controlPeakMiB ?? Number.NaN }));
-  writeFileSync(join(dir, 'scale-latest.md'), scaleTable(rows));
-  writeFileSync(join(dir, 'scale-latest.svg'), scaleChart(rows, scaleCaption(report)));
-  process.stdout.write('wrote bench/results/scale-latest.{md,svg} from scale-latest.json\n');
+  writeFileSync(join(dir, `${base}.md`), scaleTable(rows));
+  writeFileSync(join(dir, `${base}.svg`), scaleChart(rows, scaleCaption(report)));
+  process.stdout.write(`wrote bench/results/${base}.{md,svg} from ${base}.json\n`);
 }
 
 async function main(): Promise<void> {
-  if (opts.rerender) return rerender();
+  const provider = opts.provider as Provider;
+  if (provider !== 'files' && provider !== 'kubernetes') throw new Error('--provider: files, kubernetes');
+  if (opts.rerender) return rerender(provider);
   const sizes = (opts.sizes ?? '').split(',').map((s) => Number.parseInt(s, 10));
   if (sizes.some((s) => !Number.isInteger(s) || s < 1))
     throw new Error(`--sizes: whole numbers, got ${opts.sizes}`);
   const modes = (opts.modes ?? '').split(',') as Mode[];
   if (modes.some((m) => m !== 'gateway' && m !== 'attach')) throw new Error(`--modes: gateway, attach`);
-  const backend = await startMinimalBackend(ENDPOINTS);
+  // 127.0.0.1 too: the API server's slices name the backend scale.localhost.
+  const backend = await startMinimalBackend([...ENDPOINTS, '127.0.0.1']);
   const rows: ScaleRow[] = [];
   try {
     for (const n of sizes) {
       for (const mode of modes) {
-        process.stdout.write(`bench:scale: ${mode} mode, ${n} routes … `);
-        const row = await measure(mode, n, backend.port);
+        process.stdout.write(`bench:scale: ${mode} mode, ${provider}, ${n} routes … `);
+        const row = await measure(mode, n, backend.port, provider);
         rows.push(row);
         process.stdout.write(
           `served after ${fmt(row.readySeconds)} s; one route added ${fmt(row.addSeconds, 2)} s, ` +
@@ -381,15 +509,17 @@ async function main(): Promise<void> {
   const report = {
     date: new Date().toISOString(),
     machine: { cpus: availableParallelism(), envoy: envoyVersion() },
+    provider,
     rows,
   };
   const dir = join(ROOT, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   const json = `${JSON.stringify(report, (_k, v: unknown) => (typeof v === 'number' && Number.isNaN(v) ? null : v), 2)}\n`;
-  writeFileSync(join(dir, 'scale-latest.json'), json);
-  writeFileSync(join(dir, 'scale-latest.md'), table);
-  writeFileSync(join(dir, 'scale-latest.svg'), scaleChart(rows, scaleCaption(report)));
-  process.stdout.write('wrote bench/results/scale-latest.{json,md,svg}\n');
+  const base = resultsBase(provider);
+  writeFileSync(join(dir, `${base}.json`), json);
+  writeFileSync(join(dir, `${base}.md`), table);
+  writeFileSync(join(dir, `${base}.svg`), scaleChart(rows, scaleCaption(report)));
+  process.stdout.write(`wrote bench/results/${base}.{json,md,svg}\n`);
 }
 
 main().catch((e: unknown) => {
