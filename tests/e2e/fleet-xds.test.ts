@@ -3,7 +3,6 @@
 // the routes; a session sealed by one continues on the other (shared keys); a route change
 // reaches both; /v1/xds shows what each took; and the control plane restarted under load
 // loses no request (the Envoys keep their configuration and reconnect).
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -11,15 +10,14 @@ import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
-import { type EnvoyProcess, startEnvoy } from '../../extproc/src/local/envoy-process.js';
-import { REPO_ROOT, steadfastBin } from '../support/paths.js';
+import type { EnvoyProcess } from '../../extproc/src/local/envoy-process.js';
 import { getOnce, startBoundedLoad } from './support/bounded-load.js';
 import { CliProcess } from './support/cli-process.js';
+import { expectSessionContinues, startFleetEnvoys, until } from './support/fleet.js';
 import { exchange } from './conformance/exchange.js';
 import {
   ConfigDir,
   TEST_SESSION_KEY,
-  cookieOf,
   freePort,
   gatewayYaml,
   serviceYaml,
@@ -45,16 +43,6 @@ ${
 `
     : ''
 }`;
-}
-
-/** Polls until `check` holds; returns the milliseconds it took, or throws after `limitMs`. */
-async function until(check: () => Promise<boolean>, limitMs: number, what: string): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    if (await check()) return performance.now() - started;
-    if (performance.now() - started > limitMs) throw new Error(`${what} not within ${limitMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('a fleet of Envoys fed over ADS (serve --xds)', () => {
@@ -101,28 +89,10 @@ describe('a fleet of Envoys fed over ADS (serve --xds)', () => {
     config.write('services.yaml', serviceYaml('app', backends));
     config.write('routes.yaml', routesYaml());
     serve = await startServe();
-    for (const [i, address] of ENVOY_ADDRESSES.entries()) {
-      const bootstrap = execFileSync(
-        process.execPath,
-        [
-          steadfastBin(),
-          'envoy-config',
-          '--xds',
-          `127.0.0.1:${xdsPort}`,
-          '--address',
-          address,
-          '--envoy-admin-port',
-          '0',
-          '--node-id',
-          `envoy-${i}`,
-          '--xds-token-file',
-          tokenFile,
-        ],
-        { cwd: REPO_ROOT, encoding: 'utf8' },
-      );
-      envoys.push(await startEnvoy({ config: bootstrap }));
-      urls.push(`http://${address}:${gatewayPort}`);
-    }
+    envoys.push(
+      ...(await startFleetEnvoys({ xdsPort, addresses: ENVOY_ADDRESSES, nodePrefix: 'envoy', tokenFile })),
+    );
+    urls.push(...ENVOY_ADDRESSES.map((address) => `http://${address}:${gatewayPort}`));
   }, 90_000);
 
   afterAll(async () => {
@@ -159,18 +129,13 @@ describe('a fleet of Envoys fed over ADS (serve --xds)', () => {
   });
 
   it('continues a session sealed by one Envoy on the other', async () => {
-    const first = await exchange(urls[0] as string, '/cart/start', 'shop.example');
-    expect(first.status).toBe(200);
-    const cookie = cookieOf(first.headers['set-cookie'], 'cart-session');
-    expect(cookie).toBeDefined();
-    const pinned = (JSON.parse(first.body) as { instance: string }).instance;
-    for (let i = 0; i < 8; i++) {
-      const res = await exchange(urls[1] as string, `/cart/n${i}`, 'shop.example', {
-        cookie: cookie as string,
-      });
-      expect(res.status).toBe(200);
-      expect((JSON.parse(res.body) as { instance: string }).instance).toBe(pinned);
-    }
+    await expectSessionContinues(
+      urls[0] as string,
+      urls[1] as string,
+      'shop.example',
+      'cart-session',
+      '/cart',
+    );
   });
 
   it('brings a route change to every Envoy, and shows what each took', async () => {

@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
-import { type EnvoyProcess, startEnvoy } from '../../extproc/src/local/envoy-process.js';
+import type { EnvoyProcess } from '../../extproc/src/local/envoy-process.js';
 import { KUBECTL, type LocalKube, startLocalKube } from '../../scripts/kube-local.mjs';
-import { REPO_ROOT, steadfastBin } from '../support/paths.js';
 import { getOnce, startBoundedLoad } from './support/bounded-load.js';
 import { CliProcess } from './support/cli-process.js';
+import { expectSessionContinues, startFleetEnvoys, until } from './support/fleet.js';
 import { exchange } from './conformance/exchange.js';
 import { TEST_SESSION_KEY, cookieOf, freePort } from './support/gateway-fixture.js';
 import { sessionKeyId } from '../../extproc/src/session/token.js';
@@ -39,20 +39,6 @@ type KubeObject = {
     parents?: { controllerName: string; parentRef: { name: string }; conditions: Condition[] }[];
   };
 };
-
-/** Polls until `check` holds; returns the milliseconds it took, or throws after `limitMs`. */
-async function until(
-  check: () => Promise<boolean> | boolean,
-  limitMs: number,
-  what: string,
-): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    if (await check()) return performance.now() - started;
-    if (performance.now() - started > limitMs) throw new Error(`${what} not within ${limitMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function routeYaml(extraPath?: string, backend = 'app'): string {
   return `apiVersion: gateway.networking.k8s.io/v1
@@ -242,26 +228,10 @@ spec:
       }),
     ]);
     serve = await startServe();
-    for (const [i, address] of ENVOY_ADDRESSES.entries()) {
-      const bootstrap = execFileSync(
-        process.execPath,
-        [
-          steadfastBin(),
-          'envoy-config',
-          '--xds',
-          `127.0.0.1:${xdsPort}`,
-          '--address',
-          address,
-          '--envoy-admin-port',
-          '0',
-          '--node-id',
-          `kube-envoy-${i}`,
-        ],
-        { cwd: REPO_ROOT, encoding: 'utf8' },
-      );
-      envoys.push(await startEnvoy({ config: bootstrap }));
-      urls.push(`http://${address}:${gatewayPort}`);
-    }
+    envoys.push(
+      ...(await startFleetEnvoys({ xdsPort, addresses: ENVOY_ADDRESSES, nodePrefix: 'kube-envoy' })),
+    );
+    urls.push(...ENVOY_ADDRESSES.map((address) => `http://${address}:${gatewayPort}`));
   }, 240_000);
 
   afterAll(async () => {
@@ -335,18 +305,13 @@ spec:
   });
 
   it('continues a session sealed by one Envoy on the other (keys from a Secret)', async () => {
-    const first = await exchange(urls[0] as string, '/cart/start', 'shop.example');
-    expect(first.status).toBe(200);
-    const cookie = cookieOf(first.headers['set-cookie'], 'cart-session');
-    expect(cookie).toBeDefined();
-    const pinned = (JSON.parse(first.body) as { instance: string }).instance;
-    for (let i = 0; i < 8; i++) {
-      const res = await exchange(urls[1] as string, `/cart/n${i}`, 'shop.example', {
-        cookie: cookie as string,
-      });
-      expect(res.status).toBe(200);
-      expect((JSON.parse(res.body) as { instance: string }).instance).toBe(pinned);
-    }
+    await expectSessionContinues(
+      urls[0] as string,
+      urls[1] as string,
+      'shop.example',
+      'cart-session',
+      '/cart',
+    );
   });
 
   it('takes a new key ring from the Secret to every Envoy: new sessions use the new key, old ones still open until it is retired', async () => {

@@ -250,7 +250,10 @@ export class StatusWriter {
         )
         .finally(() => {
           this.running--;
-          this.pump();
+          // Through the event loop, not straight on: an object whose status is already right
+          // resolves at once, and 10,000 of them in one run of microtasks would hold back the
+          // ext_proc answers this thread also serves.
+          setImmediate(() => this.pump());
         });
     }
   }

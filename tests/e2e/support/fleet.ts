@@ -1,0 +1,74 @@
+// What the tests of a fleet of Envoys fed over ADS share: waiting for a condition with the
+// time it took, starting Envoys from `steadfast envoy-config --xds`, and checking that a
+// session sealed by one Envoy continues on another.
+import { execFileSync } from 'node:child_process';
+import { expect } from 'vitest';
+import { type EnvoyProcess, startEnvoy } from '../../../extproc/src/local/envoy-process.js';
+import { REPO_ROOT, steadfastBin } from '../../support/paths.js';
+import { exchange } from '../conformance/exchange.js';
+import { cookieOf } from './gateway-fixture.js';
+
+/** Polls until `check` holds; returns the milliseconds it took, or throws after `limitMs`. */
+export async function until(
+  check: () => Promise<boolean> | boolean,
+  limitMs: number,
+  what: string,
+): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    if (await check()) return performance.now() - started;
+    if (performance.now() - started > limitMs) throw new Error(`${what} not within ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** One Envoy per address, each from the bootstrap `envoy-config --xds` prints for it. */
+export async function startFleetEnvoys(options: {
+  readonly xdsPort: number;
+  readonly addresses: readonly string[];
+  readonly nodePrefix: string;
+  readonly tokenFile?: string;
+}): Promise<EnvoyProcess[]> {
+  const envoys: EnvoyProcess[] = [];
+  for (const [i, address] of options.addresses.entries()) {
+    const bootstrap = execFileSync(
+      process.execPath,
+      [
+        steadfastBin(),
+        'envoy-config',
+        '--xds',
+        `127.0.0.1:${options.xdsPort}`,
+        '--address',
+        address,
+        '--envoy-admin-port',
+        '0',
+        '--node-id',
+        `${options.nodePrefix}-${i}`,
+        ...(options.tokenFile !== undefined ? ['--xds-token-file', options.tokenFile] : []),
+      ],
+      { cwd: REPO_ROOT, encoding: 'utf8' },
+    );
+    envoys.push(await startEnvoy({ config: bootstrap }));
+  }
+  return envoys;
+}
+
+/** A session sealed by the Envoy at `first` stays on its backend through the Envoy at `other`. */
+export async function expectSessionContinues(
+  first: string,
+  other: string,
+  host: string,
+  cookieName: string,
+  path: string,
+): Promise<void> {
+  const start = await exchange(first, `${path}/start`, host);
+  expect(start.status).toBe(200);
+  const cookie = cookieOf(start.headers['set-cookie'], cookieName);
+  expect(cookie).toBeDefined();
+  const pinned = (JSON.parse(start.body) as { instance: string }).instance;
+  for (let i = 0; i < 8; i++) {
+    const res = await exchange(other, `${path}/n${i}`, host, { cookie: cookie as string });
+    expect(res.status).toBe(200);
+    expect((JSON.parse(res.body) as { instance: string }).instance).toBe(pinned);
+  }
+}
