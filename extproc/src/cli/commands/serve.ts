@@ -133,7 +133,7 @@ export const serveCommand: Command = {
     const envoyFiles = flag(parsed, 'envoy-files');
     if (envoyFiles !== undefined && !loadsConfig) {
       throw new UsageError(
-        '--envoy-files needs --config: it writes the gateway configuration of those files',
+        '--envoy-files needs --config or --kubeconfig: it writes the gateway configuration of those objects',
       );
     }
     const xdsAddress = flag(parsed, 'xds');
