@@ -5,7 +5,11 @@
 // material, statuses, diagnostics, errors and warnings, lines included. And it does reuse:
 // one edited document in a file of many is the only one parsed and decoded again.
 import { describe, expect, it } from 'vitest';
-import { IncrementalCompiler, documentPieces } from '../../extproc/src/pipeline/incremental-compiler.js';
+import {
+  IncrementalCompiler,
+  StaleObjectsError,
+  documentPieces,
+} from '../../extproc/src/pipeline/incremental-compiler.js';
 import { type Snapshot, compileConfig } from '../../extproc/src/pipeline/snapshot.js';
 import type { ProvidedConfig } from '../../extproc/src/provider/provider.js';
 import { parseAllDocuments } from 'yaml';
@@ -315,6 +319,24 @@ describe('IncrementalCompiler', () => {
     const again = compiler.compile(input(edited, versions));
     expect(compiler.work.decoded).toBe(1);
     expect(view(again)).toEqual(view(compileConfig(input(edited, versions))));
+    // An input sent as its version alone, for a version the compiler does not hold, is refused
+    // (the service then sends the whole input), and what the compiler holds stays as it was.
+    const stub = input(edited, versions);
+    expect(() =>
+      compiler.compile({
+        ...stub,
+        objects: [...stub.objects, { body: undefined, version: 'route-x@9' }],
+      }),
+    ).toThrow(StaleObjectsError);
+    const held = stub.objects.map((o) => ({ body: undefined, version: o.version }));
+    expect(view(compiler.compile({ ...stub, objects: held }))).toEqual(view(again));
+    expect(compiler.work.decoded).toBe(0);
+    // Two inputs claiming one version: neither is kept for the next compile.
+    const twice = input(edited, versions);
+    compiler.compile({ ...twice, objects: [...twice.objects, { body: edited[3], version: 'route-20@2' }] });
+    expect(() =>
+      compiler.compile({ ...twice, objects: [{ body: undefined, version: 'route-20@2' }] }),
+    ).toThrow(StaleObjectsError);
     // An object without a version is always read anew.
     const unversioned = input(edited, versions);
     compiler.compile({ ...unversioned, objects: unversioned.objects.map(({ body }) => ({ body })) });

@@ -29,8 +29,9 @@ export interface ObjectInput {
   readonly body: unknown;
   readonly source?: Source;
   /**
-   * Names this body: the same version is the same content (a Kubernetes object's
-   * uid@resourceVersion), so a compiler may reuse what it made of it last time.
+   * Names this input: the same version is the same body and source (the Kubernetes provider
+   * numbers each object's content), so a compiler may reuse what it made of it last time. Two
+   * inputs of one compile must not share a version.
    */
   readonly version?: string;
 }

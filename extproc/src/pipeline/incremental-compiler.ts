@@ -126,13 +126,23 @@ export class IncrementalCompiler {
    * is reused; the rest are parsed. Only this compile's versions are kept for the next.
    */
   private parseVersioned(inputs: readonly ObjectInput[]): ParseResult {
+    // A version two inputs claim names neither: both are read from their bodies and neither is
+    // kept, so no input ever stands in for another.
+    const seen = new Set<string>();
+    const shared = new Set<string>();
+    for (const input of inputs) {
+      if (input.version === undefined) continue;
+      if (seen.has(input.version)) shared.add(input.version);
+      seen.add(input.version);
+    }
     const next = new Map<string, SourceObject>();
     const objects: SourceObject[] = [];
     const diagnostics: Diagnostic[] = [];
     for (const input of inputs) {
-      const known = input.version !== undefined ? this.versioned.get(input.version) : undefined;
-      if (known) {
-        next.set(input.version as string, known);
+      const version = input.version !== undefined && !shared.has(input.version) ? input.version : undefined;
+      const known = version !== undefined ? this.versioned.get(version) : undefined;
+      if (version !== undefined && known) {
+        next.set(version, known);
         objects.push(known);
         continue;
       }
@@ -141,7 +151,7 @@ export class IncrementalCompiler {
       const parsed = parseObjects([input]);
       diagnostics.push(...parsed.diagnostics);
       for (const o of parsed.objects) {
-        if (input.version !== undefined) next.set(input.version, o);
+        if (version !== undefined) next.set(version, o);
         objects.push(o);
       }
     }

@@ -116,6 +116,9 @@ export class SnapshotCompiler {
       this.pending.delete(res.id);
     });
     const fail = (message: string) => {
+      // A thread that died after another took its place (its error, then its exit) fails
+      // nothing of the new one's.
+      if (this.worker !== worker) return;
       for (const [id, resolve] of this.pending) resolve({ id, ok: false, message });
       this.pending.clear();
       this.worker = undefined;
@@ -129,7 +132,14 @@ export class SnapshotCompiler {
   }
 
   close(): void {
-    void this.worker?.terminate();
+    const worker = this.worker;
     this.worker = undefined;
+    this.held = new Set();
+    // Its exit will find another (or no) thread in its place: what it had pending fails here.
+    for (const [id, resolve] of this.pending) {
+      resolve({ id, ok: false, message: 'the configuration compiler was closed' });
+    }
+    this.pending.clear();
+    void worker?.terminate();
   }
 }

@@ -171,10 +171,14 @@ export class Reflector {
     if (differs && !first) this.hooks.changed(`${this.kind.kind} (listed again)`);
   }
 
-  /** List items carry no apiVersion and kind; managedFields are never read and can be large. */
+  /**
+   * List items carry no apiVersion and kind, watch events do (first): both are set first here,
+   * so an object compares the same (readPart) however it arrived. managedFields are never read
+   * and can be large.
+   */
   private complete(raw: KubeObject): KubeObject {
     const { managedFields: _mf, ...metadata } = raw.metadata ?? {};
-    return { ...raw, apiVersion: this.kind.apiVersion, kind: this.kind.kind, metadata };
+    return { apiVersion: this.kind.apiVersion, kind: this.kind.kind, ...raw, metadata };
   }
 
   private backoffMs(): number {
