@@ -358,6 +358,9 @@ describe('open() never traps (property-style)', () => {
   const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
   function randomInput(valid: string, i: number): string {
+    // The empty input once for certain: a random length of 0 comes up in only about 99 runs
+    // of 100, and every reason below must be seen in each run.
+    if (i === 0) return '';
     switch (i % 6) {
       case 0: // random base64url of random length
         return Array.from({ length: randomInt(0, 300) }, () => ALPHABET[randomInt(0, 64)]).join('');
