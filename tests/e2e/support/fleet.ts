@@ -1,11 +1,12 @@
 // What the tests of a fleet of Envoys fed over ADS share: waiting for a condition with the
-// time it took, starting Envoys from `steadfast envoy-config --xds`, and checking that a
-// session sealed by one Envoy continues on another.
+// time it took, starting Envoys from `steadfast envoy-config --xds`, checking that a session
+// sealed by one Envoy continues on another, and restarting the control plane under load.
 import { execFileSync } from 'node:child_process';
 import { expect } from 'vitest';
 import { type EnvoyProcess, startEnvoy } from '../../../extproc/src/local/envoy-process.js';
 import { REPO_ROOT, steadfastBin } from '../../support/paths.js';
 import { exchange } from '../conformance/exchange.js';
+import { startBoundedLoad } from './bounded-load.js';
 import { cookieOf } from './gateway-fixture.js';
 
 /** Polls until `check` holds; returns the milliseconds it took, or throws after `limitMs`. */
@@ -71,4 +72,21 @@ export async function expectSessionContinues(
     expect(res.status).toBe(200);
     expect((JSON.parse(res.body) as { instance: string }).instance).toBe(pinned);
   }
+}
+
+/**
+ * Restarts the control plane (`restart`) half a second into 4 s of load at 50 requests a
+ * second on `url`, and expects every request answered.
+ */
+export async function expectNoLossWhileRestarting(
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  restart: () => Promise<void>,
+): Promise<void> {
+  const load = startBoundedLoad({ url, headers, ratePerSecond: 50, durationMs: 4000, maxRequests: 200 });
+  await new Promise((r) => setTimeout(r, 500));
+  await restart();
+  const result = await load.done;
+  expect(result.samples.length).toBeGreaterThan(150);
+  expect(result.failed).toEqual([]);
 }
