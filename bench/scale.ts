@@ -35,6 +35,7 @@ import { resourceFiles } from '../extproc/src/envoy/file-resources.js';
 import { envoyVersion } from '../extproc/src/local/envoy-binary.js';
 import { projectRoot } from '../extproc/src/local/project-root.js';
 import { compileSnapshot } from '../extproc/src/pipeline/snapshot.js';
+import { RouteFileEncoder } from '../extproc/src/xds/route-files.js';
 import { startMinimalBackend } from './minimal-backend.js';
 import type { LocalKube } from '../scripts/kube-local.mjs';
 import { scaleCaption, scaleChart } from './scale-chart.js';
@@ -262,8 +263,10 @@ function envoyBytesPerRoute(dir: string, n: number): number {
   const snapshot = compileSnapshot(files);
   const options = { wasmPath: 'filter/build/steadfast.wasm', sessionKeys: [SCALE_SESSION_KEY] };
   const resources = resourceFiles(snapshot.table, options, '/tmp/steadfast-scale', '1');
+  // As written for the local Envoy: route files in protobuf, the rest as JSON.
+  const encoder = new RouteFileEncoder();
   let bytes = resources.listeners.length;
-  for (const text of resources.routes.values()) bytes += text.length;
+  for (const rc of resources.routes.values()) bytes += encoder.encode(rc, '1').length;
   bytes += JSON.stringify([...resources.clusters.values()]).length;
   return Math.round(bytes / n);
 }

@@ -9,15 +9,14 @@ import { parse } from 'yaml';
 import {
   CDS_FILE,
   LDS_FILE,
-  type ResourceFiles,
   fileBootstrap,
   resourceFiles,
   resourcePath,
 } from '../../extproc/src/envoy/file-resources.js';
 import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
-import { EnvoyResourceFiles } from '../../extproc/src/xds/envoy-resource-files.js';
+import { EnvoyResourceFiles, type WrittenFiles } from '../../extproc/src/xds/envoy-resource-files.js';
 
-function files(clusters: string[], routeFiles: string[]): ResourceFiles {
+function files(clusters: string[], routeFiles: string[]): WrittenFiles {
   return {
     clusters: new Map(clusters.map((name) => [name, { name }])),
     routes: new Map(routeFiles.map((f) => [f, `resources: [{ name: ${f} }]\n`])),
@@ -133,7 +132,7 @@ spec:
     expect(sources.map((p) => p?.path)).toEqual([
       '/d/cds/cds.json',
       '/d/lds/lds.json',
-      '/d/rds-gateway_default_gw_listener_http/rds-gateway_default_gw_listener_http.json',
+      '/d/rds-gateway_default_gw_listener_http/rds-gateway_default_gw_listener_http.pb',
     ]);
     const watched = sources.map((p) => p?.watched_directory.path);
     expect(watched).toEqual(['/d/cds', '/d/lds', '/d/rds-gateway_default_gw_listener_http']);

@@ -55,6 +55,11 @@ export interface RuleTarget {
 
 export interface RuleClusters {
   readonly clusters: readonly Json[];
+  /**
+   * What each cluster is made of, as a key (its protocol, backoff, BackendTLSPolicy and
+   * backends; the options are the same for every rule): equal keys make equal clusters.
+   */
+  readonly inputs: readonly string[];
   /** Where the route sends requests: one cluster, or a weighted split between groups. */
   readonly targets: readonly RuleTarget[];
   /** Some targets name no cluster (unresolved backendRefs): their share answers 500. */
@@ -158,11 +163,21 @@ export function ruleClusters(kind: TableRouteKind, rule: TableRule, options: Clu
   const single = groups.length === 1 && groups[0]?.key !== 'invalid';
   const { backoffMs } = routerPlan(rule.policy);
   const clusters: Json[] = [];
+  const inputs: string[] = [];
+  const made = (
+    name: string,
+    protocol: ClusterProtocol,
+    backends: readonly TableBackend[],
+    backoff: number,
+    tls: TableBackendTls | undefined,
+  ) => {
+    clusters.push(cluster(name, protocol, backends, options, backoff, tls));
+    inputs.push(JSON.stringify([protocol, backoff, tls ?? null, backends]));
+  };
   const targets: RuleTarget[] = [];
   for (const g of groups) {
     const name = ruleClusterName(rule, single ? undefined : g.key);
-    if (g.protocol !== 'invalid')
-      clusters.push(cluster(name, g.protocol, g.backends, options, backoffMs, g.tls));
+    if (g.protocol !== 'invalid') made(name, g.protocol, g.backends, backoffMs, g.tls);
     const first = g.backends[0];
     targets.push({
       name,
@@ -176,13 +191,12 @@ export function ruleClusters(kind: TableRouteKind, rule: TableRule, options: Clu
     if (m.backend.invalid) return;
     const name = `${rule.id}/mirror/${i}`;
     // A mirror's copy is never retried: its cluster needs no backoff filter.
-    clusters.push(
-      cluster(name, clusterProtocol(kind, m.backend.protocol), [m.backend], options, 0, m.backend.tls),
-    );
+    made(name, clusterProtocol(kind, m.backend.protocol), [m.backend], 0, m.backend.tls);
     mirrors.push({ name, perMillion: m.perMillion });
   });
   return {
     clusters,
+    inputs,
     targets,
     mirrors,
     unresolved: groups.some((g) => g.key === 'invalid'),
@@ -212,15 +226,24 @@ export function shareClusters(byRule: ReadonlyMap<string, RuleClusters>): {
   readonly byRule: Map<string, RuleClusters>;
 } {
   const byContent = new Map<string, string>();
+  // The same inputs make the same cluster: its content need not be written out again to
+  // compare (10,000 rules to one Service are one set of inputs).
+  const byInputs = new Map<string, string>();
   const clusters: Json[] = [];
   const out = new Map<string, RuleClusters>();
   for (const [ruleId, rc] of byRule) {
     const renamed = new Map<string, string>();
-    for (const c of rc.clusters) {
+    for (const [i, c] of rc.clusters.entries()) {
       const own = String(c['name']);
+      const inputs = rc.inputs[i];
+      let name = inputs === undefined ? undefined : byInputs.get(inputs);
+      if (name !== undefined) {
+        renamed.set(own, name);
+        continue;
+      }
       const assignment = c['load_assignment'] as Json;
       const key = JSON.stringify({ ...c, name: '', load_assignment: { ...assignment, cluster_name: '' } });
-      let name = byContent.get(key);
+      name = byContent.get(key);
       if (name === undefined) {
         const zones = clusterZones(c);
         const shown = zones.length > 3 ? [...zones.slice(0, 3), `${zones.length - 3}-more`] : zones;
@@ -229,6 +252,7 @@ export function shareClusters(byRule: ReadonlyMap<string, RuleClusters>): {
         byContent.set(key, name);
         clusters.push({ ...c, name, load_assignment: { ...assignment, cluster_name: name } });
       }
+      if (inputs !== undefined) byInputs.set(inputs, name);
       renamed.set(own, name);
     }
     // Targets that name no cluster (unresolved backendRefs) keep their name: it still names none.
@@ -236,6 +260,7 @@ export function shareClusters(byRule: ReadonlyMap<string, RuleClusters>): {
     out.set(ruleId, {
       ...rc,
       clusters: [],
+      inputs: [],
       targets: rc.targets.map((t) => ({ ...t, name: rename(t.name) })),
       mirrors: rc.mirrors.map((m) => ({ ...m, name: rename(m.name) })),
     });

@@ -35,6 +35,12 @@ export interface ResourceWriterOptions {
   readonly watchRoutes?: () => Promise<(written: number) => Promise<boolean>>;
 }
 
+/** What the writer puts in place: route files already encoded (xds/route-files.ts). */
+export interface WrittenFiles extends Omit<ResourceFiles, 'routes'> {
+  /** RDS file name → its content. */
+  readonly routes: ReadonlyMap<string, string | Uint8Array>;
+}
+
 export class EnvoyResourceFiles {
   private clusters: ReadonlyMap<string, Json> = new Map();
   private routeFiles = new Set<string>();
@@ -48,14 +54,14 @@ export class EnvoyResourceFiles {
   ) {}
 
   /** Writes one configuration; calls are serialized, so the last one written wins. */
-  write(files: ResourceFiles, version: string): Promise<void> {
+  write(files: WrittenFiles, version: string): Promise<void> {
     const next = this.writing.then(() => this.apply(files, version));
     this.writing = next.catch(() => undefined);
     return next;
   }
 
   /** Writes one resource file into its own folder (resourcePath), by rename within that folder. */
-  private async put(name: string, text: string, mode = 0o644): Promise<void> {
+  private async put(name: string, text: string | Uint8Array, mode = 0o644): Promise<void> {
     const path = join(this.directory, resourcePath(name));
     const folder = dirname(path);
     await mkdir(folder, { recursive: true });
@@ -68,7 +74,7 @@ export class EnvoyResourceFiles {
     await rm(dirname(join(this.directory, resourcePath(name))), { recursive: true, force: true });
   }
 
-  private async apply(files: ResourceFiles, version: string): Promise<void> {
+  private async apply(files: WrittenFiles, version: string): Promise<void> {
     await mkdir(this.directory, { recursive: true });
     const settle = this.options.settleMs ?? 300;
     const first = this.routeFiles.size === 0 && this.clusters.size === 0;

@@ -6,6 +6,7 @@ import { envoyYaml } from '../envoy/envoy-yaml.js';
 import { fileBootstrap, resourceFiles } from '../envoy/file-resources.js';
 import type { GatewayConfigOptions } from '../envoy/gateway-config.js';
 import { EnvoyResourceFiles, type ResourceWriterOptions } from './envoy-resource-files.js';
+import { RouteFileEncoder } from './route-files.js';
 import type { Snapshot } from '../pipeline/snapshot.js';
 
 export interface GatewayFilesOptions {
@@ -19,6 +20,8 @@ export interface GatewayFilesOptions {
 
 export class GatewayFiles {
   private readonly files: EnvoyResourceFiles;
+  /** Keeps each virtual host's encoding, so a change encodes only the hosts it touched. */
+  private readonly routeFiles = new RouteFileEncoder();
   private applied = 0;
 
   constructor(
@@ -53,7 +56,11 @@ export class GatewayFiles {
         snapshot.tls,
       );
       for (const w of next.warnings) this.options.log(`warning: ${w}`);
-      await this.files.write(next, String(generation));
+      this.routeFiles.begin();
+      const routes = new Map<string, Uint8Array>();
+      for (const [file, rc] of next.routes) routes.set(file, this.routeFiles.encode(rc, String(generation)));
+      this.routeFiles.end();
+      await this.files.write({ ...next, routes }, String(generation));
       this.applied = generation;
       return true;
     } catch (e) {

@@ -1,0 +1,119 @@
+// The route file of a file-fed Envoy, written as protobuf (a DiscoveryResponse, `.pb`) rather
+// than JSON. At 10,000 routes Envoy read a listener's route configuration as 17 MB of JSON in
+// 1.1 s and as 10.7 MB of protobuf in 0.3 s; a one-route change re-reads the whole file, so
+// that is most of what a change waits for in gateway mode.
+//
+// Encoding is checked field by field (envoy-protos.ts), which costs about as much as Envoy's
+// JSON parse, so it is done per virtual host and kept: a virtual host whose JSON did not change
+// since the last generation is not encoded again. A RouteConfiguration's virtual hosts are a
+// repeated message field, and protobuf reads a repeated field's elements in the order they
+// come wherever they stand in the message, so the file is the configuration without its
+// virtual hosts followed by each host's encoded bytes under that field's number. The admin's
+// /config_dump and `steadfast envoy-config` stay the readable views.
+import protobuf from 'protobufjs';
+import { TYPE_ROUTE_CONFIGURATION } from '../envoy/envoy-names.js';
+import type { Json } from '../json.js';
+import { encodeAny, envoyProtoRoot } from './envoy-protos.js';
+
+const TYPE_VIRTUAL_HOST = 'type.googleapis.com/envoy.config.route.v3.VirtualHost';
+
+/** The field number of RouteConfiguration.virtual_hosts, from Envoy's own proto. */
+function virtualHostsField(): number {
+  const field = envoyProtoRoot().lookupType('envoy.config.route.v3.RouteConfiguration').fields[
+    'virtual_hosts'
+  ];
+  if (!field) throw new Error('RouteConfiguration has no virtual_hosts field');
+  return field.id;
+}
+
+/** Length-delimited wire type. */
+const LEN = 2;
+// DiscoveryResponse.version_info = 1, .resources = 2; Any.type_url = 1, .value = 2.
+const DISCOVERY_VERSION = 1;
+const DISCOVERY_RESOURCES = 2;
+const ANY_TYPE_URL = 1;
+const ANY_VALUE = 2;
+
+function varintSize(n: number): number {
+  let size = 1;
+  while (n >= 0x80) {
+    n = Math.floor(n / 0x80);
+    size++;
+  }
+  return size;
+}
+
+/** Writes n (non-negative) as a protobuf varint at `at`; returns where it ends. */
+function writeVarint(out: Uint8Array, at: number, n: number): number {
+  while (n >= 0x80) {
+    out[at++] = (n % 0x80) | 0x80;
+    n = Math.floor(n / 0x80);
+  }
+  out[at++] = n;
+  return at;
+}
+
+export class RouteFileEncoder {
+  /** Virtual hosts encoded anew in the current (or last) generation; the rest were kept. */
+  encodedHosts = 0;
+  /** Each virtual host's encoding by its JSON, from the last generation only. */
+  private cache = new Map<string, Uint8Array>();
+  private next = new Map<string, Uint8Array>();
+  private field: number | undefined;
+
+  /** Starts a generation: what the generation before it encoded and this one does not use is let go at its end. */
+  begin(): void {
+    this.next = new Map();
+    this.encodedHosts = 0;
+  }
+
+  /** Ends a generation: only what it encoded is kept for the next. */
+  end(): void {
+    this.cache = this.next;
+    this.next = new Map();
+  }
+
+  /** The file of one RouteConfiguration (its JSON, as the generator wrote it). */
+  encode(routeConfiguration: Json, version: string): Uint8Array {
+    this.field ??= virtualHostsField();
+    const { virtual_hosts: hosts, ...rest } = routeConfiguration;
+    const head = encodeAny({ '@type': TYPE_ROUTE_CONFIGURATION, ...rest }, 'route configuration').value;
+    const list = Array.isArray(hosts) ? (hosts as Json[]) : [];
+    const encoded: Uint8Array[] = [];
+    for (const [i, host] of list.entries()) {
+      const key = JSON.stringify(host);
+      let bytes = this.next.get(key) ?? this.cache.get(key);
+      if (!bytes) {
+        bytes = encodeAny({ '@type': TYPE_VIRTUAL_HOST, ...host }, `virtual_hosts[${i}]`).value;
+        this.encodedHosts++;
+      }
+      this.next.set(key, bytes);
+      encoded.push(bytes);
+    }
+    // The configuration without its hosts, then each host under the field's number.
+    const tag = (this.field << 3) | LEN;
+    let size = head.length;
+    for (const b of encoded) size += varintSize(tag) + varintSize(b.length) + b.length;
+    const configuration = Buffer.allocUnsafe(size);
+    configuration.set(head, 0);
+    let at = head.length;
+    for (const b of encoded) {
+      at = writeVarint(configuration, at, tag);
+      at = writeVarint(configuration, at, b.length);
+      configuration.set(b, at);
+      at += b.length;
+    }
+    const any = protobuf.Writer.create()
+      .uint32((ANY_TYPE_URL << 3) | LEN)
+      .string(TYPE_ROUTE_CONFIGURATION)
+      .uint32((ANY_VALUE << 3) | LEN)
+      .bytes(configuration)
+      .finish();
+    return protobuf.Writer.create()
+      .uint32((DISCOVERY_VERSION << 3) | LEN)
+      .string(version)
+      .uint32((DISCOVERY_RESOURCES << 3) | LEN)
+      .bytes(any)
+      .finish();
+  }
+}

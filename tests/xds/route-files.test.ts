@@ -1,0 +1,98 @@
+// The route files of the file-fed Envoy are protobuf, assembled from virtual hosts encoded
+// one by one and kept between generations: what Envoy decodes must be exactly the route
+// configuration the generator wrote, whether a host was encoded now or kept from before.
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { TYPE_ROUTE_CONFIGURATION } from '../../extproc/src/envoy/envoy-names.js';
+import { decodeAny, encodeAny, envoyProtoRoot } from '../../extproc/src/xds/envoy-protos.js';
+import { RouteFileEncoder } from '../../extproc/src/xds/route-files.js';
+
+type Json = Record<string, unknown>;
+
+const dir = join(dirname(fileURLToPath(import.meta.url)), '..', 'envoy', 'testdata');
+const goldens = readdirSync(dir).filter((f) => f.endsWith('.out.yaml'));
+
+/** Every inline route configuration of a golden's listeners (gateway mode writes them as RDS). */
+function routeConfigurations(file: string): Json[] {
+  const config = parse(readFileSync(join(dir, file), 'utf8')) as {
+    static_resources: { listeners?: { filter_chains?: { filters?: { typed_config?: Json }[] }[] }[] };
+  };
+  const out: Json[] = [];
+  for (const l of config.static_resources.listeners ?? []) {
+    for (const chain of l.filter_chains ?? []) {
+      for (const f of chain.filters ?? []) {
+        const rc = f.typed_config?.['route_config'];
+        if (rc) out.push(rc as Json);
+      }
+    }
+  }
+  return out;
+}
+
+/** The file as Envoy reads it: a DiscoveryResponse holding one RouteConfiguration. */
+function readFile(bytes: Uint8Array): { version: string; configurations: Json[] } {
+  const type = envoyProtoRoot().lookupType('envoy.service.discovery.v3.DiscoveryResponse');
+  const response = type.toObject(type.decode(bytes)) as {
+    version_info: string;
+    resources: { type_url: string; value: Uint8Array }[];
+  };
+  for (const r of response.resources) expect(r.type_url).toBe(TYPE_ROUTE_CONFIGURATION);
+  return { version: response.version_info, configurations: response.resources.map((r) => decodeAny(r)) };
+}
+
+/** The configuration as encoding it in one piece gives it. */
+const whole = (rc: Json): Json => decodeAny(encodeAny({ '@type': TYPE_ROUTE_CONFIGURATION, ...rc }));
+
+function encodeOnce(encoder: RouteFileEncoder, rc: Json, version: string): Uint8Array {
+  encoder.begin();
+  const bytes = encoder.encode(rc, version);
+  encoder.end();
+  return bytes;
+}
+
+describe('route files as protobuf', () => {
+  const all = goldens.flatMap((f) => routeConfigurations(f).map((rc) => [f, rc] as const));
+
+  it('the goldens hold route configurations to test with', () => {
+    expect(all.length).toBeGreaterThan(10);
+  });
+
+  for (const [file, rc] of all) {
+    it(`${file} ${String(rc['name'])}: decodes to the configuration, field for field`, () => {
+      const read = readFile(encodeOnce(new RouteFileEncoder(), rc, '7'));
+      expect(read.version).toBe('7');
+      expect(read.configurations).toEqual([whole(rc)]);
+    });
+  }
+
+  it('a change to one virtual host encodes that host alone, and the file is the new configuration', () => {
+    const hosts = Array.from({ length: 50 }, (_, i) => ({
+      name: `host-${i}`,
+      domains: [`h${i}.example`],
+      routes: [{ match: { prefix: `/r/${i}` }, route: { cluster: 'backend/a', timeout: '15s' } }],
+    }));
+    const encoder = new RouteFileEncoder();
+    const first = { name: 'listener', virtual_hosts: hosts };
+    readFile(encodeOnce(encoder, first, '1'));
+    expect(encoder.encodedHosts).toBe(50);
+
+    const edited = structuredClone(hosts);
+    (edited[17] as { routes: { match: { prefix: string } }[] }).routes[0]!.match.prefix = '/edited';
+    const second = { name: 'listener', virtual_hosts: edited, validate_clusters: false };
+    const read = readFile(encodeOnce(encoder, second, '2'));
+    expect(encoder.encodedHosts).toBe(1);
+    expect(read.configurations).toEqual([whole(second)]);
+
+    // Hosts the last generation did not use are not kept: going back encodes the old host again.
+    readFile(encodeOnce(encoder, first, '3'));
+    expect(encoder.encodedHosts).toBe(1);
+  });
+
+  it('refuses a host Envoy would read differently, naming it', () => {
+    const bad = { name: 'l', virtual_hosts: [{ name: 'h', domains: ['*'], routez: [] }] };
+    expect(() => encodeOnce(new RouteFileEncoder(), bad, '1')).toThrow(/virtual_hosts\[0\].*routez/);
+  });
+});
