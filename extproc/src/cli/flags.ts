@@ -4,8 +4,10 @@ import { readFile } from 'node:fs/promises';
 import { type SessionKeyRing, readSessionKeyFile } from '../pipeline/session-key-file.js';
 import { parseSessionKeyFile } from '../session/keys.js';
 import { sessionKeyId } from '../session/token.js';
-import { KubeClient } from '../provider/kubernetes/client.js';
-import { KubernetesProvider, sessionKeysFromSecret } from '../provider/kubernetes/provider.js';
+// Types only: the Kubernetes provider (and @kubernetes/client-node, 0.4 s to load) is loaded
+// when a command reads from a cluster, so serving files does not pay for it at start.
+import type { KubeClient } from '../provider/kubernetes/client.js';
+import type { KubernetesProvider } from '../provider/kubernetes/provider.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { UsageError } from './command.js';
 
@@ -89,7 +91,7 @@ export const SESSION_KEY_SECRET: FlagSpec = {
 };
 
 /** The cluster to read from (--kubeconfig or --in-cluster), or undefined for files. */
-export function kubeClientOf(parsed: ParsedArgs): KubeClient | undefined {
+export async function kubeClientOf(parsed: ParsedArgs): Promise<KubeClient | undefined> {
   const file = parsed.flags.get('kubeconfig')?.[0];
   const inCluster = parsed.flags.has('in-cluster') && parsed.flags.get('in-cluster')?.[0] !== 'false';
   if (file === undefined && !inCluster) {
@@ -103,6 +105,7 @@ export function kubeClientOf(parsed: ParsedArgs): KubeClient | undefined {
     throw new UsageError(
       `--config and ${file !== undefined ? '--kubeconfig' : '--in-cluster'} exclude each other`,
     );
+  const { KubeClient } = await import('../provider/kubernetes/client.js');
   try {
     return KubeClient.load(file);
   } catch (e) {
@@ -118,6 +121,7 @@ export async function startKubernetesProvider(
   client: KubeClient,
   log: (line: string) => void,
 ): Promise<KubernetesProvider> {
+  const { KubernetesProvider } = await import('../provider/kubernetes/provider.js');
   const provider = new KubernetesProvider({ client, log });
   try {
     await provider.start();
@@ -164,6 +168,7 @@ export async function sessionKeysOf(parsed: ParsedArgs, kube?: KubeClient): Prom
   if (file !== undefined) fromFile = await readSessionKeyFile(file);
   else if (secret !== undefined && kube) {
     let text: string;
+    const { sessionKeysFromSecret } = await import('../provider/kubernetes/provider.js');
     try {
       text = await sessionKeysFromSecret(kube, secret);
     } catch (e) {

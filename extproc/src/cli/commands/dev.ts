@@ -80,7 +80,7 @@ export async function devSettings(
   prefix: string,
   defaults: { readonly debug: boolean } = { debug: false },
 ): Promise<DevSettings> {
-  const kube = kubeClientOf(parsed);
+  const kube = await kubeClientOf(parsed);
   const configPaths = kube ? [] : requireConfigPaths(parsed);
   const settings = {
     configPaths,

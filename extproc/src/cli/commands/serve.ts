@@ -118,7 +118,7 @@ export const serveCommand: Command = {
     if (!/^\S+:\d{1,5}$/.test(grpcAddress))
       throw new UsageError(`--ext-proc-address: "${grpcAddress}" is not HOST:PORT`);
     const configPaths = configPathsOf(parsed);
-    const kube = kubeClientOf(parsed);
+    const kube = await kubeClientOf(parsed);
     // A fixed token for every request: checks Envoy's wiring before a configuration exists.
     const staticToken = flag(parsed, 'policy-token');
     if (configPaths.length === 0 && !kube && staticToken === undefined) {
