@@ -71,7 +71,10 @@ function generate(rules: readonly string[]): {
         'steadfast'
       ] as Json | undefined;
       const rule = /;id=([^;]+)/.exec(String(token?.['policy'] ?? ''))?.[1];
-      const cluster = (o['route'] as Json | undefined)?.['cluster'];
+      const action = o['route'] as Json | undefined;
+      // One cluster, or a weighted split with one entry (a backendRef with its own filters).
+      const weighted = (action?.['weighted_clusters'] as { clusters?: Json[] } | undefined)?.clusters;
+      const cluster = action?.['cluster'] ?? (weighted?.length === 1 ? weighted[0]?.['name'] : undefined);
       if (rule !== undefined && typeof cluster === 'string') routeClusters.set(rule, cluster);
       Object.values(o).forEach(walk);
     }
@@ -110,6 +113,21 @@ describe('cluster sharing (gateway mode)', () => {
     expect(routeClusters.size).toBe(5);
     expect(new Set(routeClusters.values()).size).toBe(5);
     expect(new Set(clusters.map((c) => c['name'])).size).toBe(5);
+  });
+
+  it('shares by what the cluster holds, not by how the rule asked for it', () => {
+    // A backendRef's own header filter is the route's business (its weighted cluster), not the
+    // cluster's: the table's backends differ, the clusters they make do not.
+    const { clusters, routeClusters } = generate([
+      TO_APP,
+      `      backendRefs:
+        - name: app
+          port: 80
+          filters: [{ type: RequestHeaderModifier, requestHeaderModifier: { set: [{ name: x-team, value: a }] } }]`,
+    ]);
+    expect(clusters).toHaveLength(1);
+    expect(routeClusters.size).toBe(2);
+    expect(new Set(routeClusters.values())).toEqual(new Set([clusters[0]?.['name']]));
   });
 
   it('names a cluster by its content: adding or removing rules does not rename it', () => {
