@@ -3,9 +3,10 @@
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigStore, type ReloadFailure, errorLines } from '../../extproc/src/pipeline/config-store.js';
 import type { Snapshot } from '../../extproc/src/pipeline/snapshot.js';
+import type { ProvidedConfig, Provider } from '../../extproc/src/provider/provider.js';
 
 const route = (path: string) => `
 apiVersion: gateway.networking.k8s.io/v1
@@ -186,5 +187,71 @@ describe('ConfigStore reload errors', () => {
     expect(await store.load()).toBe(false);
     expect(failures).toHaveLength(2);
     expect(store.generation).toBe(1);
+  });
+});
+
+/** A provider that hands over one document and says it changed when told; records when it was read. */
+function countingProvider(settleMs?: number): Provider & { change(): void; readAt: number[] } {
+  let changed: ((what: string) => void) | undefined;
+  const readAt: number[] = [];
+  return {
+    description: 'test',
+    ...(settleMs !== undefined ? { settleMs } : {}),
+    readAt,
+    change: () => changed?.('x'),
+    read: (): Promise<ProvidedConfig> => {
+      readAt.push(performance.now());
+      return Promise.resolve({
+        documents: [{ path: 'c.yaml', text: route(`/r${readAt.length}`) }],
+        objects: [],
+        diagnostics: [],
+      });
+    },
+    watch: (c) => {
+      changed = c;
+      return () => (changed = undefined);
+    },
+    report: () => undefined,
+  };
+}
+
+describe('ConfigStore reload timing', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("waits for the provider's settle time when no debounce is given", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const provider = countingProvider(30);
+    store = new ConfigStore({ provider });
+    await store.load();
+    store.watch();
+    const t0 = performance.now();
+    provider.change();
+    await vi.advanceTimersByTimeAsync(29);
+    expect(provider.readAt).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(provider.readAt).toHaveLength(2);
+    expect((provider.readAt[1] ?? 0) - t0).toBe(30);
+  });
+
+  it('changes that never pause still reload within five debounces of the first', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const provider = countingProvider();
+    store = new ConfigStore({ provider, debounceMs: 100 });
+    await store.load();
+    store.watch();
+    const t0 = performance.now();
+    // A change every 50 ms for 2 s: a quiet period of 100 ms never comes.
+    for (let i = 0; i < 40; i++) {
+      provider.change();
+      await vi.advanceTimersByTimeAsync(50);
+    }
+    const reloads = provider.readAt.slice(1).map((t) => t - t0);
+    expect(reloads[0]).toBe(500);
+    // Each later run is bounded the same way, from its own first change.
+    for (const [i, t] of reloads.entries())
+      if (i > 0) expect(t - (reloads[i - 1] ?? 0)).toBeLessThanOrEqual(550);
+    expect(reloads.length).toBeGreaterThanOrEqual(3);
   });
 });

@@ -32,11 +32,14 @@ export type ConfigStoreOptions = (
       readonly paths: readonly string[];
     }
 ) & {
-  /** Quiet period after the last change before reloading. */
+  /** Quiet period after the last change before reloading; default the provider's settleMs, else 200. */
   readonly debounceMs?: number;
   /** Compiles a snapshot; `steadfast serve` does it on a worker thread. Default: compileConfig. */
   readonly compile?: (provided: ProvidedConfig) => Snapshot | Promise<Snapshot>;
 };
+
+/** A run of changes postpones its reload by at most this many debounce periods. */
+const MAX_WAIT = 5;
 
 /** A digest of what a provider handed over: an unchanged input fails the same way. */
 function inputDigest(provided: ProvidedConfig): string {
@@ -55,6 +58,8 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
   readonly provider: Provider;
   private unwatch: (() => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** When the first change not yet reloaded came (performance.now()). */
+  private pendingSince: number | undefined;
   private reloading: Promise<boolean> | undefined;
   private again = false;
   /** Digest of the input of the last failed reload. */
@@ -161,12 +166,25 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
     this.unwatch = this.provider.watch(() => this.onChange());
   }
 
+  /**
+   * Reloads once changes have been quiet for the debounce, but never later than MAX_WAIT
+   * debounces after the first of them: changes that keep coming (a busy cluster's endpoints)
+   * must not hold every other change back for as long as they last.
+   */
   private onChange(): void {
+    const quiet = this.options.debounceMs ?? this.provider.settleMs ?? 200;
+    const now = performance.now();
+    this.pendingSince ??= now;
+    const due = Math.min(now + quiet, this.pendingSince + quiet * MAX_WAIT);
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.load();
-    }, this.options.debounceMs ?? 200);
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.pendingSince = undefined;
+        void this.load();
+      },
+      Math.max(0, due - now),
+    );
   }
 
   close(): void {
@@ -174,5 +192,6 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
     this.unwatch = undefined;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    this.pendingSince = undefined;
   }
 }

@@ -27,6 +27,11 @@ export interface StatusReport {
 export interface Provider {
   /** What it reads, for logs: a directory, a cluster. */
   readonly description: string;
+  /**
+   * How long its changes take to settle, in ms, before a reload (default 200): an editor may
+   * write a file in steps, while an API server's watch delivers each object whole.
+   */
+  readonly settleMs?: number;
   read(): Promise<ProvidedConfig>;
   /**
    * Calls `changed` whenever read() may answer differently, with what changed (a file, an
