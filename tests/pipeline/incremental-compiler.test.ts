@@ -1,9 +1,14 @@
 // The incremental compiler against a full compile: after every step of seeded random edit
 // sequences (routes edited, added, removed, renamed and reordered; lines inserted before
 // documents; syntax broken and mended; invalid fields; tags; end markers; duplicates;
-// Services and endpoints changed; files added and removed) both give the same table, key
-// material, statuses, diagnostics, errors and warnings, lines included. And it does reuse:
-// one edited document in a file of many is the only one parsed and decoded again.
+// Services, endpoints and policies changed; files added and removed) both give the same
+// table, key material, statuses, diagnostics, errors and warnings, lines included. So does
+// the rest of the way to Envoy as the service takes it, kept from one step to the next: the
+// table read back route by route from the compiler thread's data, the gateway-mode Envoy
+// resources generated with a memo, and the route files encoded by a kept encoder, all equal
+// what a fresh generation makes from the full compile. And it does reuse: one edited
+// document in a file of many is the only one parsed, decoded, translated, generated and
+// encoded again.
 import { describe, expect, it } from 'vitest';
 import {
   IncrementalCompiler,
@@ -11,6 +16,13 @@ import {
   documentPieces,
 } from '../../extproc/src/pipeline/incremental-compiler.js';
 import { type Snapshot, compileConfig } from '../../extproc/src/pipeline/snapshot.js';
+import { compiledData, snapshotFrom } from '../../extproc/src/pipeline/snapshot-compiler.js';
+import { TableReader } from '../../extproc/src/pipeline/table-json.js';
+import { type ResourceFiles, resourceFiles } from '../../extproc/src/envoy/file-resources.js';
+import type { GatewayConfigOptions } from '../../extproc/src/envoy/gateway-config.js';
+import { GenerationMemo } from '../../extproc/src/envoy/generation-memo.js';
+import { RouteFileEncoder } from '../../extproc/src/xds/route-files.js';
+import type { TableRoute } from '../../extproc/src/table/policy-table.js';
 import type { ProvidedConfig } from '../../extproc/src/provider/provider.js';
 import { parseAllDocuments } from 'yaml';
 
@@ -125,6 +137,39 @@ spec:
 ${extras}`;
 }
 
+function policyYaml(rnd: () => number, route: string, n: number): string {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
+  switch (pick(['route', 'service', 'traffic'])) {
+    case 'route':
+      return `apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: SessionPersistencePolicy
+metadata: { name: p-${n} }
+spec:
+  targetRef: { group: gateway.networking.k8s.io, kind: HTTPRoute, name: ${route}${pick(['', ', sectionName: nope'])} }
+  type: ${pick(['Header', 'HTTPCookie'])}
+  sessionName: s-${n}
+`;
+    case 'service':
+      return `apiVersion: gateway.networking.k8s.io/v1alpha2
+kind: SessionPersistencePolicy
+metadata: { name: p-${n} }
+spec:
+  targetRef: { group: "", kind: Service, name: ${pick(['app', 'other', 'missing'])} }
+  absoluteTimeoutSeconds: ${pick([60, 300])}
+`;
+    default:
+      return `apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackendTrafficPolicy
+metadata: { name: p-${n} }
+spec:
+  targetRefs: [{ group: "", kind: Service, name: ${pick(['app', 'other'])} }]
+  retryConstraint:
+    budget: { percent: ${pick([20, 50])}, interval: 10s }
+    minRetryRate: { count: 3, interval: 1s }
+`;
+  }
+}
+
 /** A file as its documents and the text between them (comments, blank lines, markers). */
 interface Doc {
   text: string;
@@ -152,17 +197,89 @@ function view(s: Snapshot): unknown {
   return JSON.parse(JSON.stringify({ table, tls, statuses, diagnostics, errors, warnings })) as unknown;
 }
 
+const ENVOY: GatewayConfigOptions = {
+  wasmPath: '/steadfast.wasm',
+  sessionKeys: ['a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2V5a2U='],
+};
+
+/** The gateway-mode resources as data, route files encoded as Envoy reads them. */
+function envoyView(files: ResourceFiles, encoder: RouteFileEncoder): unknown {
+  encoder.begin();
+  const routes = [...files.routes].map(([name, rc]) => [
+    name,
+    Buffer.from(encoder.encode(rc, 'v')).toString('base64'),
+  ]);
+  encoder.end();
+  return {
+    clusters: [...files.clusters],
+    routes,
+    listeners: files.listeners,
+    secrets: [...files.secrets],
+    warnings: files.warnings,
+  };
+}
+
+/** The way from the compiler thread to Envoy's files, kept from one compile to the next as the service keeps it. */
+class KeptPipeline {
+  private readonly routeText = new WeakMap<TableRoute, string>();
+  private readonly reader = new TableReader();
+  readonly memo = new GenerationMemo(ENVOY);
+  readonly encoder = new RouteFileEncoder();
+
+  run(compiled: Snapshot, version: string): { table: unknown; envoy: unknown } {
+    const routeJson = (r: TableRoute): string => {
+      const text = this.routeText.get(r) ?? JSON.stringify(r);
+      this.routeText.set(r, text);
+      return text;
+    };
+    const snapshot = snapshotFrom(compiledData(compiled, routeJson), this.reader);
+    const files = resourceFiles(snapshot.table, ENVOY, '/xds', version, snapshot.tls, this.memo);
+    return { table: snapshot.table, envoy: envoyView(files, this.encoder) };
+  }
+}
+
+/** What a fresh generation makes of a snapshot. */
+function freshPipeline(s: Snapshot, version: string): { table: unknown; envoy: unknown } {
+  return {
+    table: s.table,
+    envoy: envoyView(resourceFiles(s.table, ENVOY, '/xds', version, s.tls), new RouteFileEncoder()),
+  };
+}
+
 /** One random edit; returns what it did, for the failure message. */
 function edit(files: Files, rnd: () => number, serial: { n: number }): string {
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
-  const routeFiles = [...files.keys()].filter((p) => p !== 'base.yaml');
+  const routeFiles = [...files.keys()].filter((p) => p !== 'base.yaml' && p !== 'policies.yaml');
   const path = pick(routeFiles);
   const docs = files.get(path) as Doc[];
   const at = Math.floor(rnd() * docs.length);
   const doc = docs[at];
   const newRoute = (): Doc => ({ text: routeYaml(rnd, `route-${serial.n++}`), before: '' });
-  const choice = Math.floor(rnd() * 16);
+  const choice = Math.floor(rnd() * 19);
   switch (choice) {
+    case 16:
+    case 17: {
+      // A policy on a route (by name; it may be gone), on one of its rules, or on a Service.
+      const names = [...files.values()].flatMap((ds) =>
+        ds.flatMap((d) => /kind: HTTPRoute\nmetadata: \{ name: ([a-z0-9-]+)/.exec(d.text)?.[1] ?? []),
+      );
+      const policies = files.get('policies.yaml') ?? [];
+      files.set('policies.yaml', policies);
+      if (policies.length > 0 && rnd() < 0.3) {
+        policies.splice(Math.floor(rnd() * policies.length), 1);
+        return 'a policy removed';
+      }
+      policies.push({
+        text: policyYaml(rnd, pick(names.length > 0 ? names : ['gone']), serial.n++),
+        before: '',
+      });
+      return 'a policy added';
+    }
+    case 18: {
+      const base = files.get('base.yaml') as Doc[];
+      (base[3] as Doc).text = serviceYaml('other', pick([81, 83]));
+      return 'Service other changed';
+    }
     case 0:
     case 1:
       if (!doc) break;
@@ -252,6 +369,7 @@ describe('IncrementalCompiler', () => {
         ['b.yaml', routes(8)],
       ]);
       const compiler = new IncrementalCompiler();
+      const kept = new KeptPipeline();
       const steps: string[] = [];
       for (let step = 0; step < 60; step++) {
         const input = provided(files);
@@ -259,6 +377,9 @@ describe('IncrementalCompiler', () => {
         const full = compileConfig(input);
         expect(view(incremental), steps.join('; ')).toEqual(view(full));
         expect(incremental.fingerprint).toBe(full.fingerprint);
+        expect(kept.run(incremental, String(step)), steps.join('; ')).toEqual(
+          freshPipeline(full, String(step)),
+        );
         steps.push(edit(files, rnd, serial));
       }
     });
@@ -276,13 +397,27 @@ describe('IncrementalCompiler', () => {
       diagnostics: [],
     });
     const compiler = new IncrementalCompiler();
-    compiler.compile(input(docs));
+    const kept = new KeptPipeline();
+    const first = compiler.compile(input(docs));
     expect(compiler.work).toEqual({ parsed: BASE.length + 200, decoded: BASE.length + 200 });
+    kept.run(first, '1');
+    // A route the table holds, on a hostname of its own.
+    const name = first.table.routes.find((r) => !r.hostnames.some((h) => h.startsWith('*')))?.name ?? '';
+    const at = docs.findIndex((d) => d.includes(`name: ${name},`) || d.includes(`name: ${name} }`));
+    expect(at).toBeGreaterThanOrEqual(0);
     const edited = [...docs];
-    edited[150] = (edited[150] as string).replace("hostnames: ['", "hostnames: ['edited-");
+    edited[at] = (edited[at] as string).replace("hostnames: ['", "hostnames: ['edited-");
     const again = compiler.compile(input(edited));
     expect(compiler.work).toEqual({ parsed: 1, decoded: 1 });
     expect(view(again)).toEqual(view(compileConfig(input(edited))));
+    // Translated anew: the edited route alone; the others are the same objects as before.
+    const renewed = again.table.routes.filter((r) => !first.table.routes.includes(r)).map((r) => r.name);
+    expect(renewed).toEqual([name]);
+    // Generated and encoded anew: the virtual hosts the route left and joined.
+    expect(kept.run(again, '2')).toEqual(freshPipeline(again, '2'));
+    expect(kept.memo.madeHosts).toBeGreaterThan(0);
+    expect(kept.memo.madeHosts).toBeLessThanOrEqual(2);
+    expect(kept.encoder.encodedHosts).toBe(kept.memo.madeHosts);
     // A line added at the top moves every document: only the first, which holds the line, is read again.
     const moved = compiler.compile({
       ...input(edited),

@@ -86,9 +86,31 @@ describe('route files as protobuf', () => {
     expect(encoder.encodedHosts).toBe(1);
     expect(read.configurations).toEqual([whole(second)]);
 
-    // Hosts the last generation did not use are not kept: going back encodes the old host again.
-    readFile(encodeOnce(encoder, first, '3'));
+    // Hosts the last generation did not use are not kept by their content: going back, as
+    // new objects, encodes the old host again.
+    readFile(encodeOnce(encoder, structuredClone(first), '3'));
     expect(encoder.encodedHosts).toBe(1);
+  });
+
+  it('takes a host object it encoded before as it is, without writing it out or hashing it again', () => {
+    const hosts = Array.from({ length: 20 }, (_, i) => ({
+      name: `host-${i}`,
+      domains: [`h${i}.example`],
+      routes: [{ match: { prefix: `/r/${i}` }, route: { cluster: 'backend/a' } }],
+    }));
+    const encoder = new RouteFileEncoder();
+    const first = encodeOnce(encoder, { name: 'listener', virtual_hosts: hosts }, '1');
+    expect(encoder.hashedHosts).toBe(20);
+    // The generator keeps unchanged hosts as the same objects (envoy/generation-memo.ts).
+    const kept = [...hosts];
+    kept[3] = { ...hosts[3]!, domains: ['changed.example'] };
+    const second = encodeOnce(encoder, { name: 'listener', virtual_hosts: kept }, '1');
+    expect(encoder.hashedHosts).toBe(1);
+    expect(encoder.encodedHosts).toBe(1);
+    expect(readFile(second).configurations).toEqual([whole({ name: 'listener', virtual_hosts: kept })]);
+    expect(Buffer.from(encodeOnce(encoder, { name: 'listener', virtual_hosts: hosts }, '1'))).toEqual(
+      Buffer.from(first),
+    );
   });
 
   it('refuses a host Envoy would read differently, naming it', () => {

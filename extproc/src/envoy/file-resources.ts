@@ -14,6 +14,7 @@ import { NO_TLS_MATERIAL, type TlsMaterial } from '../table/tls-material.js';
 import { TYPE_CLUSTER, TYPE_LISTENER, TYPE_SECRET } from './envoy-names.js';
 import { type GatewayConfigOptions, bootstrapHead, generateGatewayResources } from './gateway-config.js';
 import type { Json } from '../json.js';
+import type { GenerationMemo } from './generation-memo.js';
 
 export const LDS_FILE = 'lds.json';
 export const CDS_FILE = 'cds.json';
@@ -83,12 +84,14 @@ export function resourceFiles(
   directory: string,
   version: string,
   tls: TlsMaterial = NO_TLS_MATERIAL,
+  memo?: GenerationMemo,
 ): ResourceFiles {
   const resources = generateGatewayResources(
     table,
     options,
     { kind: 'rds', source: (name) => pathSource(directory, rdsFileName(name)) },
     { material: tls, source: { kind: 'sds', source: (name) => pathSource(directory, sdsFileName(name)) } },
+    memo,
   );
   const secrets = new Map<string, string>();
   for (const secret of resources.secrets) {

@@ -4,7 +4,8 @@
 // tls-listener.ts), virtual hosts from hostnames, routes in Gateway API precedence order
 // carrying their policy token, and a cluster per rule that rules with the same backends
 // share (rule-clusters.ts).
-import type { PolicyTable } from '../table/policy-table.js';
+import type { PolicyTable, TableMatch, TableRule } from '../table/policy-table.js';
+import type { GenerationMemo } from './generation-memo.js';
 import {
   type EdgeOptions,
   edgeConnectionManager,
@@ -71,7 +72,19 @@ function routeConfiguration(
   clusters: Map<string, RuleClusters>,
   warnings: Set<string>,
   routeOptions: RouteOptions,
+  memo: GenerationMemo | undefined,
 ): Json {
+  const optionsKey = JSON.stringify(routeOptions);
+  const matchRoutes = (rule: TableRule, match: TableMatch) => {
+    const ruleClusters = clusters.get(rule.id);
+    const make = () => ({
+      routes: envoyRoutes(rule, match, ruleClusters, routeOptions),
+      // The upstream half of a rule with a backoff tells a retry from a first attempt by
+      // the router's x-envoy-attempt-count (http-filters.ts).
+      backoff: !rule.invalid && routerPlan(rule.policy).backoffMs > 0,
+    });
+    return memo ? memo.routes(match, ruleClusters, optionsKey, make) : make();
+  };
   return {
     name: port.name,
     // Hostnames match without the port a client may add to Host; the backend sees Host as sent.
@@ -81,20 +94,26 @@ function routeConfiguration(
     // An unresolved backendRef's share names no cluster and answers 500 (rule-clusters.ts).
     validate_clusters: false,
     virtual_hosts: portVirtualHosts(port).map((h) => {
-      const entries = h.entries.filter((e) => {
-        const problem = matchRe2Problem(e.match);
-        if (problem !== undefined) warnings.add(`${problem}; the match is left out of Envoy's routes`);
-        return problem === undefined;
-      });
-      // The upstream half of a rule with a backoff tells a retry from a first attempt by
-      // the router's x-envoy-attempt-count (http-filters.ts).
-      const backoff = entries.some((e) => !e.rule.invalid && routerPlan(e.rule.policy).backoffMs > 0);
-      return {
+      const made = h.entries
+        .filter((e) => {
+          const problem = matchRe2Problem(e.match);
+          if (problem !== undefined) warnings.add(`${problem}; the match is left out of Envoy's routes`);
+          return problem === undefined;
+        })
+        .map((e) => matchRoutes(e.rule, e.match));
+      const host = (): Json => ({
         name: h.hostname,
         domains: [h.hostname],
-        ...(backoff ? { include_request_attempt_count: true } : {}),
-        routes: entries.flatMap((e) => envoyRoutes(e.rule, e.match, clusters.get(e.rule.id), routeOptions)),
-      };
+        ...(made.some((m) => m.backoff) ? { include_request_attempt_count: true } : {}),
+        routes: made.flatMap((m) => m.routes),
+      });
+      return memo
+        ? memo.host(
+            `${port.name}\0${h.hostname}`,
+            made.map((m) => m.routes),
+            host,
+          )
+        : host();
     }),
   };
 }
@@ -104,7 +123,11 @@ export function generateGatewayResources(
   options: GatewayConfigOptions,
   routeSource: RouteSource = { kind: 'inline' },
   tls: ListenerTls = NO_TLS,
+  keep?: GenerationMemo,
 ): GatewayResources {
+  // A memo made for other options holds nothing these can use.
+  const memo = keep?.options === options ? keep : undefined;
+  memo?.begin();
   const clusterOptions = {
     systemCaFile: options.systemCaFile ?? DEFAULT_SYSTEM_CA_FILE,
     connectTimeout: options.connectTimeout ?? '2s',
@@ -115,10 +138,15 @@ export function generateGatewayResources(
   for (const route of table.routes) {
     for (const rule of route.rules) {
       if (rule.invalid || own.has(rule.id)) continue;
-      own.set(rule.id, ruleClusters(route.kind, rule, clusterOptions));
+      let made = memo?.ruleClusters.get(rule);
+      if (!made) {
+        made = ruleClusters(route.kind, rule, clusterOptions);
+        memo?.ruleClusters.set(rule, made);
+      }
+      own.set(rule.id, made);
     }
   }
-  const { clusters, byRule } = shareClusters(own);
+  const { clusters, byRule } = shareClusters(own, memo);
   const listeners: Json[] = [];
   const routeConfigurations: Json[] = [];
   const warnings = new Set<string>();
@@ -134,10 +162,13 @@ export function generateGatewayResources(
   const secrets = new Map<string, Json>();
   for (const group of ir.ports) {
     const name = group.name;
-    const rc = routeConfiguration(group, byRule, warnings, {
-      debug: options.debug === true,
-      listener: { port: group.port, https: group.protocol === 'HTTPS' },
-    });
+    const rc = routeConfiguration(
+      group,
+      byRule,
+      warnings,
+      { debug: options.debug === true, listener: { port: group.port, https: group.protocol === 'HTTPS' } },
+      memo,
+    );
     routeConfigurations.push(rc);
     const hcm: Json = {
       '@type': TYPE_HCM,
@@ -181,6 +212,7 @@ export function generateGatewayResources(
       filter_chains: filterChains,
     });
   }
+  memo?.end();
   return {
     listeners,
     routeConfigurations,

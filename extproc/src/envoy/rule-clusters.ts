@@ -221,10 +221,21 @@ function clusterZones(c: Json): string[] {
  * backendRefs' zones and a hash — so it does not change when rules come or go, and every
  * replica computes the same one.
  */
-export function shareClusters(byRule: ReadonlyMap<string, RuleClusters>): {
+/** What shareClusters keeps between generations (envoy/generation-memo.ts holds it). */
+export interface SharedClusters {
+  /** Each rule's clusters after sharing, by rule id, with the own clusters they came from. */
+  shared: Map<string, { readonly from: RuleClusters; readonly out: RuleClusters }>;
+}
+
+export function shareClusters(
+  byRule: ReadonlyMap<string, RuleClusters>,
+  memo?: SharedClusters,
+): {
   readonly clusters: Json[];
   readonly byRule: Map<string, RuleClusters>;
 } {
+  const kept = memo?.shared;
+  const next = new Map<string, { readonly from: RuleClusters; readonly out: RuleClusters }>();
   const byContent = new Map<string, string>();
   // The same inputs make the same cluster: its content need not be written out again to
   // compare (10,000 rules to one Service are one set of inputs).
@@ -257,13 +268,25 @@ export function shareClusters(byRule: ReadonlyMap<string, RuleClusters>): {
     }
     // Targets that name no cluster (unresolved backendRefs) keep their name: it still names none.
     const rename = (n: string): string => renamed.get(n) ?? n;
-    out.set(ruleId, {
-      ...rc,
-      clusters: [],
-      inputs: [],
-      targets: rc.targets.map((t) => ({ ...t, name: rename(t.name) })),
-      mirrors: rc.mirrors.map((m) => ({ ...m, name: rename(m.name) })),
-    });
+    // The same clusters under the same names as last generation: the same object, so what
+    // was generated from it (gateway-config.ts) still holds.
+    const last = kept?.get(ruleId);
+    const shared =
+      last &&
+      last.from === rc &&
+      rc.targets.every((t, i) => last.out.targets[i]?.name === rename(t.name)) &&
+      rc.mirrors.every((m, i) => last.out.mirrors[i]?.name === rename(m.name))
+        ? last.out
+        : {
+            ...rc,
+            clusters: [],
+            inputs: [],
+            targets: rc.targets.map((t) => ({ ...t, name: rename(t.name) })),
+            mirrors: rc.mirrors.map((m) => ({ ...m, name: rename(m.name) })),
+          };
+    out.set(ruleId, shared);
+    next.set(ruleId, { from: rc, out: shared });
   }
+  if (memo) memo.shared = next;
   return { clusters, byRule: out };
 }

@@ -22,6 +22,7 @@ import {
 } from '../gatewayapi/parse.js';
 import type { ProvidedConfig } from '../provider/provider.js';
 import { type Snapshot, compileConfig } from './snapshot.js';
+import { TranslateMemo } from '../translate/translate-memo.js';
 
 /** A piece of a file: its text and how many lines stand before it. */
 interface Piece {
@@ -95,6 +96,15 @@ export class IncrementalCompiler {
   private readonly unshifted = new WeakMap<SourceObject, SourceObject>();
   /** Decoded objects by the piece's own object, located as it is. */
   private readonly decoded = new WeakMap<SourceObject, AnyObject>();
+  /**
+   * Each piece's object as last seen down its file, and its decoded copy there: an object
+   * that did not move is the same object from one compile to the next, so translation can
+   * keep what it made from it (translate/translate-memo.ts).
+   */
+  private readonly moved = new WeakMap<SourceObject, SourceObject>();
+  private readonly copies = new WeakMap<SourceObject, AnyObject>();
+  /** What translation keeps between compiles. */
+  private readonly translateMemo = new TranslateMemo();
 
   compile(provided: ProvidedConfig): Snapshot {
     this.work.parsed = 0;
@@ -103,6 +113,7 @@ export class IncrementalCompiler {
       parseDocuments: (files) => this.parse(files),
       parseObjects: (inputs) => this.parseVersioned(inputs),
       decodeObject: (src, decode) => this.decode(src, decode),
+      translateMemo: this.translateMemo,
     });
   }
 
@@ -174,8 +185,15 @@ export class IncrementalCompiler {
       if (parsed.diagnostics.some((d) => d.code === 'yaml-syntax')) return whole();
       pieces.set(piece.text, parsed);
       for (const o of parsed.objects) {
-        const located = shifted(o, piece.linesBefore);
-        if (located !== o) this.unshifted.set(located, o);
+        const last = this.moved.get(o);
+        const located =
+          last && last.source.line === o.source.line + piece.linesBefore
+            ? last
+            : shifted(o, piece.linesBefore);
+        if (located !== o) {
+          this.unshifted.set(located, o);
+          this.moved.set(o, located);
+        }
         objects.push(located);
       }
       for (const d of parsed.diagnostics) diagnostics.push(shiftedDiagnostic(d, piece.linesBefore));
@@ -196,6 +214,12 @@ export class IncrementalCompiler {
       obj = decode(own);
       this.decoded.set(own, obj);
     }
-    return obj.origin === src ? obj : { ...obj, origin: src };
+    if (obj.origin === src) return obj;
+    let copy = this.copies.get(src);
+    if (!copy) {
+      copy = { ...obj, origin: src };
+      this.copies.set(src, copy);
+    }
+    return copy;
   }
 }

@@ -8,6 +8,8 @@ import { compileResolver } from '../resolve/compile.js';
 import { tableGeneration } from '../resolve/answer-scope.js';
 import { IncrementalCompiler } from './incremental-compiler.js';
 import { type Snapshot, fingerprintOf } from './snapshot.js';
+import { type TableJson, TableReader, joinTableJson, tableJsonOf } from './table-json.js';
+import type { TableRoute } from '../table/policy-table.js';
 
 export interface CompileRequest {
   readonly id: number;
@@ -17,41 +19,65 @@ export interface CompileRequest {
 /**
  * The snapshot's plain data. The table and the statuses cross as JSON text: the receiving
  * thread parses JSON several times faster than it deserializes a structured clone, and
- * the statuses are only parsed when something (the admin API) reads them.
+ * the statuses are only parsed when something (the admin API) reads them. The table comes
+ * route by route, so the receiver parses only the routes that changed (table-json.ts).
  */
 export interface CompiledData {
-  readonly tableJson: string;
+  readonly table: TableJson;
+  /** tableGeneration of the table's JSON: the resolver's answer scope. */
+  readonly generation: string;
   readonly statusesJson: string;
   readonly tls: Snapshot['tls'];
   readonly diagnostics: Snapshot['diagnostics'];
   readonly errors: Snapshot['errors'];
   readonly warnings: Snapshot['warnings'];
-  /** Computed on the thread, off the ext_proc thread; computed on first read when absent. */
-  readonly fingerprint?: string;
+  /** Computed on the thread, off the ext_proc thread. */
+  readonly fingerprint: string;
 }
 
 export type CompileResponse =
   | { readonly id: number; readonly ok: true; readonly data: CompiledData }
   | { readonly id: number; readonly ok: false; readonly message: string; readonly staleObjects?: true };
 
-/** Rebuilds a Snapshot from what the thread sent: the resolver compiled here, statuses on first read. */
-export function snapshotFrom(data: CompiledData): Snapshot {
-  const table = JSON.parse(data.tableJson) as Snapshot['table'];
+/**
+ * Rebuilds a Snapshot from what the thread sent: the resolver compiled here, statuses on first
+ * read. With a reader, the routes the last table held unchanged are its objects again.
+ */
+export function snapshotFrom(data: CompiledData, reader: TableReader = new TableReader()): Snapshot {
+  const table = reader.read(data.table);
   let statuses: Snapshot['statuses'] | undefined;
-  let fingerprint = data.fingerprint;
   return {
     table,
     tls: data.tls,
-    resolver: compileResolver(table, tableGeneration(data.tableJson)),
+    resolver: compileResolver(table, data.generation),
     get statuses() {
       return (statuses ??= JSON.parse(data.statusesJson) as Snapshot['statuses']);
     },
     diagnostics: data.diagnostics,
     errors: data.errors,
     warnings: data.warnings,
-    get fingerprint() {
-      return (fingerprint ??= fingerprintOf(data.tableJson, data.tls, data.statusesJson, data.diagnostics));
-    },
+    fingerprint: data.fingerprint,
+  };
+}
+
+/** What the thread sends for a compiled snapshot; `routeJson` may keep a route's text. */
+export function compiledData(
+  snapshot: Pick<Snapshot, 'table' | 'tls' | 'statuses' | 'diagnostics' | 'errors' | 'warnings'>,
+  routeJson?: (route: TableRoute) => string,
+): CompiledData {
+  const { tls, statuses, diagnostics, errors, warnings } = snapshot;
+  const table = tableJsonOf(snapshot.table, routeJson);
+  const tableJson = joinTableJson(table);
+  const statusesJson = JSON.stringify(statuses);
+  return {
+    table,
+    generation: tableGeneration(tableJson),
+    statusesJson,
+    tls,
+    diagnostics,
+    errors,
+    warnings,
+    fingerprint: fingerprintOf(tableJson, tls, statusesJson, diagnostics),
   };
 }
 
@@ -66,6 +92,8 @@ export class SnapshotCompiler {
    * alone, so a change to one object among 10,000 does not copy the other 9,999 to the thread.
    */
   private held = new Set<string>();
+  /** Keeps the routes of the last table, so unchanged routes stay the same objects. */
+  private readonly reader = new TableReader();
 
   /** The thread runs the compiled module (dist/); from TypeScript sources it compiles inline. */
   static available(): boolean {
@@ -81,7 +109,7 @@ export class SnapshotCompiler {
     this.held = new Set();
     if (!res.ok) throw new Error(res.message);
     for (const o of provided.objects) if (o.version !== undefined) this.held.add(o.version);
-    return snapshotFrom(res.data);
+    return snapshotFrom(res.data, this.reader);
   };
 
   /** The input with every object the thread holds replaced by its version. */

@@ -4,27 +4,25 @@
 // The thread lives as long as the service, so it keeps what it parsed for the next reload.
 import { parentPort } from 'node:worker_threads';
 import { IncrementalCompiler, StaleObjectsError } from './incremental-compiler.js';
-import { fingerprintOf } from './snapshot.js';
-import type { CompileRequest, CompileResponse } from './snapshot-compiler.js';
+import type { TableRoute } from '../table/policy-table.js';
+import { type CompileRequest, type CompileResponse, compiledData } from './snapshot-compiler.js';
 
 const compiler = new IncrementalCompiler();
+/** Each route's JSON while translation keeps the route's object (translate/translate-memo.ts). */
+const routeText = new WeakMap<TableRoute, string>();
+const routeJson = (route: TableRoute): string => {
+  let text = routeText.get(route);
+  if (text === undefined) {
+    text = JSON.stringify(route);
+    routeText.set(route, text);
+  }
+  return text;
+};
 
 parentPort?.on('message', (req: CompileRequest) => {
   let res: CompileResponse;
   try {
-    const { table, tls, statuses, diagnostics, errors, warnings } = compiler.compile(req.provided);
-    const tableJson = JSON.stringify(table);
-    const statusesJson = JSON.stringify(statuses);
-    const data = {
-      tableJson,
-      statusesJson,
-      tls,
-      diagnostics,
-      errors,
-      warnings,
-      fingerprint: fingerprintOf(tableJson, tls, statusesJson, diagnostics),
-    };
-    res = { id: req.id, ok: true, data };
+    res = { id: req.id, ok: true, data: compiledData(compiler.compile(req.provided), routeJson) };
   } catch (e) {
     res = {
       id: req.id,

@@ -16,6 +16,7 @@ import type { PolicyTable } from '../table/policy-table.js';
 import type { TlsMaterial } from '../table/tls-material.js';
 import type { ObjectStatus } from '../translate/status.js';
 import { translate } from '../translate/translate.js';
+import type { TranslateMemo } from '../translate/translate-memo.js';
 
 export interface Snapshot {
   readonly table: PolicyTable;
@@ -56,6 +57,8 @@ export interface CompileStages {
   readonly parseDocuments?: (files: readonly ConfigFile[]) => ParseResult;
   readonly parseObjects?: (inputs: readonly ObjectInput[]) => ParseResult;
   readonly decodeObject?: DecodeObject;
+  /** What translation keeps between compiles (the incremental compiler's). */
+  readonly translateMemo?: TranslateMemo;
 }
 
 export function compileConfig(provided: ProvidedConfig, stages: CompileStages = {}): Snapshot {
@@ -63,7 +66,7 @@ export function compileConfig(provided: ProvidedConfig, stages: CompileStages = 
   const objects = (stages.parseObjects ?? parseObjects)(provided.objects);
   const parsedDiagnostics = [...documents.diagnostics, ...objects.diagnostics];
   const validated = validateObjects([...documents.objects, ...objects.objects], stages.decodeObject);
-  const { table, tls, statuses } = translate(validated);
+  const { table, tls, statuses } = translate(validated, stages.translateMemo);
   // Compiled on first read: the compiler thread never reads it (the service compiles its own
   // from the table it receives), so it does not pay for it on every reload.
   let resolver: Resolver | undefined;

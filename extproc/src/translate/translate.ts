@@ -22,6 +22,7 @@ import { grpcMatch, httpMatch } from './matches.js';
 import { type PolicyResult, type SessionSource, evaluatePolicies, policyAncestors } from './policies.js';
 import { olderFirst } from './precedence.js';
 import { rulePolicy } from './rule-policy.js';
+import type { TranslateMemo } from './translate-memo.js';
 import {
   CONTROLLER_NAME,
   type Condition,
@@ -263,13 +264,15 @@ function parentStatus(
  * their listeners, the policies, the backends' indexes, the routes (attachment, rules,
  * status, which policy targets each Gateway reaches), the table's listeners, then status.
  */
-export function translate(input: ValidateResult): Translation {
+export function translate(input: ValidateResult, memo?: TranslateMemo): Translation {
   const { model } = input;
   const certificates: Record<string, CertificateMaterial> = {};
   const gateways = evaluateGateways(model, certificates);
   const policies = evaluatePolicies(model);
+  memo?.begin(contextOf(model), policyAnswers(policies));
   const ctx = backendContext(model, policies);
-  const routes = translateRoutes(model, gateways, policies, ctx);
+  const routes = translateRoutes(model, gateways, policies, ctx, memo);
+  memo?.end();
   const listeners = tableListeners(gateways);
   const statuses = objectStatuses(input.objects, gateways, routes, policies);
   return {
@@ -277,6 +280,28 @@ export function translate(input: ValidateResult): Translation {
     tls: { certificates },
     statuses,
   };
+}
+
+/** Every object a rule's translation can read besides its own route. */
+function contextOf(model: Model): AnyObject[] {
+  return [
+    ...model.gatewayClasses,
+    ...model.gateways,
+    ...model.referenceGrants,
+    ...model.services,
+    ...model.endpointSlices,
+    ...model.backendTlsPolicies,
+    ...model.backendTrafficPolicies,
+    ...model.sessionPolicies,
+    ...model.namespaces,
+    ...model.secrets,
+    ...model.configMaps,
+  ];
+}
+
+/** What the policies answer rules, as JSON: routes that come and go can change it. */
+function policyAnswers(p: PolicyResult): string {
+  return JSON.stringify([[...p.backendTls], [...p.retryConstraints], [...p.sessions]]);
 }
 
 /** What resolving a backendRef needs: Services and their EndpointSlices by `<ns>/<name>`, grants, policies. */
@@ -313,6 +338,7 @@ function translateRoutes(
   gateways: ReadonlyMap<string, GatewayState>,
   policies: PolicyResult,
   ctx: BackendContext,
+  memo: TranslateMemo | undefined,
 ): TranslatedRoutes {
   const namespaces = new Map(model.namespaces.map((n) => [n.name, n]));
   const conflicts = new KindConflicts();
@@ -329,10 +355,14 @@ function translateRoutes(
     const attachments = conflicts.settle(route, attachRoute(route, gateways, namespaces));
     const attached = attachments.flatMap((a) => a.listeners);
     let conditions: Condition[] | undefined;
-    const rules = route.rules.map((r) => translateRule(route, r, policies, ctx));
+    const rules = route.rules.map((r) =>
+      memo
+        ? memo.rule(r, () => translateRule(route, r, policies, ctx))
+        : translateRule(route, r, policies, ctx),
+    );
     if (attached.length > 0) {
       for (const l of new Set(attached.map((x) => x.state))) l.attachedRoutes++;
-      table.push({
+      const entry: TableRoute = {
         id: `${route.kind.toLowerCase()}/${route.namespace}/${route.name}`,
         kind: route.kind === 'GRPCRoute' ? 'grpc' : 'http',
         namespace: route.namespace,
@@ -341,7 +371,8 @@ function translateRoutes(
         listeners: [...new Set(attached.map((l) => l.state.id))],
         hostnames: [...new Set(attached.flatMap((l) => l.hostnames))],
         rules,
-      });
+      };
+      table.push(memo ? memo.route(entry) : entry);
       conditions = routeConditions(route, rules);
       warnings.set(route, [...noReadyEndpoints(route, rules), ...underscoreSessionHeaders(route, rules)]);
       recordReach(reach, route, attachments, ctx);

@@ -5,6 +5,7 @@
 import { envoyYaml } from '../envoy/envoy-yaml.js';
 import { fileBootstrap, resourceFiles } from '../envoy/file-resources.js';
 import type { GatewayConfigOptions } from '../envoy/gateway-config.js';
+import { GenerationMemo } from '../envoy/generation-memo.js';
 import { EnvoyResourceFiles, type ResourceWriterOptions } from './envoy-resource-files.js';
 import { RouteFileEncoder } from './route-files.js';
 import type { Snapshot } from '../pipeline/snapshot.js';
@@ -20,6 +21,8 @@ export interface GatewayFilesOptions {
 
 export class GatewayFiles {
   private readonly files: EnvoyResourceFiles;
+  /** Keeps what each generation made from the table, so a change generates only what it touched. */
+  private readonly memo: GenerationMemo;
   /** Keeps each virtual host's encoding, so a change encodes only the hosts it touched. */
   private readonly routeFiles = new RouteFileEncoder();
   private applied = 0;
@@ -29,6 +32,7 @@ export class GatewayFiles {
     private readonly options: GatewayFilesOptions,
   ) {
     const { untilClustersActive, watchRoutes } = options;
+    this.memo = new GenerationMemo(options.envoy);
     this.files = new EnvoyResourceFiles(directory, {
       ...(untilClustersActive ? { untilClustersActive } : {}),
       ...(watchRoutes ? { watchRoutes } : {}),
@@ -54,6 +58,7 @@ export class GatewayFiles {
         this.directory,
         String(generation),
         snapshot.tls,
+        this.memo,
       );
       for (const w of next.warnings) this.options.log(`warning: ${w}`);
       this.routeFiles.begin();

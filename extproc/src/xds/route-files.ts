@@ -57,18 +57,26 @@ function writeVarint(out: Uint8Array, at: number, n: number): number {
 export class RouteFileEncoder {
   /** Virtual hosts encoded anew in the current (or last) generation; the rest were kept. */
   encodedHosts = 0;
+  /** Virtual hosts written out as JSON and hashed in the current (or last) generation: the rest were known objects. */
+  hashedHosts = 0;
   /**
    * Each virtual host's encoding by a digest of its JSON, from the last generation only (the
    * JSON itself as the key held 17 MB at 10,000 hosts and raised the service's peak).
    */
   private cache = new Map<string, Uint8Array>();
   private next = new Map<string, Uint8Array>();
+  /**
+   * The same host object as an earlier generation's (the generator keeps unchanged hosts:
+   * envoy/generation-memo.ts) is neither written out nor hashed again.
+   */
+  private readonly byObject = new WeakMap<Json, { readonly key: string; readonly bytes: Uint8Array }>();
   private field: number | undefined;
 
   /** Starts a generation: what the generation before it encoded and this one does not use is let go at its end. */
   begin(): void {
     this.next = new Map();
     this.encodedHosts = 0;
+    this.hashedHosts = 0;
   }
 
   /** Ends a generation: only what it encoded is kept for the next. */
@@ -85,12 +93,15 @@ export class RouteFileEncoder {
     const list = Array.isArray(hosts) ? (hosts as Json[]) : [];
     const encoded: Uint8Array[] = [];
     for (const [i, host] of list.entries()) {
-      const key = createHash('sha256').update(JSON.stringify(host)).digest('base64');
-      let bytes = this.next.get(key) ?? this.cache.get(key);
+      const known = this.byObject.get(host);
+      if (!known) this.hashedHosts++;
+      const key = known?.key ?? createHash('sha256').update(JSON.stringify(host)).digest('base64');
+      let bytes = known?.bytes ?? this.next.get(key) ?? this.cache.get(key);
       if (!bytes) {
         bytes = encodeAny({ '@type': TYPE_VIRTUAL_HOST, ...host }, `virtual_hosts[${i}]`).value;
         this.encodedHosts++;
       }
+      if (!known) this.byObject.set(host, { key, bytes });
       this.next.set(key, bytes);
       encoded.push(bytes);
     }
