@@ -48,6 +48,33 @@ const ROUTES = routesYaml([
 ]);
 
 describe('ServedConfig', () => {
+  it('does its work for while the first configuration compiles once, with the first compile, and never again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'steadfast-served-'));
+    dirs.push(dir);
+    writeFileSync(join(dir, 'base.yaml'), BASE);
+    writeFileSync(join(dir, 'routes.yaml'), ROUTES);
+    let calls = 0;
+    const config = new ServedConfig({
+      paths: [dir],
+      metrics: new ServiceMetrics(),
+      debounceMs: 20,
+      whileCompiling: () => {
+        calls++;
+        // A failure here is only a lost head start: the configuration still loads.
+        throw new Error('no protos here');
+      },
+    });
+    served.push(config);
+    expect(calls).toBe(0);
+    await config.start();
+    expect(calls).toBe(1);
+    expect(config.lookup(request('shop.example', '/cart')).result).toBe('matched');
+    writeFileSync(join(dir, 'routes.yaml'), ROUTES.replace('/cart', '/basket'));
+    await config.reload();
+    expect(config.lookup(request('shop.example', '/basket')).result).toBe('matched');
+    expect(calls).toBe(1);
+  });
+
   it('logs a backend without ready endpoints as a warning, once per appearance', async () => {
     const lines: string[] = [];
     const dir = mkdtempSync(join(tmpdir(), 'steadfast-served-'));

@@ -8,7 +8,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GatewayConfigOptions } from '../envoy/gateway-config.js';
-import { type ControlService, startControlService } from '../server/control-service.js';
+import {
+  type ControlService,
+  prepareControlService,
+  startControlService,
+} from '../server/control-service.js';
 import { type EnvoyProcess, startEnvoy } from './envoy-process.js';
 import { GatewayFiles } from '../xds/gateway-files.js';
 import { ServiceMetrics } from '../server/metrics.js';
@@ -234,6 +238,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     metrics,
     log: options.log,
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
+    whileCompiling: prepareControlService,
   });
   await config.start().catch((e: unknown) => {
     config.close();

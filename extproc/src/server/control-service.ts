@@ -2,7 +2,7 @@
 // the admin API. Used by `steadfast serve` and by the local gateway commands.
 import { buildAdminServer } from './admin/admin-server.js';
 import type { PolicyLookup } from './grpc/ext-proc-service.js';
-import { startGrpcServer } from './grpc/grpc-server.js';
+import { prepareGrpcServer, startGrpcServer } from './grpc/grpc-server.js';
 import { ServiceMetrics } from './metrics.js';
 import type { ConfigView } from './admin/config-view.js';
 
@@ -29,6 +29,11 @@ export interface ControlService {
   readonly metrics: ServiceMetrics;
   /** Drains ext_proc streams and closes the admin API. */
   stop(): Promise<void>;
+}
+
+/** Does ahead what startControlService would do before listening (ServedConfig's whileCompiling). */
+export function prepareControlService(): void {
+  prepareGrpcServer();
 }
 
 export async function startControlService(options: ControlServiceOptions): Promise<ControlService> {

@@ -7,13 +7,20 @@
 // same answers (a policy can target a route, so routes that come and go can change them).
 // Any other change starts over. A test holds the result equal to a full compile after
 // random edit sequences.
-import type { AnyObject, RouteRule } from '../gatewayapi/model.js';
+import type { AnyObject, Route, RouteRule } from '../gatewayapi/model.js';
 import type { TableRoute, TableRule } from '../table/policy-table.js';
+
+/** What a route's status says about its rules, which depends on the route and its rules alone. */
+export interface RuleOutcome<T> {
+  readonly rules: readonly TableRule[];
+  readonly value: T;
+}
 
 export class TranslateMemo {
   private context: readonly AnyObject[] = [];
   private policies = '';
   private rules = new WeakMap<RouteRule, TableRule>();
+  private outcomes = new WeakMap<Route, RuleOutcome<unknown>>();
   private routes = new Map<string, TableRoute>();
   private nextRoutes = new Map<string, TableRoute>();
 
@@ -28,6 +35,7 @@ export class TranslateMemo {
       policies === this.policies;
     if (!same) {
       this.rules = new WeakMap();
+      this.outcomes = new WeakMap();
       this.routes = new Map();
     }
     this.context = context;
@@ -47,6 +55,20 @@ export class TranslateMemo {
       this.rules.set(rule, made);
     }
     return made;
+  }
+
+  /**
+   * What `make` gives for the route (the same object, where it stands in its file) and these
+   * rules: kept while both are the same objects.
+   */
+  outcome<T>(route: Route, rules: readonly TableRule[], make: () => T): T {
+    const kept = this.outcomes.get(route);
+    if (kept && kept.rules.length === rules.length && kept.rules.every((r, i) => r === rules[i])) {
+      return kept.value as T;
+    }
+    const value = make();
+    this.outcomes.set(route, { rules, value });
+    return value;
   }
 
   /** The route's table entry as last time when it is equal to it, so it stays the same object. */
@@ -72,6 +94,6 @@ function sameRoute(a: TableRoute, b: TableRoute): boolean {
     sameStrings(a.hostnames, b.hostnames) &&
     a.rules.length === b.rules.length &&
     a.rules.every((r, i) => r === b.rules[i]) &&
-    Object.keys(a).length === Object.keys(b).length
+    'creationTimestamp' in a === 'creationTimestamp' in b
   );
 }

@@ -360,6 +360,10 @@ function translateRoutes(
         ? memo.rule(r, () => translateRule(route, r, policies, ctx))
         : translateRule(route, r, policies, ctx),
     );
+    // What the route's status says of its rules: the same while the route and its rules are.
+    const outcome = memo
+      ? memo.outcome(route, rules, () => routeOutcome(route, rules))
+      : routeOutcome(route, rules);
     if (attached.length > 0) {
       for (const l of new Set(attached.map((x) => x.state))) l.attachedRoutes++;
       const entry: TableRoute = {
@@ -373,14 +377,32 @@ function translateRoutes(
         rules,
       };
       table.push(memo ? memo.route(entry) : entry);
-      conditions = routeConditions(route, rules);
-      warnings.set(route, [...noReadyEndpoints(route, rules), ...underscoreSessionHeaders(route, rules)]);
-      recordReach(reach, route, attachments, ctx);
+      conditions = outcome.conditions;
+      warnings.set(route, outcome.warnings);
+      // Only policies' status reads what routes reach.
+      if (policies.targets.size > 0) recordReach(reach, route, attachments, ctx);
     }
-    const resolved = resolvedRefs(route, rules);
-    status.set(route, { parents: attachments.map((a) => parentStatus(a, conditions, resolved)) });
+    status.set(route, { parents: attachments.map((a) => parentStatus(a, conditions, outcome.resolved)) });
   }
   return { table, status, warnings, reach };
+}
+
+/** What a route's status says of its rules: a function of the route and its rules alone. */
+interface RouteOutcome {
+  /** The parent conditions where the route is attached. */
+  readonly conditions: Condition[];
+  /** Its warnings, where it is attached. */
+  readonly warnings: ObjectWarning[];
+  /** ResolvedRefs, for every parent. */
+  readonly resolved: Condition;
+}
+
+function routeOutcome(route: Route, rules: readonly TableRule[]): RouteOutcome {
+  return {
+    conditions: routeConditions(route, rules),
+    warnings: [...noReadyEndpoints(route, rules), ...underscoreSessionHeaders(route, rules)],
+    resolved: resolvedRefs(route, rules),
+  };
 }
 
 /** A route with a route-level error attaches nowhere: Accepted=False on every parentRef. */

@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { COMPOSE_DEMO_SESSION_KEY, composeGatewayOptions } from '../../envoy/compose-preset.js';
 import type { PolicyLookup } from '../../server/grpc/ext-proc-service.js';
-import { startControlService, untilSignalled } from '../../server/control-service.js';
+import { prepareControlService, startControlService, untilSignalled } from '../../server/control-service.js';
 import { defaultExtProcWorkers, startExtProcWorkers } from '../../server/ext-proc-workers.js';
 import { GatewayFiles } from '../../xds/gateway-files.js';
 import { AdsServer } from '../../xds/ads-server.js';
@@ -221,10 +221,12 @@ export const serveCommand: Command = {
     const log = (line: string) => io.err(`steadfast serve: ${line}`);
     const metrics = new ServiceMetrics();
     const provider = kube ? await startKubernetesProvider(kube, log) : undefined;
+    // One process serves ext_proc: it readies its gRPC server while the configuration compiles.
+    const whileCompiling = workers > 1 ? {} : { whileCompiling: prepareControlService };
     const config = provider
-      ? new ServedConfig({ provider, metrics, log })
+      ? new ServedConfig({ provider, metrics, log, ...whileCompiling })
       : configPaths.length > 0
-        ? new ServedConfig({ paths: configPaths, metrics, log })
+        ? new ServedConfig({ paths: configPaths, metrics, log, ...whileCompiling })
         : undefined;
     await config?.start();
     if (config && envoyFiles !== undefined) await feedEnvoyFiles(envoyFiles, config, ring?.keys ?? [], log);

@@ -33,6 +33,21 @@ function extProcDefinition(
   return { Process: method };
 }
 
+let reflection: ReflectionService | undefined;
+
+/** Server reflection for the services' protos: built once (0.2 s), shared by every server. */
+function reflectionService(): ReflectionService {
+  return (reflection ??= new ReflectionService(Object.assign({}, ...loadServiceProtos().packages)));
+}
+
+/**
+ * Loads what startGrpcServer needs before it can listen (the protos and their reflection,
+ * about 0.3 s), so that it can be done ahead, while this thread would wait anyway.
+ */
+export function prepareGrpcServer(): void {
+  reflectionService();
+}
+
 export async function startGrpcServer(address: string, deps: ExtProcDeps): Promise<GrpcServerHandle> {
   const protos = loadServiceProtos();
   const server = new grpc.Server({
@@ -45,7 +60,7 @@ export async function startGrpcServer(address: string, deps: ExtProcDeps): Promi
   const health = new HealthState();
   server.addService(extProcDefinition(protos.extProc, deps), { Process: extProcHandler(deps) });
   server.addService(protos.health, health.handlers());
-  new ReflectionService(Object.assign({}, ...protos.packages)).addToServer(server);
+  reflectionService().addToServer(server);
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err, bound) =>
       err ? reject(new Error(`cannot listen on ${address}: ${err.message}`)) : resolve(bound),
