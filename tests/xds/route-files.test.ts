@@ -68,6 +68,22 @@ describe('route files as protobuf', () => {
     });
   }
 
+  it("encodes the configuration the ADS server sends byte for byte as it stands in the file's Any", () => {
+    const encoder = new RouteFileEncoder();
+    for (const [, rc] of all) {
+      encoder.begin();
+      const message = encoder.configuration(rc);
+      const file = encoder.encode(rc, '1');
+      encoder.end();
+      const decoded = decodeAny({
+        type_url: TYPE_ROUTE_CONFIGURATION,
+        value: Buffer.from(message),
+      });
+      expect(decoded).toEqual(whole(rc));
+      expect(Buffer.from(file).includes(Buffer.from(message))).toBe(true);
+    }
+  });
+
   it('a change to one virtual host encodes that host alone, and the file is the new configuration', () => {
     const hosts = Array.from({ length: 50 }, (_, i) => ({
       name: `host-${i}`,

@@ -1,6 +1,7 @@
 // Gateway mode fed by the ADS server (xds/ads-server.ts): the bootstrap an Envoy of the fleet
 // starts from, and the resources of one generation with routes and certificates named over
 // ADS. Pure, like file-resources.ts, which does the same for the single local Envoy.
+import type { GenerationMemo } from './generation-memo.js';
 import type { PolicyTable } from '../table/policy-table.js';
 import { NO_TLS_MATERIAL, type TlsMaterial } from '../table/tls-material.js';
 import { TYPE_HTTP_PROTOCOL_OPTIONS } from './envoy-names.js';
@@ -96,11 +97,13 @@ export function xdsResources(
   table: PolicyTable,
   options: GatewayConfigOptions,
   tls: TlsMaterial = NO_TLS_MATERIAL,
+  memo?: GenerationMemo,
 ): GatewayResources {
   return generateGatewayResources(
     table,
     options,
     { kind: 'rds', source: () => ADS_SOURCE },
     { material: tls, source: { kind: 'sds', source: () => ADS_SOURCE } },
+    memo,
   );
 }

@@ -20,6 +20,7 @@ import { TYPE_CLUSTER, TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET } fr
 import type { GatewayResources } from '../envoy/gateway-config.js';
 import type { Json } from '../json.js';
 import { encodeAny, envoyProtoRoot } from './envoy-protos.js';
+import { RouteFileEncoder } from './route-files.js';
 
 export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
 const ADS_METHOD = `/${ADS_SERVICE}/StreamAggregatedResources`;
@@ -115,6 +116,11 @@ export class AdsServer {
   /** This generation, per kind of Envoy: encoded, or why it could not be. */
   private encoded = new Map<string, Encoded | { error: string }>();
   private generationError: XdsStatus['generationError'];
+  /**
+   * Per kind of Envoy, each route configuration's virtual hosts as last encoded: a change to one
+   * route encodes its host alone (route-files.ts), not the 10,000 others on the event loop.
+   */
+  private readonly routeEncoders = new Map<string, RouteFileEncoder>();
   private server: grpc.Server | undefined;
   /** Where it listens, once started. */
   address = '';
@@ -206,10 +212,20 @@ export class AdsServer {
             encodeAny({ '@type': type, ...r }, `${type}/${String(r['name'])}`),
           ]),
         );
+      let routes = this.routeEncoders.get(kind);
+      if (!routes) this.routeEncoders.set(kind, (routes = new RouteFileEncoder()));
+      routes.begin();
+      const routeConfigurations = new Map(
+        generated.routeConfigurations.map((rc) => [
+          rc['name'] as string,
+          { type_url: TYPE_ROUTE_CONFIGURATION, value: (routes as RouteFileEncoder).configuration(rc) },
+        ]),
+      );
+      routes.end();
       const encoded: Encoded = new Map([
         [TYPE_CLUSTER, byName(TYPE_CLUSTER, generated.clusters)],
         [TYPE_LISTENER, byName(TYPE_LISTENER, generated.listeners)],
-        [TYPE_ROUTE_CONFIGURATION, byName(TYPE_ROUTE_CONFIGURATION, generated.routeConfigurations)],
+        [TYPE_ROUTE_CONFIGURATION, routeConfigurations],
         [TYPE_SECRET, byName(TYPE_SECRET, generated.secrets)],
       ]);
       for (const w of generated.warnings) this.options.log(`warning: ${w}`);

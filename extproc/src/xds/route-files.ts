@@ -87,6 +87,22 @@ export class RouteFileEncoder {
 
   /** The file of one RouteConfiguration (its JSON, as the generator wrote it). */
   encode(routeConfiguration: Json, version: string): Uint8Array {
+    const any = protobuf.Writer.create()
+      .uint32((ANY_TYPE_URL << 3) | LEN)
+      .string(TYPE_ROUTE_CONFIGURATION)
+      .uint32((ANY_VALUE << 3) | LEN)
+      .bytes(this.configuration(routeConfiguration))
+      .finish();
+    return protobuf.Writer.create()
+      .uint32((DISCOVERY_VERSION << 3) | LEN)
+      .string(version)
+      .uint32((DISCOVERY_RESOURCES << 3) | LEN)
+      .bytes(any)
+      .finish();
+  }
+
+  /** One RouteConfiguration message, as the ADS server sends it in an Any (ads-server.ts). */
+  configuration(routeConfiguration: Json): Buffer {
     this.field ??= virtualHostsField();
     const { virtual_hosts: hosts, ...rest } = routeConfiguration;
     const head = encodeAny({ '@type': TYPE_ROUTE_CONFIGURATION, ...rest }, 'route configuration').value;
@@ -118,17 +134,6 @@ export class RouteFileEncoder {
       configuration.set(b, at);
       at += b.length;
     }
-    const any = protobuf.Writer.create()
-      .uint32((ANY_TYPE_URL << 3) | LEN)
-      .string(TYPE_ROUTE_CONFIGURATION)
-      .uint32((ANY_VALUE << 3) | LEN)
-      .bytes(configuration)
-      .finish();
-    return protobuf.Writer.create()
-      .uint32((DISCOVERY_VERSION << 3) | LEN)
-      .string(version)
-      .uint32((DISCOVERY_RESOURCES << 3) | LEN)
-      .bytes(any)
-      .finish();
+    return configuration;
   }
 }

@@ -13,6 +13,8 @@ import { prepareControlService, startControlService, untilSignalled } from '../.
 import { defaultExtProcWorkers, startExtProcWorkers } from '../../server/ext-proc-workers.js';
 import { GatewayFiles } from '../../xds/gateway-files.js';
 import { AdsServer } from '../../xds/ads-server.js';
+import type { GatewayConfigOptions } from '../../envoy/gateway-config.js';
+import { GenerationMemo } from '../../envoy/generation-memo.js';
 import { xdsResources } from '../../envoy/xds-resources.js';
 import { projectRoot } from '../../local/project-root.js';
 import { ServiceMetrics } from '../../server/metrics.js';
@@ -333,14 +335,19 @@ async function serveXds(
   log: (line: string) => void,
 ): Promise<AdsServer> {
   let snapshot = config.snapshot;
+  // Per kind of Envoy, what the last generation made, for options that stay the same (a new
+  // key ring makes new ones): a one-route change generates that route alone.
+  type Kept = { readonly key: string; readonly options: GatewayConfigOptions; readonly memo: GenerationMemo };
+  const kept = new Map<string, Kept>();
   const ads = new AdsServer({
     resources: (kind) => {
       if (!snapshot) throw new Error('no configuration loaded yet');
-      return xdsResources(
-        snapshot.table,
-        { ...filter, address: kind === '' ? '0.0.0.0' : kind },
-        snapshot.tls,
-      );
+      const options = { ...filter, address: kind === '' ? '0.0.0.0' : kind };
+      const key = JSON.stringify(options);
+      let k = kept.get(kind);
+      if (k?.key !== key) kept.set(kind, (k = { key, options, memo: new GenerationMemo(options) }));
+      // The options the memo was made for, as the same object: it serves only those.
+      return xdsResources(snapshot.table, k.options, snapshot.tls, k.memo);
     },
     log,
     ...(token !== undefined ? { token } : {}),
