@@ -210,6 +210,12 @@ function clusterZones(c: Json): string[] {
   return endpoints.map((e) => String((e['locality'] as Json | undefined)?.['zone'] ?? ''));
 }
 
+/** What shareClusters keeps between generations (envoy/generation-memo.ts holds it). */
+export interface SharedClusters {
+  /** Each rule's clusters after sharing, by rule id, with the own clusters they came from. */
+  shared: Map<string, { readonly from: RuleClusters; readonly out: RuleClusters }>;
+}
+
 /**
  * Rules whose clusters are the same but for their names share one cluster (issue: 10,000
  * routes to one Service made 10,000 identical clusters). Same means the same backends with
@@ -221,12 +227,6 @@ function clusterZones(c: Json): string[] {
  * backendRefs' zones and a hash — so it does not change when rules come or go, and every
  * replica computes the same one.
  */
-/** What shareClusters keeps between generations (envoy/generation-memo.ts holds it). */
-export interface SharedClusters {
-  /** Each rule's clusters after sharing, by rule id, with the own clusters they came from. */
-  shared: Map<string, { readonly from: RuleClusters; readonly out: RuleClusters }>;
-}
-
 export function shareClusters(
   byRule: ReadonlyMap<string, RuleClusters>,
   memo?: SharedClusters,
