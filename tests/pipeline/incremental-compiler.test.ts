@@ -445,7 +445,7 @@ describe('IncrementalCompiler', () => {
       diagnostics: [],
     });
     const compiler = new IncrementalCompiler();
-    compiler.compile(input(routes, []));
+    const first = compiler.compile(input(routes, []));
     expect(compiler.work.decoded).toBe(BASE.length + 50);
     const edited = [...routes];
     edited[20] = JSON.parse(JSON.stringify(routes[20]).replace('"hostnames":["', '"hostnames":["edited-'));
@@ -454,6 +454,11 @@ describe('IncrementalCompiler', () => {
     const again = compiler.compile(input(edited, versions));
     expect(compiler.work.decoded).toBe(1);
     expect(view(again)).toEqual(view(compileConfig(input(edited, versions))));
+    // Translated anew: route-20 alone (when the table holds it); the others are the objects they were.
+    const renewed = again.table.routes.filter((r) => !first.table.routes.includes(r)).map((r) => r.name);
+    expect(first.table.routes.some((r) => r.name === 'route-20')).toBe(true);
+    expect(renewed).toEqual(['route-20']);
+    expect(again.table.routes.length).toBeGreaterThan(10);
     // An input sent as its version alone, for a version the compiler does not hold, is refused
     // (the service then sends the whole input), and what the compiler holds stays as it was.
     const stub = input(edited, versions);
