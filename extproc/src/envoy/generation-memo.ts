@@ -8,7 +8,7 @@
 // generation to the next, so nothing downstream may change them (none does: they are
 // encoded or serialized, never edited).
 import type { TableMatch, TableRule } from '../table/policy-table.js';
-import type { Json } from '../json.js';
+import { type Json, sameItems } from '../json.js';
 import type { RuleClusters, SharedClusters } from './rule-clusters.js';
 
 /** The Envoy routes of one match, and what they were made with. */
@@ -72,7 +72,7 @@ export class GenerationMemo implements SharedClusters {
   host(key: string, parts: readonly (readonly Json[])[], make: () => Json): Json {
     const kept = this.hosts.get(key);
     let host: KeptHost;
-    if (kept && kept.parts.length === parts.length && kept.parts.every((p, i) => p === parts[i])) {
+    if (kept && sameItems(kept.parts, parts)) {
       host = kept;
     } else {
       host = { parts, host: make() };

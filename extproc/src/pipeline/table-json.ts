@@ -26,18 +26,9 @@ export function tableJsonOf(
   };
 }
 
-/** Feeds the table's JSON, as JSON.stringify writes it, to `write` in pieces. */
-function writeTableJson(parts: TableJson, write: (text: string) => void): void {
-  write(`{"version":${parts.version},"listeners":${parts.listeners},"routes":[`);
-  parts.routes.forEach((r, i) => write(i === 0 ? r : `,${r}`));
-  write(']}');
-}
-
-/** The whole table's JSON. */
+/** The whole table's JSON: byte for byte what JSON.stringify writes for the table. */
 export function joinTableJson(parts: TableJson): string {
-  const pieces: string[] = [];
-  writeTableJson(parts, (t) => pieces.push(t));
-  return pieces.join('');
+  return `{"version":${parts.version},"listeners":${parts.listeners},"routes":[${parts.routes.join(',')}]}`;
 }
 
 /** Parses tables, keeping each route's object while its text stays the same. */

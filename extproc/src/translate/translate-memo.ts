@@ -9,18 +9,19 @@
 // random edit sequences.
 import type { AnyObject, Route, RouteRule } from '../gatewayapi/model.js';
 import type { TableRoute, TableRule } from '../table/policy-table.js';
+import { sameItems } from '../json.js';
 
-/** What a route's status says about its rules, which depends on the route and its rules alone. */
-export interface RuleOutcome<T> {
+/** What was made for a route and its rules, with the rules it was made for. */
+interface Outcome {
   readonly rules: readonly TableRule[];
-  readonly value: T;
+  readonly value: unknown;
 }
 
 export class TranslateMemo {
   private context: readonly AnyObject[] = [];
   private policies = '';
   private rules = new WeakMap<RouteRule, TableRule>();
-  private outcomes = new WeakMap<Route, RuleOutcome<unknown>>();
+  private outcomes = new WeakMap<Route, Outcome>();
   private routes = new Map<string, TableRoute>();
   private nextRoutes = new Map<string, TableRoute>();
 
@@ -29,10 +30,7 @@ export class TranslateMemo {
    * object as last time, and the policies' answers (as JSON) are the same.
    */
   begin(context: readonly AnyObject[], policies: string): void {
-    const same =
-      context.length === this.context.length &&
-      context.every((o, i) => o === this.context[i]) &&
-      policies === this.policies;
+    const same = sameItems(context, this.context) && policies === this.policies;
     if (!same) {
       this.rules = new WeakMap();
       this.outcomes = new WeakMap();
@@ -63,7 +61,7 @@ export class TranslateMemo {
    */
   outcome<T>(route: Route, rules: readonly TableRule[], make: () => T): T {
     const kept = this.outcomes.get(route);
-    if (kept && kept.rules.length === rules.length && kept.rules.every((r, i) => r === rules[i])) {
+    if (kept && sameItems(kept.rules, rules)) {
       return kept.value as T;
     }
     const value = make();
@@ -80,20 +78,15 @@ export class TranslateMemo {
   }
 }
 
-function sameStrings(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
-}
-
 function sameRoute(a: TableRoute, b: TableRoute): boolean {
   return (
     a.kind === b.kind &&
     a.namespace === b.namespace &&
     a.name === b.name &&
     a.creationTimestamp === b.creationTimestamp &&
-    sameStrings(a.listeners, b.listeners) &&
-    sameStrings(a.hostnames, b.hostnames) &&
-    a.rules.length === b.rules.length &&
-    a.rules.every((r, i) => r === b.rules[i]) &&
+    sameItems(a.listeners, b.listeners) &&
+    sameItems(a.hostnames, b.hostnames) &&
+    sameItems(a.rules, b.rules) &&
     'creationTimestamp' in a === 'creationTimestamp' in b
   );
 }
