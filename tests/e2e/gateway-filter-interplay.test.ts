@@ -5,7 +5,8 @@
 // attempt); a session behind a rewrite stays pinned to its backend; and a mirror gets one
 // copy, never retried, whose answer changes neither the response nor the session; a CORS
 // preflight is answered by Envoy (no backend, no retry, no cookie) while the rule's other
-// requests keep their retries and session and gain the CORS headers.
+// requests keep their retries and session and gain the CORS headers. Only session rules run
+// the filter at all.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttemptLedger } from '../../backends/attempt-ledger.js';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
@@ -137,6 +138,20 @@ describe('gateway mode: redirects, rewrites, mirrors and CORS with retries and s
       expect(a.target).toBe(`/v2/items?${query}`);
       expect(a.host).toBe('internal.example');
     }
+  });
+
+  it('runs the filter only for session rules: retries alone, a redirect or no route never enter the VM', async () => {
+    const entered = async (): Promise<number> =>
+      (await gateway.envoy.stats()).get('wasmcustom.steadfast_requests_total') ?? 0;
+    const before = await entered();
+    expect((await exchange(gatewayUrl(gateway), '/api/no-vm', 'shop.example')).status).toBe(200);
+    expect((await exchange(gatewayUrl(gateway), '/moved/no-vm', 'shop.example')).status).toBe(307);
+    expect((await exchange(gatewayUrl(gateway), '/nowhere', 'shop.example')).status).toBe(404);
+    expect(await entered()).toBe(before);
+    const session = await exchange(gatewayUrl(gateway), '/pinned/vm', 'shop.example');
+    expect(session.status).toBe(200);
+    expect(cookieOf(session.headers['set-cookie'], 'pinned-session')).toBeDefined();
+    expect(await entered()).toBe(before + 1);
   });
 
   it('keeps a session behind a rewrite pinned to its backend', async () => {

@@ -62,15 +62,13 @@ function generate(rules: readonly string[]): {
   expect(snap.diagnostics).toEqual([]);
   const resources = generateGatewayResources(snap.table, { wasmPath: 'steadfast.wasm', sessionKeys: [] });
   const routeClusters = new Map<string, string>();
-  // Each Envoy route: the rule its policy token names (`id=…`), and the cluster it sends to.
+  // Each Envoy route: the rule its name begins with (`…/rule/N/match/M`), and the cluster it
+  // sends to.
   const walk = (v: unknown): void => {
     if (Array.isArray(v)) v.forEach(walk);
     else if (typeof v === 'object' && v !== null) {
       const o = v as Record<string, unknown>;
-      const token = ((o['metadata'] as Json | undefined)?.['filter_metadata'] as Json | undefined)?.[
-        'steadfast'
-      ] as Json | undefined;
-      const rule = /;id=([^;]+)/.exec(String(token?.['policy'] ?? ''))?.[1];
+      const rule = /^(.+\/rule\/\d+)\/match\/\d+/.exec(String(o['name'] ?? ''))?.[1];
       const action = o['route'] as Json | undefined;
       // One cluster, or a weighted split with one entry (a backendRef with its own filters).
       const weighted = (action?.['weighted_clusters'] as { clusters?: Json[] } | undefined)?.clusters;

@@ -70,6 +70,15 @@ describe('Envoy resources as protobuf', () => {
     expect(decodeAny(filter as { type_url: string; value: Uint8Array })).toEqual({ disabled: true });
   });
 
+  it('writes `{}` as the empty Any: present, with no type (a FilterConfig that switches a filter on)', () => {
+    const any = encodeAny({ '@type': 'type.googleapis.com/envoy.config.route.v3.FilterConfig', config: {} });
+    // Field 1 (config), length 0: set, and empty.
+    expect([...any.value]).toEqual([0x0a, 0x00]);
+    expect(decodeAny(any)).toEqual({ config: {} });
+    const absent = encodeAny({ '@type': 'type.googleapis.com/envoy.config.route.v3.FilterConfig' });
+    expect(absent.value.length).toBe(0);
+  });
+
   it('refuses a field the protos do not have, and a bad duration, with where they are', () => {
     expect(() =>
       encodeAny({ '@type': TYPE_CLUSTER, name: 'c', connect_timeout: '2s', no_such_field: 1 }),

@@ -8,7 +8,6 @@
 // and its own routes add `Vary: Origin`, as their answers differ by origin. A preflight is an
 // OPTIONS request with Origin and Access-Control-Request-Method (the Fetch standard).
 import type { TableCors, TableMatch } from '../table/policy-table.js';
-import { sessionlessRouteFilters } from './http-filters.js';
 import { escapeRegex } from './path-filters.js';
 import { routeMatch, withMatchHeaders } from './route-match.js';
 import type { Json } from '../json.js';
@@ -122,9 +121,7 @@ export function corsRoutes(cors: TableCors, tableMatch: TableMatch, routes: read
   const answered = (suffix: string, match: Json, status: number, headers: Json[]): Json => ({
     name: `${name}/${suffix}`,
     match,
-    ...(first['metadata'] !== undefined ? { metadata: first['metadata'] } : {}),
     direct_response: { status },
-    typed_per_filter_config: sessionlessRouteFilters(),
     ...(headers.length > 0 ? { response_headers_to_add: headers } : {}),
   });
   const out: Json[] = [];

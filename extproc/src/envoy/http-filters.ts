@@ -105,12 +105,14 @@ export function pinRemovalFilter(): Json {
 }
 
 /**
- * What a route without a session says to switch gateway mode's filter and stateful_session
- * off: such a request never enters the VM and costs what the router costs.
+ * What a session route says to switch on gateway mode's filter and stateful_session, which
+ * the listener holds off by default (`gatewayHttpFilters`): a FilterConfig with an empty
+ * `config` enables a filter without configuring it. Every other route says nothing, costs
+ * Envoy nothing to build, and its requests never enter the VM.
  */
-export function sessionlessRouteFilters(): Json {
-  const off = { '@type': TYPE_FILTER_CONFIG, disabled: true };
-  return { [STEADFAST_FILTER_NAME]: off, [STATEFUL_SESSION_FILTER_NAME]: off };
+export function sessionRouteFilters(): Json {
+  const on = { '@type': TYPE_FILTER_CONFIG, config: {} };
+  return { [STEADFAST_FILTER_NAME]: on, [STATEFUL_SESSION_FILTER_NAME]: on };
 }
 
 const UPSTREAM_CODEC: Json = {
@@ -194,13 +196,17 @@ export function routerFilter(wasmPath: string): Json {
 }
 
 /**
- * Gateway mode's chain. Routes without a session switch the filter and stateful_session off
- * (route-action.ts): every such request costs what the router costs.
+ * Gateway mode's chain. The filter and stateful_session are off unless a session route
+ * switches them on (sessionRouteFilters): every other request, an unmatched one included,
+ * costs what the router costs. Off by default rather than off on each route, because a route
+ * that says nothing is cheaper for Envoy to build: at 10,000 routes, saying "off" on each
+ * (with the policy token, which only the filter reads) made each route change take Envoy
+ * 0.2 s longer.
  */
 export function gatewayHttpFilters(options: FilterOptions): Json[] {
   return [
-    steadfastWasmFilter('steadfast', filterConfiguration(options), options.wasmPath),
-    statefulSessionFilter(),
+    { ...steadfastWasmFilter('steadfast', filterConfiguration(options), options.wasmPath), disabled: true },
+    { ...statefulSessionFilter(), disabled: true },
     { name: 'envoy.filters.http.router', typed_config: { '@type': TYPE_ROUTER } },
   ];
 }

@@ -1,12 +1,12 @@
 // The Envoy routes of one (rule, match): the rule's cluster (or weighted split), its retries
-// and timeouts compiled into `retry_policy` and `timeout` (router-plan.ts), the policy token
-// in route metadata, header modifiers, and — on session rules only — the filter and
-// stateful_session switched on; CORS wraps them (cors-routes.ts). A rule that failed
+// and timeouts compiled into `retry_policy` and `timeout` (router-plan.ts), header modifiers,
+// and — on session rules only — the filter and stateful_session switched on, with the policy
+// token the filter reads in route metadata; CORS wraps them (cors-routes.ts). A rule that failed
 // validation answers 500 (fail closed).
 import type { HeaderModifier, TableMatch, TableRule } from '../table/policy-table.js';
 import { DEBUG_POLICY_HEADER, METADATA_NAMESPACE, METADATA_POLICY_KEY, PIN_HEADER } from './envoy-names.js';
 import { corsRoutes } from './cors-routes.js';
-import { sessionlessRouteFilters } from './http-filters.js';
+import { sessionRouteFilters } from './http-filters.js';
 import { type ListenerContext, redirectRoutes, rewriteFields } from './path-filters.js';
 import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
 import { durationMs, IDEMPOTENT_METHODS, routerPlan, type RouterRetry } from './router-plan.js';
@@ -149,11 +149,7 @@ function ruleRoutes(
   clusters: RuleClusters | undefined,
   options: RouteOptions,
 ): Json[] {
-  const base: Json = {
-    name: match.id,
-    match: routeMatch(match),
-    metadata: { filter_metadata: { [METADATA_NAMESPACE]: { [METADATA_POLICY_KEY]: rule.token } } },
-  };
+  const base: Json = { name: match.id, match: routeMatch(match) };
   if (rule.redirect && !rule.invalid) {
     // Answered by the router itself: no backend, no retry, no session, no filter.
     return redirectRoutes(rule.redirect, match, options.listener ?? DEFAULT_LISTENER).map((r) => ({
@@ -162,7 +158,6 @@ function ruleRoutes(
         ? { name: `${match.id}/host-port`, match: withMatchHeaders(base['match'] as Json, r.headers) }
         : {}),
       redirect: r.redirect,
-      typed_per_filter_config: sessionlessRouteFilters(),
       ...modifiers(rule, options),
     }));
   }
@@ -171,7 +166,6 @@ function ruleRoutes(
       {
         ...base,
         direct_response: { status: 500 },
-        typed_per_filter_config: sessionlessRouteFilters(),
         ...modifiers(rule, options),
       },
     ];
@@ -205,8 +199,14 @@ function ruleRoutes(
     ...(clusters.websocket ? { upgrade_configs: [{ upgrade_type: 'websocket' }] } : {}),
     ...(rule.policy.kind === 'grpc' ? { max_stream_duration: { grpc_timeout_header_max: '0s' } } : {}),
   });
-  // Only a session rule runs the filter and stateful_session.
-  const filters: Json = session ? {} : { typed_per_filter_config: sessionlessRouteFilters() };
+  // Only a session rule runs the filter and stateful_session, and only the filter reads the
+  // policy token.
+  const filters: Json = session
+    ? {
+        metadata: { filter_metadata: { [METADATA_NAMESPACE]: { [METADATA_POLICY_KEY]: rule.token } } },
+        typed_per_filter_config: sessionRouteFilters(),
+      }
+    : {};
   const withMods = (r: Json): Json => ({ ...r, ...filters, ...modifiers(rule, options) });
   const method = match.method;
   if (!plan.splitByMethod || method !== undefined) {

@@ -161,6 +161,9 @@ function messageObject(type: protobuf.Type, v: unknown, at: string): unknown {
   }
   if (name === 'google.protobuf.Any') {
     if (!isObject(v)) throw new ProtoConversionError(`${at}: an Any must be an object`);
+    // `{}` is the empty Any (no type, no value): a route's FilterConfig switches a filter on
+    // with it.
+    if (Object.keys(v).length === 0) return {};
     return encodeAny(v, at);
   }
   if (!isObject(v))
