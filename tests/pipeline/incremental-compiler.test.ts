@@ -255,8 +255,30 @@ function edit(files: Files, rnd: () => number, serial: { n: number }): string {
   const at = Math.floor(rnd() * docs.length);
   const doc = docs[at];
   const newRoute = (): Doc => ({ text: routeYaml(rnd, `route-${serial.n++}`), before: '' });
-  const choice = Math.floor(rnd() * 19);
+  const choice = Math.floor(rnd() * 21);
   switch (choice) {
+    case 19: {
+      // A Service routes name comes and goes: rules that sent to nothing now send to it.
+      const base = files.get('base.yaml') as Doc[];
+      if (base.length > BASE.length) {
+        base.splice(BASE.length);
+        return 'Service missing removed';
+      }
+      base.push(
+        { text: serviceYaml('missing', 80), before: '' },
+        { text: sliceYaml('missing', ['127.0.0.8']), before: '' },
+      );
+      return 'Service missing added';
+    }
+    case 20: {
+      // A Gateway's listener: no rule reads it, every route attaches to it anew.
+      const base = files.get('base.yaml') as Doc[];
+      (base[1] as Doc).text = (BASE[1] as string).replace(
+        "port: 8081, hostname: '*.api.example'",
+        pick(["port: 8081, hostname: '*.api.example'", "port: 8082, hostname: '*.example'"]),
+      );
+      return 'Gateway edge changed';
+    }
     case 16:
     case 17: {
       // A policy on a route (by name; it may be gone), on one of its rules, or on a Service.
@@ -430,6 +452,45 @@ describe('IncrementalCompiler', () => {
     expect(moved.statuses.find((s) => s.metadata.name === 'route-150')?.source?.line).toBe(
       (again.statuses.find((s) => s.metadata.name === 'route-150')?.source?.line ?? 0) + 1,
     );
+  });
+
+  it('translates only the rules that name a changed Service or its endpoints; a Gateway change, none', () => {
+    const rnd = random(13);
+    const docs = Array.from({ length: 120 }, (_, i) => routeYaml(rnd, `route-${i}`));
+    const input = (base: readonly string[], above = ''): ProvidedConfig => ({
+      documents: [
+        { path: 'base.yaml', text: base.join('---\n') },
+        { path: 'routes.yaml', text: above + docs.join('---\n') },
+      ],
+      objects: [],
+      diagnostics: [],
+    });
+    const compiler = new IncrementalCompiler();
+    compiler.compile(input(BASE));
+    expect(compiler.translatedRules).toBe(120);
+    const naming = (svc: string): number => docs.filter((d) => d.includes(`name: ${svc}, port`)).length;
+    expect(naming('other')).toBeGreaterThan(0);
+    expect(naming('app')).toBeGreaterThan(0);
+    const check = (base: readonly string[], translated: number, above = ''): void => {
+      const snap = compiler.compile(input(base, above));
+      expect(view(snap)).toEqual(view(compileConfig(input(base, above))));
+      expect(compiler.translatedRules).toBe(translated);
+    };
+    const otherChanged = [...BASE];
+    otherChanged[3] = serviceYaml('other', 83);
+    check(otherChanged, naming('other'));
+    // Fewer lines: other's slice, below it, moves in its file, and is still the same to a rule.
+    const appEndpoints = [...otherChanged];
+    appEndpoints[4] = sliceYaml('app', ['127.0.0.9']);
+    check(appEndpoints, naming('app'));
+    // A Service that routes named while it was missing.
+    check([...appEndpoints, serviceYaml('missing', 80)], naming('missing'));
+    const gateway = [...appEndpoints, serviceYaml('missing', 80)];
+    gateway[1] = (BASE[1] as string).replace('port: 8081', 'port: 8082');
+    check(gateway, 0);
+    // Every route moved down its file: their rules are the objects they were, but for the first
+    // document's, which holds the new lines and is parsed again.
+    check(gateway, 1, '# the routes\n\n');
   });
 
   it("decodes only the objects whose version changed (a cluster's objects), and equals a full compile", () => {

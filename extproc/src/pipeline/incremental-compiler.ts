@@ -111,6 +111,11 @@ export class IncrementalCompiler {
   /** What translation keeps between compiles. */
   private readonly translateMemo = new TranslateMemo();
 
+  /** Rules the last compile translated anew (the rest were kept). */
+  get translatedRules(): number {
+    return this.translateMemo.translatedRules;
+  }
+
   compile(provided: ProvidedConfig): Snapshot {
     this.work.parsed = 0;
     this.work.decoded = 0;

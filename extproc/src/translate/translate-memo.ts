@@ -1,15 +1,19 @@
 // What translation keeps from one compile to the next, so that a change to one route among
-// 10,000 does not translate the other rules again. A rule's table entry depends on the rule
-// (and its route's identity and errors, which a rule object never outlives), and on the
-// context every rule reads: the Services, EndpointSlices, ReferenceGrants and policies. The
-// incremental compiler hands over the same objects for what did not change, so the context is
-// the same when every object but the routes is the same object, and the policies give the
-// same answers (a policy can target a route, so routes that come and go can change them).
-// Any other change starts over. A test holds the result equal to a full compile after
-// random edit sequences.
-import type { AnyObject, Route, RouteRule } from '../gatewayapi/model.js';
+// 10,000 does not translate the other rules again, and a change to one Service translates
+// only the rules that send to it. A rule's table entry depends on the rule (and its route's
+// identity and errors, which a rule object never outlives); on the Services and
+// EndpointSlices its backendRefs and mirrors name; and on what every rule reads: the
+// ReferenceGrants, and the policies with the Secrets and ConfigMaps they check. The
+// incremental compiler hands over the same objects for what did not change, so a kept rule
+// holds while the Services and slices it names are the same objects (or still absent), every
+// shared object is the same object, and the policies give the same answers (a policy can
+// target a route, so routes that come and go can change them). A change to a shared object
+// starts over. Gateways are not read by a rule: attaching a route to them is done every
+// time. A test holds the result equal to a full compile after random edit sequences.
+import type { AnyObject, EndpointSlice, Route, RouteRule, Service } from '../gatewayapi/model.js';
 import type { TableRoute, TableRule } from '../table/policy-table.js';
 import { sameItems } from '../json.js';
+import type { BackendContext } from './backends.js';
 
 /** What was made for a route and its rules, with the rules it was made for. */
 interface Outcome {
@@ -17,20 +21,79 @@ interface Outcome {
   readonly value: unknown;
 }
 
+/** A Service a rule names, as the rule's translation saw it. */
+interface ServiceRead {
+  readonly key: string;
+  readonly service: Service | undefined;
+  readonly slices: readonly EndpointSlice[];
+}
+
+/** A rule's table entry, with the Services it was made from. */
+interface KeptRule {
+  readonly made: TableRule;
+  readonly read: readonly ServiceRead[];
+}
+
+const NO_SLICES: readonly EndpointSlice[] = [];
+
+/** The Services (`<ns>/<name>`) a rule's translation can look up: its backendRefs' and mirrors'. */
+function serviceKeys(rule: RouteRule): string[] {
+  const refs = [...rule.backendRefs, ...rule.filters.flatMap((f) => (f.mirror ? [f.mirror.backendRef] : []))];
+  return [...new Set(refs.map((r) => `${r.namespace}/${r.name}`))];
+}
+
+function readServices(keys: readonly string[], ctx: BackendContext): ServiceRead[] {
+  return keys.map((key) => ({
+    key,
+    service: ctx.services.get(key),
+    slices: ctx.slices.get(key) ?? NO_SLICES,
+  }));
+}
+
+/**
+ * The same decoded object, or a copy of it that stands elsewhere in its file (an edit above it
+ * moved it): the incremental compiler gives a moved object a new `origin` and the same values
+ * otherwise, and nothing a rule is made of reads where an object stands.
+ */
+function sameDecoded(a: object | undefined, b: object | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x);
+  return keys.length === Object.keys(y).length && keys.every((k) => k === 'origin' || x[k] === y[k]);
+}
+
+function sameDecodedItems(a: readonly object[], b: readonly object[]): boolean {
+  return a.length === b.length && a.every((x, i) => sameDecoded(x, b[i]));
+}
+
+function unchanged(read: readonly ServiceRead[], ctx: BackendContext): boolean {
+  return read.every(
+    (r) =>
+      sameDecoded(ctx.services.get(r.key), r.service) &&
+      sameDecodedItems(ctx.slices.get(r.key) ?? NO_SLICES, r.slices),
+  );
+}
+
 export class TranslateMemo {
   private context: readonly AnyObject[] = [];
   private policies = '';
-  private rules = new WeakMap<RouteRule, TableRule>();
+  private rules = new WeakMap<RouteRule, KeptRule>();
+  /** Rules translated (not kept) by the last translation. */
+  translatedRules = 0;
   private outcomes = new WeakMap<Route, Outcome>();
   private routes = new Map<string, TableRoute>();
   private nextRoutes = new Map<string, TableRoute>();
 
   /**
-   * Starts a translation: what was kept holds only if every object but the routes is the same
-   * object as last time, and the policies' answers (as JSON) are the same.
+   * Starts a translation: what was kept holds only if every shared object (`context`: neither
+   * a route, a Service nor an EndpointSlice) is the same object as last time, and the
+   * policies' answers (as JSON) are the same.
    */
   begin(context: readonly AnyObject[], policies: string): void {
-    const same = sameItems(context, this.context) && policies === this.policies;
+    this.translatedRules = 0;
+    const same = sameDecodedItems(context, this.context) && policies === this.policies;
     if (!same) {
       this.rules = new WeakMap();
       this.outcomes = new WeakMap();
@@ -46,12 +109,16 @@ export class TranslateMemo {
     this.nextRoutes = new Map();
   }
 
-  rule(rule: RouteRule, make: () => TableRule): TableRule {
-    let made = this.rules.get(rule);
-    if (!made) {
-      made = make();
-      this.rules.set(rule, made);
-    }
+  /** The rule's table entry as `make` gives it, kept while the Services it names are the same. */
+  rule(rule: RouteRule, ctx: BackendContext, make: () => TableRule): TableRule {
+    const kept = this.rules.get(rule);
+    if (kept && unchanged(kept.read, ctx)) return kept.made;
+    const made = make();
+    this.translatedRules++;
+    this.rules.set(rule, {
+      made,
+      read: readServices(kept ? kept.read.map((r) => r.key) : serviceKeys(rule), ctx),
+    });
     return made;
   }
 

@@ -282,14 +282,14 @@ export function translate(input: ValidateResult, memo?: TranslateMemo): Translat
   };
 }
 
-/** Every object a rule's translation can read besides its own route. */
+/**
+ * What every rule's translation can read besides its route and the Services and
+ * EndpointSlices it names (which the memo checks rule by rule): the grants, and the policies
+ * with what they read.
+ */
 function contextOf(model: Model): AnyObject[] {
   return [
-    ...model.gatewayClasses,
-    ...model.gateways,
     ...model.referenceGrants,
-    ...model.services,
-    ...model.endpointSlices,
     ...model.backendTlsPolicies,
     ...model.backendTrafficPolicies,
     ...model.sessionPolicies,
@@ -357,7 +357,7 @@ function translateRoutes(
     let conditions: Condition[] | undefined;
     const rules = route.rules.map((r) =>
       memo
-        ? memo.rule(r, () => translateRule(route, r, policies, ctx))
+        ? memo.rule(r, ctx, () => translateRule(route, r, policies, ctx))
         : translateRule(route, r, policies, ctx),
     );
     // What the route's status says of its rules: the same while the route and its rules are.
