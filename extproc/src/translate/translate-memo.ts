@@ -115,10 +115,7 @@ export class TranslateMemo {
     if (kept && unchanged(kept.read, ctx)) return kept.made;
     const made = make();
     this.translatedRules++;
-    this.rules.set(rule, {
-      made,
-      read: readServices(kept ? kept.read.map((r) => r.key) : serviceKeys(rule), ctx),
-    });
+    this.rules.set(rule, { made, read: readServices(serviceKeys(rule), ctx) });
     return made;
   }
 
