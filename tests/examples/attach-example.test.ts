@@ -21,7 +21,8 @@ cluster (two backends), the admin on 127.0.0.1:9911 (not 9901, so it runs beside
 quickstart). Everything else is the snippet generated for examples/attach/gateway-api:
 
   node bin/steadfast.js envoy-config --mode attach --config examples/attach/gateway-api \\
-    --session-key-file examples/attach/sample-session-keys.txt --debug
+    --session-key-file examples/attach/sample-session-keys.txt --debug \\
+    --ext-proc-address 127.0.0.1:19051
 
 It carries the SAMPLE key of sample-session-keys.txt, and "debug": true (responses say
 which policy they got in x-steadfast-policy): neither belongs in production.
@@ -40,6 +41,8 @@ async function snippet(): Promise<Node> {
       '--session-key-file',
       'examples/attach/sample-session-keys.txt',
       '--debug',
+      '--ext-proc-address',
+      '127.0.0.1:19051',
     ],
     { out: (t) => (out += t), err: () => undefined },
   );
