@@ -88,8 +88,8 @@ export class TranslateMemo {
 
   /**
    * Starts a translation: what was kept holds only if every shared object (`context`: neither
-   * a route, a Service nor an EndpointSlice) is the same object as last time, and the
-   * policies' answers (as JSON) are the same.
+   * a route, a Service nor an EndpointSlice) is the same decoded object as last time (or a
+   * copy that only moved in its file), and the policies' answers (as JSON) are the same.
    */
   begin(context: readonly AnyObject[], policies: string): void {
     this.translatedRules = 0;
