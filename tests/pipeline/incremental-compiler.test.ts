@@ -17,12 +17,11 @@ import {
 } from '../../extproc/src/pipeline/incremental-compiler.js';
 import { type Snapshot, compileConfig } from '../../extproc/src/pipeline/snapshot.js';
 import { compiledData, snapshotFrom } from '../../extproc/src/pipeline/snapshot-compiler.js';
-import { TableReader } from '../../extproc/src/pipeline/table-json.js';
+import { TableReader, TableWriter } from '../../extproc/src/pipeline/table-json.js';
 import { type ResourceFiles, resourceFiles } from '../../extproc/src/envoy/file-resources.js';
 import type { GatewayConfigOptions } from '../../extproc/src/envoy/gateway-config.js';
 import { GenerationMemo } from '../../extproc/src/envoy/generation-memo.js';
 import { RouteFileEncoder } from '../../extproc/src/xds/route-files.js';
-import type { TableRoute } from '../../extproc/src/table/policy-table.js';
 import type { ProvidedConfig } from '../../extproc/src/provider/provider.js';
 import { parseAllDocuments } from 'yaml';
 
@@ -221,18 +220,15 @@ function envoyView(files: ResourceFiles, encoder: RouteFileEncoder): unknown {
 
 /** The way from the compiler thread to Envoy's files, kept from one compile to the next as the service keeps it. */
 class KeptPipeline {
-  private readonly routeText = new WeakMap<TableRoute, string>();
+  private readonly writer = new TableWriter();
   private readonly reader = new TableReader();
+  private tables = 0;
   readonly memo = new GenerationMemo(ENVOY);
   readonly encoder = new RouteFileEncoder();
 
   run(compiled: Snapshot, version: string): { table: unknown; envoy: unknown } {
-    const routeJson = (r: TableRoute): string => {
-      const text = this.routeText.get(r) ?? JSON.stringify(r);
-      this.routeText.set(r, text);
-      return text;
-    };
-    const snapshot = snapshotFrom(compiledData(compiled, routeJson), this.reader);
+    const data = compiledData(compiled, this.writer, ++this.tables, this.reader.held);
+    const snapshot = snapshotFrom(data, this.reader);
     const files = resourceFiles(snapshot.table, ENVOY, '/xds', version, snapshot.tls, this.memo);
     return { table: snapshot.table, envoy: envoyView(files, this.encoder) };
   }

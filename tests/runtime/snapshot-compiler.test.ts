@@ -1,12 +1,13 @@
 // What crosses from the configuration thread: a snapshot rebuilt from CompiledData equals
 // the one compiled in place, resolver included; statuses are parsed only when read. The
-// table crosses route by route: joined, it is JSON.stringify's text, and a reader keeps
-// the routes whose text did not change as the same objects.
+// table crosses route by route, and a route the reader holds crosses as its position: the
+// reader keeps it as the same object. The table's digest is the one-shot path's.
 import { describe, expect, it } from 'vitest';
 import { compiledData, snapshotFrom } from '../../extproc/src/pipeline/snapshot-compiler.js';
 import { compileSnapshot, fingerprintOf } from '../../extproc/src/pipeline/snapshot.js';
-import { TableReader, joinTableJson, tableJsonOf } from '../../extproc/src/pipeline/table-json.js';
+import { TableReader, TableWriter } from '../../extproc/src/pipeline/table-json.js';
 import { tableGeneration } from '../../extproc/src/resolve/answer-scope.js';
+import { policyTableDigest } from '../../extproc/src/table/table-digest.js';
 import { baseObjectsYaml, manyRoutes, routesYaml } from '../e2e/support/attach-config.js';
 
 describe('snapshotFrom', () => {
@@ -15,40 +16,74 @@ describe('snapshotFrom', () => {
     { path: 'routes.yaml', text: routesYaml(manyRoutes(20)) },
   ];
   const direct = compileSnapshot(files);
-  const data = compiledData(direct);
+  const data = compiledData(direct, new TableWriter(), 1);
+  const editedFiles = (path: string) => [
+    files[0] as (typeof files)[number],
+    { path: 'routes.yaml', text: routesYaml(manyRoutes(20)).replace("'/r/7'", `'${path}'`) },
+  ];
 
-  it("joins the routes' JSON into the table's, byte for byte, and digests it as before", () => {
-    const tableJson = JSON.stringify(direct.table);
-    expect(joinTableJson(tableJsonOf(direct.table))).toBe(tableJson);
-    expect(joinTableJson(tableJsonOf({ ...direct.table, routes: [] }))).toBe(
-      JSON.stringify({ ...direct.table, routes: [] }),
-    );
-    expect(data.generation).toBe(tableGeneration(tableJson));
+  it("digests the table as the one-shot path does, and every route's change and place changes it", () => {
+    const digest = policyTableDigest(direct.table);
+    expect(data.generation).toBe(tableGeneration(digest));
     expect(data.fingerprint).toBe(direct.fingerprint);
     expect(data.fingerprint).toBe(
-      fingerprintOf(tableJson, direct.tls, JSON.stringify(direct.statuses), direct.diagnostics),
+      fingerprintOf(digest, direct.tls, JSON.stringify(direct.statuses), direct.diagnostics),
     );
+    expect(direct.resolver.generation).toBe(data.generation);
+    expect(snapshotFrom(data).resolver.scope('svc-1.example')).toContain(`g=${data.generation}`);
+    const edited = compileSnapshot(editedFiles('/edited/7')).table;
+    expect(policyTableDigest(edited)).not.toBe(digest);
+    const swapped = [...direct.table.routes];
+    [swapped[3], swapped[4]] = [
+      swapped[4] as (typeof swapped)[number],
+      swapped[3] as (typeof swapped)[number],
+    ];
+    expect(policyTableDigest({ ...direct.table, routes: swapped })).not.toBe(digest);
+    expect(policyTableDigest({ ...direct.table, listeners: [] })).not.toBe(digest);
   });
 
-  it('keeps the objects of the routes whose JSON is the same, and parses the rest', () => {
+  it('sends the routes the reader holds as their positions, and the reader keeps them as the same objects', () => {
+    const writer = new TableWriter();
     const reader = new TableReader();
-    const first = snapshotFrom(data, reader);
-    const edited = compileSnapshot([
-      files[0] as (typeof files)[number],
-      { path: 'routes.yaml', text: routesYaml(manyRoutes(20)).replace("'/r/7'", "'/edited/7'") },
-    ]);
-    const second = snapshotFrom(compiledData(edited), reader);
+    const first = snapshotFrom(compiledData(direct, writer, 1, reader.held), reader);
+    expect(reader.held).toBe(1);
+    const edited = compileSnapshot(editedFiles('/edited/7'));
+    const data2 = compiledData(edited, writer, 2, reader.held);
+    // Only route-7 crosses as text; the others are positions in table 1.
+    expect(data2.table.base).toBe(1);
+    const texts = data2.table.routes.filter((r): r is string => typeof r === 'string');
+    expect(texts.map((t) => (JSON.parse(t) as { name: string }).name)).toEqual(['route-7']);
+    const second = snapshotFrom(data2, reader);
     expect(second.table).toEqual(edited.table);
     const changed = second.table.routes.filter((r, i) => r !== first.table.routes[i]).map((r) => r.name);
     expect(changed).toEqual(['route-7']);
-    // A reader holds the last table only: the route as it was before is parsed anew.
-    const third = snapshotFrom(data, reader);
+    // Back to the first table: route-7 as it was crosses as text again, a new object.
+    const third = snapshotFrom(compiledData(direct, writer, 3, reader.held), reader);
     const named = (s: { table: typeof direct.table }, name: string) =>
       s.table.routes.find((r) => r.name === name);
     expect(named(third, 'route-7')).toBeDefined();
     expect(named(third, 'route-7')).not.toBe(named(first, 'route-7'));
     expect(named(third, 'route-8')).toBe(named(first, 'route-8'));
     expect(third.table).toEqual(direct.table);
+  });
+
+  it('sends every route as text to a reader that does not hold the last table, and a reader refuses a base it lacks', () => {
+    const writer = new TableWriter();
+    const reader = new TableReader();
+    snapshotFrom(compiledData(direct, writer, 1, reader.held), reader);
+    // Table 2 never reached the reader (its compile failed on the service's side).
+    compiledData(direct, writer, 2, reader.held);
+    const data3 = compiledData(direct, writer, 3, reader.held);
+    expect(data3.table.base).toBeUndefined();
+    expect(data3.table.routes.every((r) => typeof r === 'string')).toBe(true);
+    expect(snapshotFrom(data3, reader).table).toEqual(direct.table);
+    // A table that refers to one the reader does not hold is refused, and the reader keeps its own.
+    const stranger = new TableReader();
+    const data4 = compiledData(direct, writer, 4, 3);
+    expect(data4.table.base).toBe(3);
+    expect(() => snapshotFrom(data4, stranger)).toThrow(/refers to table 3, which is not held/);
+    expect(stranger.held).toBeUndefined();
+    expect(snapshotFrom(data4, reader).table).toEqual(direct.table);
   });
 
   it('rebuilds the same table, statuses and diagnostics', () => {

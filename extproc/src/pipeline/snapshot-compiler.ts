@@ -8,23 +8,24 @@ import { compileResolver } from '../resolve/compile.js';
 import { tableGeneration } from '../resolve/answer-scope.js';
 import { IncrementalCompiler } from './incremental-compiler.js';
 import { type Snapshot, fingerprintOf } from './snapshot.js';
-import { type TableJson, TableReader, joinTableJson, tableJsonOf } from './table-json.js';
-import type { TableRoute } from '../table/policy-table.js';
+import { type TableJson, TableReader, type TableWriter } from './table-json.js';
 
 export interface CompileRequest {
   readonly id: number;
   readonly provided: ProvidedConfig;
+  /** The table the service holds (TableReader.held): the routes it holds cross as positions. */
+  readonly held?: number;
 }
 
 /**
  * The snapshot's plain data. The table and the statuses cross as JSON text: the receiving
  * thread parses JSON several times faster than it deserializes a structured clone, and
  * the statuses are only parsed when something (the admin API) reads them. The table comes
- * route by route, so the receiver parses only the routes that changed (table-json.ts).
+ * route by route, and only the routes the receiver does not hold (table-json.ts).
  */
 export interface CompiledData {
   readonly table: TableJson;
-  /** tableGeneration of the table's JSON: the resolver's answer scope. */
+  /** tableGeneration of the table's digest: the resolver's answer scope. */
   readonly generation: string;
   readonly statusesJson: string;
   readonly tls: Snapshot['tls'];
@@ -60,24 +61,28 @@ export function snapshotFrom(data: CompiledData, reader: TableReader = new Table
   };
 }
 
-/** What the thread sends for a compiled snapshot; `routeJson` may keep a route's text. */
+/**
+ * What the thread sends for a compiled snapshot: its table as table `id`, for a reader that
+ * holds table `held`.
+ */
 export function compiledData(
   snapshot: Pick<Snapshot, 'table' | 'tls' | 'statuses' | 'diagnostics' | 'errors' | 'warnings'>,
-  routeJson?: (route: TableRoute) => string,
+  writer: TableWriter,
+  id: number,
+  held?: number,
 ): CompiledData {
   const { tls, statuses, diagnostics, errors, warnings } = snapshot;
-  const table = tableJsonOf(snapshot.table, routeJson);
-  const tableJson = joinTableJson(table);
+  const { json: table, digest } = writer.write(snapshot.table, id, held);
   const statusesJson = JSON.stringify(statuses);
   return {
     table,
-    generation: tableGeneration(tableJson),
+    generation: tableGeneration(digest),
     statusesJson,
     tls,
     diagnostics,
     errors,
     warnings,
-    fingerprint: fingerprintOf(tableJson, tls, statusesJson, diagnostics),
+    fingerprint: fingerprintOf(digest, tls, statusesJson, diagnostics),
   };
 }
 
@@ -91,8 +96,8 @@ export class SnapshotCompiler {
    * The object versions the thread holds from the last compile: those cross as their version
    * alone, so a change to one object among 10,000 does not copy the other 9,999 to the thread.
    */
-  private held = new Set<string>();
-  /** Keeps the routes of the last table, so unchanged routes stay the same objects. */
+  private heldObjects = new Set<string>();
+  /** Keeps the routes of the last table, so unchanged routes stay the same objects and need not cross. */
   private readonly reader = new TableReader();
 
   /** The thread runs the compiled module (dist/); from TypeScript sources it compiles inline. */
@@ -106,19 +111,21 @@ export class SnapshotCompiler {
     // The thread did not hold what it was told it does (it restarted, or a failed compile
     // moved on): the whole input once more.
     if (!res.ok && res.staleObjects) res = await this.send(provided);
-    this.held = new Set();
+    this.heldObjects = new Set();
     if (!res.ok) throw new Error(res.message);
-    for (const o of provided.objects) if (o.version !== undefined) this.held.add(o.version);
+    for (const o of provided.objects) if (o.version !== undefined) this.heldObjects.add(o.version);
     return snapshotFrom(res.data, this.reader);
   };
 
   /** The input with every object the thread holds replaced by its version. */
   private withHeldObjects(provided: ProvidedConfig): ProvidedConfig {
-    if (this.held.size === 0) return provided;
+    if (this.heldObjects.size === 0) return provided;
     return {
       ...provided,
       objects: provided.objects.map((o) =>
-        o.version !== undefined && this.held.has(o.version) ? { body: undefined, version: o.version } : o,
+        o.version !== undefined && this.heldObjects.has(o.version)
+          ? { body: undefined, version: o.version }
+          : o,
       ),
     };
   }
@@ -130,7 +137,8 @@ export class SnapshotCompiler {
     worker.ref();
     const res = await new Promise<CompileResponse>((resolve) => {
       this.pending.set(id, resolve);
-      worker.postMessage({ id, provided } satisfies CompileRequest);
+      const held = this.reader.held;
+      worker.postMessage({ id, provided, ...(held !== undefined ? { held } : {}) } satisfies CompileRequest);
     });
     if (this.pending.size === 0) worker.unref();
     return res;
@@ -150,7 +158,7 @@ export class SnapshotCompiler {
       for (const [id, resolve] of this.pending) resolve({ id, ok: false, message });
       this.pending.clear();
       this.worker = undefined;
-      this.held = new Set();
+      this.heldObjects = new Set();
     };
     worker.on('error', (e) => fail(`the configuration compiler failed: ${e.message}`));
     worker.on('exit', (code) => fail(`the configuration compiler exited (${code})`));
@@ -162,7 +170,7 @@ export class SnapshotCompiler {
   close(): void {
     const worker = this.worker;
     this.worker = undefined;
-    this.held = new Set();
+    this.heldObjects = new Set();
     // Its exit will find another (or no) thread in its place: what it had pending fails here.
     for (const [id, resolve] of this.pending) {
       resolve({ id, ok: false, message: 'the configuration compiler was closed' });

@@ -13,6 +13,7 @@ import { type DecodeObject, validateObjects } from '../gatewayapi/validate.js';
 import type { ProvidedConfig } from '../provider/provider.js';
 import { type Resolver, compileResolver } from '../resolve/compile.js';
 import type { PolicyTable } from '../table/policy-table.js';
+import { policyTableDigest } from '../table/table-digest.js';
 import type { TlsMaterial } from '../table/tls-material.js';
 import type { ObjectStatus } from '../translate/status.js';
 import { translate } from '../translate/translate.js';
@@ -34,15 +35,15 @@ export interface Snapshot {
   readonly fingerprint: string;
 }
 
-/** A digest of what a snapshot serves and reports, from their JSON. */
+/** A digest of what a snapshot serves and reports: the table's digest, and the rest's JSON. */
 export function fingerprintOf(
-  tableJson: string,
+  tableDigest: string,
   tls: TlsMaterial,
   statusesJson: string,
   diagnostics: readonly Diagnostic[],
 ): string {
   return createHash('sha256')
-    .update(tableJson)
+    .update(tableDigest)
     .update('\0')
     .update(JSON.stringify(tls))
     .update('\0')
@@ -97,7 +98,12 @@ export function compileConfig(provided: ProvidedConfig, stages: CompileStages = 
     ),
     // Only a reload compares snapshots: the CLI's one-shot commands never pay for it.
     get fingerprint() {
-      return (fingerprint ??= fingerprintOf(JSON.stringify(table), tls, JSON.stringify(statuses), fileLevel));
+      return (fingerprint ??= fingerprintOf(
+        policyTableDigest(table),
+        tls,
+        JSON.stringify(statuses),
+        fileLevel,
+      ));
     },
   };
 }

@@ -4,15 +4,13 @@
 // nothing else; a scope names which of those the hostname's matches read, and the
 // configuration generation the answer came from. The filter's reader
 // (filter/assembly/answers/answer-scope.ts) refuses a scope with a field it does not know.
-import { createHash } from 'node:crypto';
-
 export const ANSWER_SCOPE_VERSION = 'sc1';
 /** The dynamic metadata key (namespace `steadfast`) the scope travels under, beside `policy`. */
 export const METADATA_SCOPE_KEY = 'scope';
 
-/** A short digest of the table: equal tables (in any process) give equal generations. */
-export function tableGeneration(tableJson: string): string {
-  return createHash('sha256').update(tableJson).digest('hex').slice(0, 16);
+/** The generation of a table, from its digest (table/table-digest.ts): equal tables give equal generations. */
+export function tableGeneration(tableDigest: string): string {
+  return tableDigest.slice(0, 16);
 }
 
 /** What an answer depends on besides host, method and path. */

@@ -9,6 +9,7 @@ import { compileEntry } from './entry.js';
 import { headersReadBy } from '../table/headers-read.js';
 import { HostBucket } from './host-bucket.js';
 import { encodeAnswerScope, tableGeneration } from './answer-scope.js';
+import { policyTableDigest } from '../table/table-digest.js';
 import {
   type ListenerChoice,
   type RequestListener,
@@ -123,7 +124,7 @@ const UNKNOWN: ListenerChoice = Object.freeze({ port: undefined, by: 'unknown' }
 
 export function compileResolver(
   table: PolicyTable,
-  generation: string = tableGeneration(JSON.stringify(table)),
+  generation: string = tableGeneration(policyTableDigest(table)),
 ): Resolver {
   const headersRead: ReadonlySet<string> = new Set(headersReadBy(table));
   const ordered = table.routes.map((route, order) => ({ route, order }));
