@@ -4,11 +4,12 @@
 // Services, endpoints and policies changed; files added and removed) both give the same
 // table, key material, statuses, diagnostics, errors and warnings, lines included. So does
 // the rest of the way to Envoy as the service takes it, kept from one step to the next: the
-// table read back route by route from the compiler thread's data, the gateway-mode Envoy
-// resources generated with a memo, and the route files encoded by a kept encoder, all equal
+// table read back route by route from the compiler thread's data, the resolver compiled with
+// a memo (probed with requests for every hostname), the gateway-mode Envoy resources
+// generated with a memo, and the route files encoded by a kept encoder, all equal
 // what a fresh generation makes from the full compile. And it does reuse: one edited
 // document in a file of many is the only one parsed, decoded, translated, generated and
-// encoded again.
+// encoded again; the resolver builds only the buckets of the hostnames it changed.
 import { describe, expect, it } from 'vitest';
 import {
   IncrementalCompiler,
@@ -22,6 +23,8 @@ import { type ResourceFiles, resourceFiles } from '../../extproc/src/envoy/file-
 import type { GatewayConfigOptions } from '../../extproc/src/envoy/gateway-config.js';
 import { GenerationMemo } from '../../extproc/src/envoy/generation-memo.js';
 import { RouteFileEncoder } from '../../extproc/src/xds/route-files.js';
+import { type Resolver, ResolverMemo, compileResolver } from '../../extproc/src/resolve/compile.js';
+import type { PolicyTable } from '../../extproc/src/table/policy-table.js';
 import type { ProvidedConfig } from '../../extproc/src/provider/provider.js';
 import { parseAllDocuments } from 'yaml';
 
@@ -223,22 +226,60 @@ class KeptPipeline {
   private readonly writer = new TableWriter();
   private readonly reader = new TableReader();
   private tables = 0;
+  readonly resolverMemo = new ResolverMemo();
   readonly memo = new GenerationMemo(ENVOY);
   readonly encoder = new RouteFileEncoder();
 
-  run(compiled: Snapshot, version: string): { table: unknown; envoy: unknown } {
+  run(compiled: Snapshot, version: string): { table: unknown; resolved: unknown; envoy: unknown } {
     const data = compiledData(compiled, this.writer, ++this.tables, this.reader.held);
-    const snapshot = snapshotFrom(data, this.reader);
+    const snapshot = snapshotFrom(data, this.reader, this.resolverMemo);
     const files = resourceFiles(snapshot.table, ENVOY, '/xds', version, snapshot.tls, this.memo);
-    return { table: snapshot.table, envoy: envoyView(files, this.encoder) };
+    return {
+      table: snapshot.table,
+      resolved: resolutions(snapshot.resolver, snapshot.table),
+      envoy: envoyView(files, this.encoder),
+    };
   }
 }
 
 /** What a fresh generation makes of a snapshot. */
-function freshPipeline(s: Snapshot, version: string): { table: unknown; envoy: unknown } {
+function freshPipeline(s: Snapshot, version: string): { table: unknown; resolved: unknown; envoy: unknown } {
   return {
     table: s.table,
+    resolved: resolutions(compileResolver(s.table), s.table),
     envoy: envoyView(resourceFiles(s.table, ENVOY, '/xds', version, s.tls), new RouteFileEncoder()),
+  };
+}
+
+/**
+ * What a resolver answers for requests to every hostname the table names (and one it does
+ * not), on each of its ports and on an unknown listener, for paths its routes' matches take
+ * and miss; and what it says of itself.
+ */
+function resolutions(resolver: Resolver, table: PolicyTable): unknown {
+  const hosts = new Set(['unknown.example']);
+  const paths = new Set(['/', '/other']);
+  for (const r of table.routes) {
+    for (const h of r.hostnames) hosts.add(h.replace(/^\*/, 'x'));
+    for (const p of [`/${r.name}`, `/${r.name}/deep/x`, `/pkg.${r.name.replace(/-/g, '')}/Get`]) paths.add(p);
+  }
+  const answers: string[] = [];
+  for (const port of [undefined, ...resolver.ports]) {
+    const listener = port === undefined ? {} : { listener: { gatewayPort: port } };
+    for (const host of hosts) {
+      for (const path of paths) {
+        const r = resolver.resolve({ method: 'POST', authority: host, path, ...listener });
+        answers.push(`${port} ${host}${path}: ${r ? `${r.routeRuleId} ${r.hostname} ${r.token}` : '-'}`);
+      }
+    }
+  }
+  return {
+    answers,
+    size: resolver.size,
+    ports: resolver.ports,
+    headersRead: [...resolver.headersRead],
+    generation: resolver.generation,
+    scopes: [...hosts].map((h) => resolver.scope(h)),
   };
 }
 
@@ -436,6 +477,9 @@ describe('IncrementalCompiler', () => {
     expect(kept.memo.madeHosts).toBeGreaterThan(0);
     expect(kept.memo.madeHosts).toBeLessThanOrEqual(2);
     expect(kept.encoder.encodedHosts).toBe(kept.memo.madeHosts);
+    // Resolver buckets built anew: the hostname the route left and the one it joined (on the
+    // ports that serve them); every other hostname's bucket is kept.
+    expect(kept.resolverMemo.builtBuckets).toBe(2);
     // A line added at the top moves every document: only the first, which holds the line, is read again.
     const moved = compiler.compile({
       ...input(edited),

@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ProvidedConfig } from '../provider/provider.js';
-import { compileResolver } from '../resolve/compile.js';
+import { ResolverMemo, compileResolver } from '../resolve/compile.js';
 import { tableGeneration } from '../resolve/answer-scope.js';
 import { IncrementalCompiler } from './incremental-compiler.js';
 import { type Snapshot, fingerprintOf } from './snapshot.js';
@@ -42,15 +42,20 @@ export type CompileResponse =
 
 /**
  * Rebuilds a Snapshot from what the thread sent: the resolver compiled here, statuses on first
- * read. With a reader, the routes the last table held unchanged are its objects again.
+ * read. With a reader, the routes the last table held unchanged are its objects again; with a
+ * resolver memo, the resolver keeps the buckets of hostnames whose routes are all such.
  */
-export function snapshotFrom(data: CompiledData, reader: TableReader = new TableReader()): Snapshot {
+export function snapshotFrom(
+  data: CompiledData,
+  reader: TableReader = new TableReader(),
+  memo: ResolverMemo = new ResolverMemo(),
+): Snapshot {
   const table = reader.read(data.table);
   let statuses: Snapshot['statuses'] | undefined;
   return {
     table,
     tls: data.tls,
-    resolver: compileResolver(table, data.generation),
+    resolver: compileResolver(table, data.generation, memo),
     get statuses() {
       return (statuses ??= JSON.parse(data.statusesJson) as Snapshot['statuses']);
     },
@@ -99,6 +104,8 @@ export class SnapshotCompiler {
   private heldObjects = new Set<string>();
   /** Keeps the routes of the last table, so unchanged routes stay the same objects and need not cross. */
   private readonly reader = new TableReader();
+  /** Keeps the resolver's buckets of hostnames whose routes did not change. */
+  private readonly resolverMemo = new ResolverMemo();
 
   /** The thread runs the compiled module (dist/); from TypeScript sources it compiles inline. */
   static available(): boolean {
@@ -114,7 +121,7 @@ export class SnapshotCompiler {
     this.heldObjects = new Set();
     if (!res.ok) throw new Error(res.message);
     for (const o of provided.objects) if (o.version !== undefined) this.heldObjects.add(o.version);
-    return snapshotFrom(res.data, this.reader);
+    return snapshotFrom(res.data, this.reader, this.resolverMemo);
   };
 
   /** The input with every object the thread holds replaced by its version. */

@@ -4,7 +4,7 @@
 // hostname's matches into a HostBucket indexed by path, so a lookup costs a few map reads,
 // not a scan of routes.
 import type { PolicyTable, TableRoute } from '../table/policy-table.js';
-import { gatewayIr } from '../ir/gateway-ir.js';
+import { type ServedRoute, gatewayIr } from '../ir/gateway-ir.js';
 import { compileEntry } from './entry.js';
 import { headersReadBy } from '../table/headers-read.js';
 import { HostBucket } from './host-bucket.js';
@@ -50,37 +50,97 @@ interface PortIndex {
   consulted(host: string): HostBucket[];
 }
 
-function compileIndex(routes: readonly { route: TableRoute; order: number }[]): PortIndex {
-  const exact = new Map<string, HostBucket>();
-  /** Keyed by the suffix after `*`, e.g. `.example.com`. */
-  const wildcard = new Map<string, HostBucket>();
-  const any = new HostBucket('*');
-  let size = 0;
-  const bucketFor = (hostname: string): HostBucket => {
-    if (hostname === '*') return any;
-    const map = hostname.startsWith('*.') ? wildcard : exact;
-    const key = hostname.startsWith('*.') ? hostname.slice(1) : hostname;
-    let b = map.get(key);
-    if (!b) {
-      b = new HostBucket(hostname);
-      map.set(key, b);
-    }
+/**
+ * What a resolver keeps for the next one (`steadfast serve` holds one across reloads): each
+ * hostname's bucket, while the routes it indexes are the same objects in the same order. A
+ * bucket is what compiling costs, so a change to one route among 10,000 builds the buckets of
+ * its hostnames and keeps the others. A kept bucket's entries carry their routes' old table
+ * positions: only their order within the bucket matters, and that is the same.
+ */
+export class ResolverMemo {
+  private last = new Map<string, KeptBucket>();
+  private next = new Map<string, KeptBucket>();
+  /** Buckets the last compile built anew (the rest were kept). */
+  builtBuckets = 0;
+
+  begin(): void {
+    this.next = new Map();
+    this.builtBuckets = 0;
+  }
+
+  end(): void {
+    this.last = this.next;
+    this.next = new Map();
+  }
+
+  /** The bucket of `hostname` on a port (`key`), kept when it indexes the same routes. */
+  bucket(key: string, hostname: string, routes: readonly ServedRoute[]): KeptBucket {
+    const at = `${key}\0${hostname}`;
+    const before = this.last.get(at);
+    const kept =
+      before && sameRoutes(before.routes, routes) ? before : this.built(buildBucket(hostname, routes));
+    this.next.set(at, kept);
+    return kept;
+  }
+
+  private built(b: KeptBucket): KeptBucket {
+    this.builtBuckets++;
     return b;
-  };
+  }
+}
+
+interface KeptBucket {
+  readonly routes: readonly ServedRoute[];
+  readonly bucket: HostBucket;
+  /** Its (hostname, match) entries. */
+  readonly size: number;
+}
+
+function sameRoutes(a: readonly ServedRoute[], b: readonly ServedRoute[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++)
+    if ((a[i] as ServedRoute).route !== (b[i] as ServedRoute).route) return false;
+  return true;
+}
+
+function buildBucket(hostname: string, routes: readonly ServedRoute[]): KeptBucket {
+  const bucket = new HostBucket(hostname);
+  let size = 0;
   for (const { route, order } of routes) {
     for (const rule of route.rules) {
       for (const match of rule.matches) {
-        const entry = compileEntry(route, rule, match, order);
-        for (const h of route.hostnames) {
-          bucketFor(h).add(entry);
-          size++;
-        }
+        bucket.add(compileEntry(route, rule, match, order));
+        size++;
       }
     }
   }
-  for (const b of exact.values()) b.seal();
-  for (const b of wildcard.values()) b.seal();
-  any.seal();
+  bucket.seal();
+  return { routes, bucket, size };
+}
+
+function compileIndex(routes: readonly ServedRoute[], memo: ResolverMemo, key: string): PortIndex {
+  // Each hostname's routes, in table order.
+  const byHostname = new Map<string, ServedRoute[]>();
+  for (const served of routes) {
+    for (const h of served.route.hostnames) {
+      const list = byHostname.get(h);
+      if (list) list.push(served);
+      else byHostname.set(h, [served]);
+    }
+  }
+  const exact = new Map<string, HostBucket>();
+  /** Keyed by the suffix after `*`, e.g. `.example.com`. */
+  const wildcard = new Map<string, HostBucket>();
+  const anyHost = memo.bucket(key, '*', byHostname.get('*') ?? []);
+  const any = anyHost.bucket;
+  let size = anyHost.size;
+  for (const [hostname, list] of byHostname) {
+    if (hostname === '*') continue;
+    const kept = memo.bucket(key, hostname, list);
+    size += kept.size;
+    if (hostname.startsWith('*.')) wildcard.set(hostname.slice(1), kept.bucket);
+    else exact.set(hostname, kept.bucket);
+  }
   const wildcardSuffixes = wildcard.size > 0;
 
   return {
@@ -125,7 +185,9 @@ const UNKNOWN: ListenerChoice = Object.freeze({ port: undefined, by: 'unknown' }
 export function compileResolver(
   table: PolicyTable,
   generation: string = tableGeneration(policyTableDigest(table)),
+  memo: ResolverMemo = new ResolverMemo(),
 ): Resolver {
+  memo.begin();
   const headersRead: ReadonlySet<string> = new Set(headersReadBy(table));
   const ordered = table.routes.map((route, order) => ({ route, order }));
   const byPort = new Map<number, PortIndex>();
@@ -135,12 +197,13 @@ export function compileResolver(
   const noListeners = table.listeners.length === 0;
   if (noListeners) {
     // A table without listeners (built by hand, or `--policy-token`-like tests): one set of routes.
-    single = compileIndex(ordered);
+    single = compileIndex(ordered, memo, '');
     singleChoice = Object.freeze({ port: undefined, by: 'single_port' });
   } else {
-    for (const port of gatewayIr(table).ports) byPort.set(port.port, compileIndex(port.routes));
+    for (const port of gatewayIr(table).ports)
+      byPort.set(port.port, compileIndex(port.routes, memo, String(port.port)));
     if (byPort.size <= 1) {
-      const [port, index] = [...byPort][0] ?? [undefined, compileIndex([])];
+      const [port, index] = [...byPort][0] ?? [undefined, compileIndex([], memo, '')];
       single = index;
       singleChoice = Object.freeze({ port, by: 'single_port' });
     }
@@ -152,6 +215,7 @@ export function compileResolver(
   const byDestination = new Map(
     ports.map((port) => [port, Object.freeze({ port, by: 'destination_port' as const })]),
   );
+  memo.end();
   let size = single?.size ?? 0;
   if (!single) for (const index of indexes) size += index.size;
 
