@@ -3,7 +3,7 @@
 // in each, hostnames go into maps (exact, then wildcard suffixes from the longest), each
 // hostname's matches into a HostBucket indexed by path, so a lookup costs a few map reads,
 // not a scan of routes.
-import type { PolicyTable, TableRoute } from '../table/policy-table.js';
+import type { PolicyTable } from '../table/policy-table.js';
 import { type ServedRoute, gatewayIr } from '../ir/gateway-ir.js';
 import { compileEntry } from './entry.js';
 import { headersReadBy } from '../table/headers-read.js';
