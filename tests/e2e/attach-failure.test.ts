@@ -125,6 +125,28 @@ describe('attach mode with --workers 2', () => {
     await workers?.stop();
   });
 
+  it('sends a change to every worker: all answer with the new table', async () => {
+    const fresh = (policy: string | undefined) =>
+      policy?.startsWith('sf1;id=httproute/default/fresh/') === true;
+    workers.writeRoutes([
+      ...ROUTES,
+      {
+        name: 'fresh',
+        hostnames: ['fresh.example'],
+        rules: [{ path: '/', retry: { attempts: 2, codes: [503] } }],
+      },
+    ]);
+    await within(10_000, async () =>
+      fresh((await getOnce(`${workers.url}/f`, { host: 'fresh.example' })).policy),
+    );
+    // Envoy's two worker threads each hold an ext_proc connection, handed to the workers in turn.
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => getOnce(`${workers.url}/f/${i}`, { host: 'fresh.example' })),
+    );
+    expect(answers.filter((a) => !fresh(a.policy)).map((a) => a.policy)).toEqual([]);
+    expect((await getOnce(`${workers.url}/w`, HOST)).policy).toMatch(/^sf1;id=httproute\/default\/shop\//);
+  }, 30_000);
+
   it('serves policy from every worker and replaces one that dies, losing no request', async () => {
     expect((await getOnce(`${workers.url}/w`, HOST)).policy).toMatch(/^sf1;/);
     const load = startBoundedLoad({

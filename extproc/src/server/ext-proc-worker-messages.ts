@@ -1,15 +1,24 @@
 // The messages between `steadfast serve --workers N` and its ext_proc worker processes
 // (node:cluster IPC). The primary owns the configuration; workers only resolve.
 import type { MetricObjectWithValues, MetricValue } from 'prom-client';
-import type { PolicyTable } from '../table/policy-table.js';
+import type { TableJson } from '../pipeline/table-json.js';
 import type { ListenerProblemView } from './admin/config-view.js';
 
 /** One process's metrics as `registry.getMetricsAsJSON()` gives them. */
 export type WorkerMetrics = MetricObjectWithValues<MetricValue<string>>[];
 
+/** The policy table of a configuration generation (server/worker-tables.ts). */
+export interface PolicyMessage {
+  readonly type: 'steadfast:policy';
+  readonly generation: number;
+  /** The resolver's generation (its answers' scope), as the primary compiled it. */
+  readonly answerGeneration: string;
+  readonly table: TableJson;
+}
+
 /** Primary → worker. */
 export type ToWorker =
-  | { readonly type: 'steadfast:policy'; readonly generation: number; readonly table: PolicyTable }
+  | PolicyMessage
   | { readonly type: 'steadfast:static-token'; readonly token: string }
   | { readonly type: 'steadfast:metrics-request'; readonly id: number }
   | { readonly type: 'steadfast:stop' };
@@ -21,6 +30,8 @@ export type FromWorker =
   | { readonly type: 'steadfast:listening'; readonly address: string }
   | { readonly type: 'steadfast:listen-failed'; readonly message: string }
   | { readonly type: 'steadfast:metrics'; readonly id: number; readonly metrics: WorkerMetrics }
+  /** A policy table the worker could not read (it refers to a table the worker does not hold). */
+  | { readonly type: 'steadfast:policy-refused'; readonly message: string }
   | { readonly type: 'steadfast:log'; readonly line: string }
   /** A request whose Gateway port could not be told: once per case, for the log and /v1/status. */
   | { readonly type: 'steadfast:listener-problem'; readonly problem: ListenerProblemView };

@@ -1,9 +1,10 @@
 // One ext_proc worker process of `steadfast serve --workers N` (node:cluster): it waits for
 // the primary's first policy table, binds the shared gRPC port, and resolves requests with
-// the resolver compiled from the newest table it was sent.
+// the resolver compiled from the newest table it was sent (only what changed crosses:
+// worker-tables.ts).
 import { startGrpcServer, type GrpcServerHandle } from './grpc/grpc-server.js';
 import type { PolicyLookup } from './grpc/ext-proc-service.js';
-import { compileResolver, type Resolver } from '../resolve/compile.js';
+import type { Resolver } from '../resolve/compile.js';
 import {
   type FromWorker,
   type ToWorker,
@@ -13,6 +14,7 @@ import {
 import { ServiceMetrics } from './metrics.js';
 import { outcomeOf } from './served-config.js';
 import { ListenerReport } from './listener-report.js';
+import { WorkerTableReceiver } from './worker-tables.js';
 
 const send = (m: FromWorker): void => {
   process.send?.(m);
@@ -26,6 +28,7 @@ async function main(): Promise<void> {
   }
   const metrics = new ServiceMetrics();
   let resolver: Resolver | undefined;
+  const tables = new WorkerTableReceiver();
   let staticToken: string | undefined;
   let server: GrpcServerHandle | undefined;
   // Each case once per worker; the primary keeps the report /v1/status shows.
@@ -53,7 +56,13 @@ async function main(): Promise<void> {
     if (!isMessage<ToWorker>(m)) return;
     switch (m.type) {
       case 'steadfast:policy':
-        resolver = compileResolver(m.table);
+        try {
+          resolver = tables.apply(m);
+        } catch (e) {
+          // Keeps answering with the table it has; the primary sends the new one whole.
+          send({ type: 'steadfast:policy-refused', message: (e as Error).message });
+          break;
+        }
         report.configured(resolver);
         void listen();
         break;

@@ -16,6 +16,7 @@ import {
 } from './ext-proc-worker-messages.js';
 import type { ServiceMetrics } from './metrics.js';
 import type { ServedConfig } from './served-config.js';
+import { WorkerTableSender } from './worker-tables.js';
 
 export interface ExtProcWorkersOptions {
   readonly workers: number;
@@ -51,19 +52,26 @@ export async function startExtProcWorkers(options: ExtProcWorkersOptions): Promi
   let nextRequest = 0;
   const pendingMetrics = new Map<number, (m: WorkerMetrics) => void>();
 
-  const policyMessage = (): ToWorker | undefined => {
+  /** What each worker was sent of the policy tables, by worker id. */
+  const senders = new Map<number, WorkerTableSender>();
+  /** The current policy for one worker: only what it does not hold crosses. */
+  const policyMessage = (worker: Worker, whole = false): ToWorker | undefined => {
     const snap = config?.snapshot;
-    if (snap) return { type: 'steadfast:policy', generation: config.generation, table: snap.table };
+    if (snap) {
+      let sender = senders.get(worker.id);
+      if (!sender) senders.set(worker.id, (sender = new WorkerTableSender()));
+      return sender.message(snap, config.generation, whole);
+    }
     if (options.staticToken !== undefined)
       return { type: 'steadfast:static-token', token: options.staticToken };
     return undefined;
   };
-  const broadcast = (m: ToWorker): void => {
-    for (const w of live.values()) if (w.isConnected()) w.send(m);
-  };
   config?.onSwap(() => {
-    const m = policyMessage();
-    if (m) broadcast(m);
+    for (const w of live.values()) {
+      if (!w.isConnected()) continue;
+      const m = policyMessage(w);
+      if (m) w.send(m);
+    }
   });
 
   const fork = (): Promise<string> =>
@@ -75,8 +83,12 @@ export async function startExtProcWorkers(options: ExtProcWorkersOptions): Promi
       worker.on('message', (m: unknown) => {
         if (!isMessage<FromWorker>(m)) return;
         if (m.type === 'steadfast:waiting') {
-          const policy = policyMessage();
+          const policy = policyMessage(worker);
           if (policy) worker.send(policy);
+        } else if (m.type === 'steadfast:policy-refused') {
+          log(`worker ${worker.id} could not read the policy table (${m.message}); sending it whole`);
+          const policy = policyMessage(worker, true);
+          if (policy && worker.isConnected()) worker.send(policy);
         } else if (m.type === 'steadfast:listening') resolve(m.address);
         else if (m.type === 'steadfast:listen-failed') reject(new Error(m.message));
         else if (m.type === 'steadfast:metrics') pendingMetrics.get(m.id)?.(m.metrics);
@@ -85,6 +97,7 @@ export async function startExtProcWorkers(options: ExtProcWorkersOptions): Promi
       });
       worker.on('exit', (code, signal) => {
         live.delete(worker.id);
+        senders.delete(worker.id);
         reject(new Error(`ext_proc worker exited (${signal ?? code}) before it listened`));
         if (stopping) return;
         options.metrics.workerRestarts.inc();
