@@ -11,6 +11,11 @@ export interface ScaleRow {
   /** Peak resident memory of the control service, and of Envoy (gateway mode), in MiB. */
   readonly controlPeakMiB: number;
   readonly envoyPeakMiB?: number;
+  /**
+   * The control service's resident memory REST_SECONDS after the last change (absent in
+   * older results): what it holds between changes, once V8 has returned what the rebuilds left.
+   */
+  readonly controlRestMiB?: number;
   /** A new route in a new file, an edit of one route in its file of 10,000, that route's file removed. */
   readonly addSeconds: number;
   readonly editSeconds: number;
