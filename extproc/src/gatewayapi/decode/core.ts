@@ -1,5 +1,5 @@
 // Kubernetes core kinds steadfast reads: Service, EndpointSlice (discovery.k8s.io/v1), Namespace.
-import { Fields, isRec } from '../fields.js';
+import { Fields, isRec, exact } from '../fields.js';
 import type { EndpointSlice, Namespace, Service, ServicePort } from '../model.js';
 import type { SourceObject } from '../parse.js';
 import { decodeMetadata, spec as specOf } from './metadata.js';
@@ -95,7 +95,7 @@ export function decodeEndpointSlice(src: SourceObject): EndpointSlice {
     const cond = isRec(e.conditions) ? e.conditions : {};
     // "ready" unset means ready (discovery.k8s.io/v1: nil should be interpreted as true).
     const ready = cond.ready !== false;
-    endpoints.push({ addresses, ready });
+    endpoints.push({ addresses: exact(addresses), ready });
   }
   const serviceName = meta.labels['kubernetes.io/service-name'];
   return {
@@ -103,8 +103,8 @@ export function decodeEndpointSlice(src: SourceObject): EndpointSlice {
     kind: 'EndpointSlice',
     addressType,
     ...(serviceName !== undefined ? { serviceName } : {}),
-    ports,
-    endpoints,
+    ports: exact(ports),
+    endpoints: exact(endpoints),
     errors: f.errors,
   };
 }

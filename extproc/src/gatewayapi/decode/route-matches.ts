@@ -1,6 +1,6 @@
 // HTTPRoute and GRPCRoute matches, with the CEL rules on path values and gRPC names.
 import type { FieldPath } from '../diagnostic.js';
-import type { Fields, Rec } from '../fields.js';
+import { type Fields, type Rec, exact } from '../fields.js';
 import type { GrpcRouteMatch, HeaderMatch, HttpRouteMatch } from '../model.js';
 import { GRPC_METHOD, GRPC_SERVICE, PATH_CHARS, TOKEN } from '../patterns.js';
 
@@ -53,7 +53,7 @@ function decodeStringMatches(
     names.add(dedupe);
     out.push({ type, name, value });
   }
-  return out;
+  return exact(out);
 }
 
 /** Reports what the CEL rules reject; false only when the path cannot be matched at all. */
@@ -119,7 +119,7 @@ export function decodeHttpMatches(rule: Rec, path: FieldPath, f: Fields): HttpRo
       queryParams,
     });
   }
-  return out;
+  return exact(out);
 }
 
 export function decodeGrpcMatches(rule: Rec, path: FieldPath, f: Fields): GrpcRouteMatch[] {
@@ -169,5 +169,5 @@ export function decodeGrpcMatches(rule: Rec, path: FieldPath, f: Fields): GrpcRo
     if (Array.isArray(m.headers) && headers.length !== m.headers.length) continue;
     out.push({ index: i, ...(method ? { method } : {}), headers });
   }
-  return out;
+  return exact(out);
 }

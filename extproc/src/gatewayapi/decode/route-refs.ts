@@ -1,6 +1,6 @@
 // Shared route fields: parentRefs, hostnames, backendRefs (CommonRouteSpec, BackendRef).
 import type { FieldPath } from '../diagnostic.js';
-import type { Fields, Rec } from '../fields.js';
+import { type Fields, type Rec, exact } from '../fields.js';
 import type { BackendRef, ParentRef } from '../model.js';
 import { decodeFilters } from './route-filters.js';
 import { GATEWAY_GROUP, GROUP, HOSTNAME, KIND, NAMESPACE, SECTION_NAME } from '../patterns.js';
@@ -44,7 +44,7 @@ export function decodeParentRefs(spec: Rec, path: FieldPath, f: Fields, namespac
     }
     seen.add(key);
   }
-  return out;
+  return exact(out);
 }
 
 export function decodeHostnames(spec: Rec, path: FieldPath, f: Fields): string[] {
@@ -53,7 +53,7 @@ export function decodeHostnames(spec: Rec, path: FieldPath, f: Fields): string[]
     const v = f.checkStr(h, [...path, 'hostnames', i], { minLength: 1, maxLength: 253, pattern: HOSTNAME });
     if (v !== undefined) out.push(v);
   });
-  return out;
+  return exact(out);
 }
 
 export function decodeBackendRefs(
@@ -89,5 +89,5 @@ export function decodeBackendRefs(
       filters,
     });
   }
-  return out;
+  return exact(out);
 }
