@@ -1,6 +1,7 @@
 // Ties across routes: the oldest creationTimestamp wins, then {namespace}/{name} order.
 import { describe, expect, it } from 'vitest';
 import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
+import { olderFirst, sortedOlderFirst } from '../../extproc/src/translate/precedence.js';
 
 const gateway = `
 apiVersion: gateway.networking.k8s.io/v1
@@ -50,5 +51,42 @@ describe('route precedence on ties', () => {
     );
     const snap = compileSnapshot([{ path: 'c.yaml', text }]);
     expect(snap.table.routes.map((r) => r.name)).toEqual(['a', 'b']);
+  });
+});
+
+describe('sortedOlderFirst', () => {
+  it('orders as sorting with olderFirst does: timestamps, then namespace/name as one string', () => {
+    // 'ns' is a prefix of 'ns-a': as one string, 'ns/…' sorts after 'ns-a/…' ('/' > '-').
+    const namespaces = ['ns', 'ns-a', 'ns.b', 'default', 'a'];
+    const names = ['r', 'r-1', 'r.2', 'x'];
+    const stamps = [
+      undefined,
+      'not a time',
+      '2026-01-01T00:00:00Z',
+      '2026-01-02T00:00:00Z',
+      '2025-12-31T23:59:59Z',
+    ];
+    let seed = 7;
+    const pick = <T>(xs: readonly T[]): T => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return xs[seed % xs.length] as T;
+    };
+    const items = Array.from({ length: 300 }, (_, i) => {
+      const creationTimestamp = pick(stamps);
+      return {
+        i,
+        namespace: pick(namespaces),
+        name: pick(names),
+        ...(creationTimestamp !== undefined ? { creationTimestamp } : {}),
+      };
+    });
+    const expected = [...items].sort(olderFirst).map((o) => o.i);
+    expect(sortedOlderFirst(items).map((o) => o.i)).toEqual(expected);
+    expect(
+      sortedOlderFirst([
+        { namespace: 'ns', name: 'x' },
+        { namespace: 'ns-a', name: 'x' },
+      ]).map((o) => o.namespace),
+    ).toEqual(['ns-a', 'ns']);
   });
 });

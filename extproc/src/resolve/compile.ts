@@ -58,8 +58,9 @@ interface PortIndex {
  * positions: only their order within the bucket matters, and that is the same.
  */
 export class ResolverMemo {
-  private last = new Map<string, KeptBucket>();
-  private next = new Map<string, KeptBucket>();
+  /** By port (its key), then by hostname. */
+  private last = new Map<string, Map<string, KeptBucket>>();
+  private next = new Map<string, Map<string, KeptBucket>>();
   /** Buckets the last compile built anew (the rest were kept). */
   builtBuckets = 0;
 
@@ -75,17 +76,15 @@ export class ResolverMemo {
 
   /** The bucket of `hostname` on a port (`key`), kept when it indexes the same routes. */
   bucket(key: string, hostname: string, routes: readonly ServedRoute[]): KeptBucket {
-    const at = `${key}\0${hostname}`;
-    const before = this.last.get(at);
-    const kept =
-      before && sameRoutes(before.routes, routes) ? before : this.built(buildBucket(hostname, routes));
-    this.next.set(at, kept);
+    let kept = this.last.get(key)?.get(hostname);
+    if (!kept || !sameRoutes(kept.routes, routes)) {
+      kept = buildBucket(hostname, routes);
+      this.builtBuckets++;
+    }
+    let port = this.next.get(key);
+    if (!port) this.next.set(key, (port = new Map()));
+    port.set(hostname, kept);
     return kept;
-  }
-
-  private built(b: KeptBucket): KeptBucket {
-    this.builtBuckets++;
-    return b;
   }
 }
 

@@ -20,3 +20,14 @@ export function olderFirst(a: Aged, b: Aged): number {
   const bn = `${b.namespace}/${b.name}`;
   return an < bn ? -1 : an > bn ? 1 : 0;
 }
+
+/**
+ * The objects oldest first, as olderFirst orders them, each one's timestamp parsed and its
+ * `namespace/name` written once: sorting 10,000 routes with olderFirst itself wrote that
+ * string some 280,000 times.
+ */
+export function sortedOlderFirst<T extends Aged>(items: readonly T[]): T[] {
+  const keyed = items.map((item) => ({ item, time: time(item), name: `${item.namespace}/${item.name}` }));
+  keyed.sort((a, b) => a.time - b.time || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return keyed.map((k) => k.item);
+}

@@ -20,7 +20,7 @@ import { KindConflicts } from './kind-conflicts.js';
 import type { CertificateMaterial, TlsMaterial } from '../table/tls-material.js';
 import { grpcMatch, httpMatch } from './matches.js';
 import { type PolicyResult, type SessionSource, evaluatePolicies, policyAncestors } from './policies.js';
-import { olderFirst } from './precedence.js';
+import { sortedOlderFirst } from './precedence.js';
 import { rulePolicy } from './rule-policy.js';
 import type { TranslateMemo } from './translate-memo.js';
 import {
@@ -346,7 +346,7 @@ function translateRoutes(
   const status = new Map<Route, ObjectStatusBody>();
   const warnings = new Map<Route, ObjectWarning[]>();
   const reach: Reach = new Map();
-  for (const route of [...model.routes].sort(olderFirst)) {
+  for (const route of sortedOlderFirst(model.routes)) {
     const routeLevel = route.errors.filter((e) => !isRuleError(e));
     if (routeLevel.length > 0) {
       status.set(route, rejectedRouteStatus(route, routeLevel[0] as FieldError));
