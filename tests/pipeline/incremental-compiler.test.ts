@@ -4,7 +4,7 @@
 // Services, endpoints and policies changed; files added and removed) both give the same
 // table, key material, statuses, diagnostics, errors and warnings, lines included. So does
 // the rest of the way to Envoy as the service takes it, kept from one step to the next: the
-// table read back route by route from the compiler thread's data, the resolver compiled with
+// table and statuses read back item by item from the compiler thread's data, the resolver compiled with
 // a memo (probed with requests for every hostname), the gateway-mode Envoy resources
 // generated with a memo, and the route files encoded by a kept encoder, all equal
 // what a fresh generation makes from the full compile. And it does reuse: one edited
@@ -17,13 +17,17 @@ import {
   documentPieces,
 } from '../../extproc/src/pipeline/incremental-compiler.js';
 import { type Snapshot, compileConfig } from '../../extproc/src/pipeline/snapshot.js';
-import { compiledData, snapshotFrom } from '../../extproc/src/pipeline/snapshot-compiler.js';
-import { TableReader, TableWriter } from '../../extproc/src/pipeline/table-json.js';
+import {
+  CompiledReader,
+  CompiledWriter,
+  compiledData,
+  snapshotFrom,
+} from '../../extproc/src/pipeline/snapshot-compiler.js';
 import { type ResourceFiles, resourceFiles } from '../../extproc/src/envoy/file-resources.js';
 import type { GatewayConfigOptions } from '../../extproc/src/envoy/gateway-config.js';
 import { GenerationMemo } from '../../extproc/src/envoy/generation-memo.js';
 import { RouteFileEncoder } from '../../extproc/src/xds/route-files.js';
-import { type Resolver, ResolverMemo, compileResolver } from '../../extproc/src/resolve/compile.js';
+import { type Resolver, compileResolver } from '../../extproc/src/resolve/compile.js';
 import type { PolicyTable } from '../../extproc/src/table/policy-table.js';
 import type { ProvidedConfig } from '../../extproc/src/provider/provider.js';
 import { parseAllDocuments } from 'yaml';
@@ -221,21 +225,29 @@ function envoyView(files: ResourceFiles, encoder: RouteFileEncoder): unknown {
   };
 }
 
+/** What the service has of a snapshot, as data. */
+interface Pipelined {
+  readonly table: unknown;
+  readonly statuses: unknown;
+  readonly resolved: unknown;
+  readonly envoy: unknown;
+}
+
 /** The way from the compiler thread to Envoy's files, kept from one compile to the next as the service keeps it. */
 class KeptPipeline {
-  private readonly writer = new TableWriter();
-  private readonly reader = new TableReader();
+  private readonly writer = new CompiledWriter();
+  readonly reader = new CompiledReader();
   private tables = 0;
-  readonly resolverMemo = new ResolverMemo();
   readonly memo = new GenerationMemo(ENVOY);
   readonly encoder = new RouteFileEncoder();
 
-  run(compiled: Snapshot, version: string): { table: unknown; resolved: unknown; envoy: unknown } {
+  run(compiled: Snapshot, version: string): Pipelined {
     const data = compiledData(compiled, this.writer, ++this.tables, this.reader.held);
-    const snapshot = snapshotFrom(data, this.reader, this.resolverMemo);
+    const snapshot = snapshotFrom(data, this.reader);
     const files = resourceFiles(snapshot.table, ENVOY, '/xds', version, snapshot.tls, this.memo);
     return {
       table: snapshot.table,
+      statuses: snapshot.statuses,
       resolved: resolutions(snapshot.resolver, snapshot.table),
       envoy: envoyView(files, this.encoder),
     };
@@ -243,9 +255,10 @@ class KeptPipeline {
 }
 
 /** What a fresh generation makes of a snapshot. */
-function freshPipeline(s: Snapshot, version: string): { table: unknown; resolved: unknown; envoy: unknown } {
+function freshPipeline(s: Snapshot, version: string): Pipelined {
   return {
     table: s.table,
+    statuses: JSON.parse(JSON.stringify(s.statuses)) as unknown,
     resolved: resolutions(compileResolver(s.table), s.table),
     envoy: envoyView(resourceFiles(s.table, ENVOY, '/xds', version, s.tls), new RouteFileEncoder()),
   };
@@ -472,6 +485,9 @@ describe('IncrementalCompiler', () => {
     // Translated anew: the edited route alone; the others are the same objects as before.
     const renewed = again.table.routes.filter((r) => !first.table.routes.includes(r)).map((r) => r.name);
     expect(renewed).toEqual([name]);
+    // Statuses are kept by content: a route's status does not name its hostnames, so every
+    // status is the same object as before (and none crosses to the service again).
+    expect(again.statuses.filter((st) => !first.statuses.includes(st))).toEqual([]);
     // Generated and encoded anew: the virtual hosts the route left and joined.
     expect(kept.run(again, '2')).toEqual(freshPipeline(again, '2'));
     expect(kept.memo.madeHosts).toBeGreaterThan(0);
@@ -479,7 +495,7 @@ describe('IncrementalCompiler', () => {
     expect(kept.encoder.encodedHosts).toBe(kept.memo.madeHosts);
     // Resolver buckets built anew: the hostname the route left and the one it joined (on the
     // ports that serve them); every other hostname's bucket is kept.
-    expect(kept.resolverMemo.builtBuckets).toBe(2);
+    expect(kept.reader.resolver.builtBuckets).toBe(2);
     // A line added at the top moves every document: only the first, which holds the line, is read again.
     const moved = compiler.compile({
       ...input(edited),

@@ -3,11 +3,15 @@
 // table crosses route by route, and a route the reader holds crosses as its position: the
 // reader keeps it as the same object. The table's digest is the one-shot path's.
 import { describe, expect, it } from 'vitest';
-import { compiledData, snapshotFrom } from '../../extproc/src/pipeline/snapshot-compiler.js';
-import { compileSnapshot, fingerprintOf } from '../../extproc/src/pipeline/snapshot.js';
-import { TableReader, TableWriter } from '../../extproc/src/pipeline/table-json.js';
+import {
+  CompiledReader,
+  CompiledWriter,
+  compiledData,
+  snapshotFrom,
+} from '../../extproc/src/pipeline/snapshot-compiler.js';
+import { compileSnapshot, fingerprintOf, statusesDigest } from '../../extproc/src/pipeline/snapshot.js';
 import { tableGeneration } from '../../extproc/src/resolve/answer-scope.js';
-import { policyTableDigest } from '../../extproc/src/table/table-digest.js';
+import { jsonDigest, policyTableDigest } from '../../extproc/src/table/table-digest.js';
 import { baseObjectsYaml, manyRoutes, routesYaml } from '../e2e/support/attach-config.js';
 
 describe('snapshotFrom', () => {
@@ -16,7 +20,7 @@ describe('snapshotFrom', () => {
     { path: 'routes.yaml', text: routesYaml(manyRoutes(20)) },
   ];
   const direct = compileSnapshot(files);
-  const data = compiledData(direct, new TableWriter(), 1);
+  const data = compiledData(direct, new CompiledWriter(), 1);
   const editedFiles = (path: string) => [
     files[0] as (typeof files)[number],
     { path: 'routes.yaml', text: routesYaml(manyRoutes(20)).replace("'/r/7'", `'${path}'`) },
@@ -27,7 +31,12 @@ describe('snapshotFrom', () => {
     expect(data.generation).toBe(tableGeneration(digest));
     expect(data.fingerprint).toBe(direct.fingerprint);
     expect(data.fingerprint).toBe(
-      fingerprintOf(digest, direct.tls, JSON.stringify(direct.statuses), direct.diagnostics),
+      fingerprintOf(
+        digest,
+        direct.tls,
+        statusesDigest(direct.statuses.map((s) => jsonDigest(JSON.stringify(s)))),
+        direct.diagnostics,
+      ),
     );
     expect(direct.resolver.generation).toBe(data.generation);
     expect(snapshotFrom(data).resolver.scope('svc-1.example')).toContain(`g=${data.generation}`);
@@ -43,8 +52,8 @@ describe('snapshotFrom', () => {
   });
 
   it('sends the routes the reader holds as their positions, and the reader keeps them as the same objects', () => {
-    const writer = new TableWriter();
-    const reader = new TableReader();
+    const writer = new CompiledWriter();
+    const reader = new CompiledReader();
     const first = snapshotFrom(compiledData(direct, writer, 1, reader.held), reader);
     expect(reader.held).toBe(1);
     const edited = compileSnapshot(editedFiles('/edited/7'));
@@ -68,8 +77,8 @@ describe('snapshotFrom', () => {
   });
 
   it('sends every route as text to a reader that does not hold the last table, and a reader refuses a base it lacks', () => {
-    const writer = new TableWriter();
-    const reader = new TableReader();
+    const writer = new CompiledWriter();
+    const reader = new CompiledReader();
     snapshotFrom(compiledData(direct, writer, 1, reader.held), reader);
     // Table 2 never reached the reader (its compile failed on the service's side).
     compiledData(direct, writer, 2, reader.held);
@@ -78,10 +87,10 @@ describe('snapshotFrom', () => {
     expect(data3.table.routes.every((r) => typeof r === 'string')).toBe(true);
     expect(snapshotFrom(data3, reader).table).toEqual(direct.table);
     // A table that refers to one the reader does not hold is refused, and the reader keeps its own.
-    const stranger = new TableReader();
+    const stranger = new CompiledReader();
     const data4 = compiledData(direct, writer, 4, 3);
     expect(data4.table.base).toBe(3);
-    expect(() => snapshotFrom(data4, stranger)).toThrow(/refers to table 3, which is not held/);
+    expect(() => snapshotFrom(data4, stranger)).toThrow(/refers to policy table 3, which is not held/);
     expect(stranger.held).toBeUndefined();
     expect(snapshotFrom(data4, reader).table).toEqual(direct.table);
   });

@@ -5,29 +5,32 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ProvidedConfig } from '../provider/provider.js';
 import { ResolverMemo, compileResolver } from '../resolve/compile.js';
+import type { ObjectStatus } from '../translate/status.js';
 import { tableGeneration } from '../resolve/answer-scope.js';
 import { IncrementalCompiler } from './incremental-compiler.js';
-import { type Snapshot, fingerprintOf } from './snapshot.js';
-import { type TableJson, TableReader, type TableWriter } from './table-json.js';
+import { type Snapshot, fingerprintOf, statusesDigest } from './snapshot.js';
+import { type TableJson, TableReader, TableWriter } from './table-json.js';
+import { type PieceList, PieceReader, PieceWriter } from './piece-list.js';
 
 export interface CompileRequest {
   readonly id: number;
   readonly provided: ProvidedConfig;
-  /** The table the service holds (TableReader.held): the routes it holds cross as positions. */
+  /** What the service holds (CompiledReader.held): the routes and statuses it holds cross as positions. */
   readonly held?: number;
 }
 
 /**
- * The snapshot's plain data. The table and the statuses cross as JSON text: the receiving
- * thread parses JSON several times faster than it deserializes a structured clone, and
- * the statuses are only parsed when something (the admin API) reads them. The table comes
- * route by route, and only the routes the receiver does not hold (table-json.ts).
+ * The snapshot's plain data. The table and the statuses cross as JSON text, item by item,
+ * and only the items the receiver does not hold (piece-list.ts): the receiving thread parses
+ * JSON several times faster than it deserializes a structured clone, and the statuses are
+ * only parsed when something (the admin API) reads them.
  */
 export interface CompiledData {
   readonly table: TableJson;
   /** tableGeneration of the table's digest: the resolver's answer scope. */
   readonly generation: string;
-  readonly statusesJson: string;
+  /** Each object's status as JSON, or its position in the statuses of table `statuses.base`. */
+  readonly statuses: PieceList;
   readonly tls: Snapshot['tls'];
   readonly diagnostics: Snapshot['diagnostics'];
   readonly errors: Snapshot['errors'];
@@ -40,24 +43,40 @@ export type CompileResponse =
   | { readonly id: number; readonly ok: true; readonly data: CompiledData }
   | { readonly id: number; readonly ok: false; readonly message: string; readonly staleObjects?: true };
 
+/** What the compiler thread keeps of what it sent the service. */
+export class CompiledWriter {
+  readonly table = new TableWriter();
+  readonly statuses = new PieceWriter<ObjectStatus>();
+}
+
 /**
- * Rebuilds a Snapshot from what the thread sent: the resolver compiled here, statuses on first
- * read. With a reader, the routes the last table held unchanged are its objects again; with a
- * resolver memo, the resolver keeps the buckets of hostnames whose routes are all such.
+ * What the service keeps of what it received: the routes of the last table (unchanged routes
+ * stay the same objects and need not cross), the statuses' texts, and the resolver's buckets
+ * of hostnames whose routes did not change.
  */
-export function snapshotFrom(
-  data: CompiledData,
-  reader: TableReader = new TableReader(),
-  memo: ResolverMemo = new ResolverMemo(),
-): Snapshot {
-  const table = reader.read(data.table);
+export class CompiledReader {
+  readonly table = new TableReader();
+  readonly statuses = new PieceReader<string>('status list');
+  readonly resolver = new ResolverMemo();
+
+  /** The id of what both the table and the statuses hold, for the writer; else nothing. */
+  get held(): number | undefined {
+    const held = this.table.held;
+    return held === this.statuses.held ? held : undefined;
+  }
+}
+
+/** Rebuilds a Snapshot from what the thread sent: the resolver compiled here, statuses on first read. */
+export function snapshotFrom(data: CompiledData, reader: CompiledReader = new CompiledReader()): Snapshot {
+  const table = reader.table.read(data.table);
+  const texts = reader.statuses.read(data.statuses, data.table.id, (text) => text);
   let statuses: Snapshot['statuses'] | undefined;
   return {
     table,
     tls: data.tls,
-    resolver: compileResolver(table, data.generation, memo),
+    resolver: compileResolver(table, data.generation, reader.resolver),
     get statuses() {
-      return (statuses ??= JSON.parse(data.statusesJson) as Snapshot['statuses']);
+      return (statuses ??= JSON.parse(`[${texts.join(',')}]`) as Snapshot['statuses']);
     },
     diagnostics: data.diagnostics,
     errors: data.errors,
@@ -67,27 +86,27 @@ export function snapshotFrom(
 }
 
 /**
- * What the thread sends for a compiled snapshot: its table as table `id`, for a reader that
- * holds table `held`.
+ * What the thread sends for a compiled snapshot, as table `id`, for a reader that holds table
+ * `held`.
  */
 export function compiledData(
   snapshot: Pick<Snapshot, 'table' | 'tls' | 'statuses' | 'diagnostics' | 'errors' | 'warnings'>,
-  writer: TableWriter,
+  writer: CompiledWriter,
   id: number,
   held?: number,
 ): CompiledData {
-  const { tls, statuses, diagnostics, errors, warnings } = snapshot;
-  const { json: table, digest } = writer.write(snapshot.table, id, held);
-  const statusesJson = JSON.stringify(statuses);
+  const { tls, diagnostics, errors, warnings } = snapshot;
+  const { json: table, digest } = writer.table.write(snapshot.table, id, held);
+  const statuses = writer.statuses.write(snapshot.statuses, id, held);
   return {
     table,
     generation: tableGeneration(digest),
-    statusesJson,
+    statuses: statuses.list,
     tls,
     diagnostics,
     errors,
     warnings,
-    fingerprint: fingerprintOf(digest, tls, statusesJson, diagnostics),
+    fingerprint: fingerprintOf(digest, tls, statusesDigest(statuses.digests), diagnostics),
   };
 }
 
@@ -102,10 +121,8 @@ export class SnapshotCompiler {
    * alone, so a change to one object among 10,000 does not copy the other 9,999 to the thread.
    */
   private heldObjects = new Set<string>();
-  /** Keeps the routes of the last table, so unchanged routes stay the same objects and need not cross. */
-  private readonly reader = new TableReader();
-  /** Keeps the resolver's buckets of hostnames whose routes did not change. */
-  private readonly resolverMemo = new ResolverMemo();
+  /** What the service keeps of the last snapshot received, for the next. */
+  private readonly reader = new CompiledReader();
 
   /** The thread runs the compiled module (dist/); from TypeScript sources it compiles inline. */
   static available(): boolean {
@@ -121,7 +138,7 @@ export class SnapshotCompiler {
     this.heldObjects = new Set();
     if (!res.ok) throw new Error(res.message);
     for (const o of provided.objects) if (o.version !== undefined) this.heldObjects.add(o.version);
-    return snapshotFrom(res.data, this.reader, this.resolverMemo);
+    return snapshotFrom(res.data, this.reader);
   };
 
   /** The input with every object the thread holds replaced by its version. */

@@ -2,14 +2,18 @@
 // answers ext_proc. Receives what a provider handed over, answers the snapshot's plain data
 // as CompiledData (no resolver: a compiled resolver holds closures, which do not cross threads).
 // The thread lives as long as the service, so it keeps what it parsed for the next reload,
-// and what the service holds of the last table it sent (table-json.ts).
+// and what the service holds of the last table and statuses it sent (piece-list.ts).
 import { parentPort } from 'node:worker_threads';
 import { IncrementalCompiler, StaleObjectsError } from './incremental-compiler.js';
-import { TableWriter } from './table-json.js';
-import { type CompileRequest, type CompileResponse, compiledData } from './snapshot-compiler.js';
+import {
+  type CompileRequest,
+  type CompileResponse,
+  CompiledWriter,
+  compiledData,
+} from './snapshot-compiler.js';
 
 const compiler = new IncrementalCompiler();
-const writer = new TableWriter();
+const writer = new CompiledWriter();
 
 parentPort?.on('message', (req: CompileRequest) => {
   let res: CompileResponse;

@@ -13,7 +13,7 @@ import { type DecodeObject, validateObjects } from '../gatewayapi/validate.js';
 import type { ProvidedConfig } from '../provider/provider.js';
 import { type Resolver, compileResolver } from '../resolve/compile.js';
 import type { PolicyTable } from '../table/policy-table.js';
-import { policyTableDigest } from '../table/table-digest.js';
+import { jsonDigest, policyTableDigest } from '../table/table-digest.js';
 import type { TlsMaterial } from '../table/tls-material.js';
 import type { ObjectStatus } from '../translate/status.js';
 import { translate } from '../translate/translate.js';
@@ -35,11 +35,14 @@ export interface Snapshot {
   readonly fingerprint: string;
 }
 
-/** A digest of what a snapshot serves and reports: the table's digest, and the rest's JSON. */
+/**
+ * A digest of what a snapshot serves and reports: the table's digest, the statuses' (over
+ * each status's digest, statusesDigest), and the rest's JSON.
+ */
 export function fingerprintOf(
   tableDigest: string,
   tls: TlsMaterial,
-  statusesJson: string,
+  statuses: string,
   diagnostics: readonly Diagnostic[],
 ): string {
   return createHash('sha256')
@@ -47,10 +50,17 @@ export function fingerprintOf(
     .update('\0')
     .update(JSON.stringify(tls))
     .update('\0')
-    .update(statusesJson)
+    .update(statuses)
     .update('\0')
     .update(JSON.stringify(diagnostics))
     .digest('hex');
+}
+
+/** The statuses' digest, from each one's (jsonDigest of its JSON), in order. */
+export function statusesDigest(digests: readonly string[]): string {
+  const hash = createHash('sha256');
+  for (const d of digests) hash.update(d);
+  return hash.digest('hex');
 }
 
 /** How the compiler parses documents and decodes objects; the incremental compiler reuses earlier results. */
@@ -101,7 +111,7 @@ export function compileConfig(provided: ProvidedConfig, stages: CompileStages = 
       return (fingerprint ??= fingerprintOf(
         policyTableDigest(table),
         tls,
-        JSON.stringify(statuses),
+        statusesDigest(statuses.map((st) => jsonDigest(JSON.stringify(st)))),
         fileLevel,
       ));
     },

@@ -5,9 +5,9 @@
 import { createHash } from 'node:crypto';
 import type { PolicyTable } from './policy-table.js';
 
-/** A route's digest: SHA-256 of its JSON, hex. */
-export function routeDigest(routeJson: string): string {
-  return createHash('sha256').update(routeJson).digest('hex');
+/** A route's (or any item's) digest: SHA-256 of its JSON, hex. */
+export function jsonDigest(json: string): string {
+  return createHash('sha256').update(json).digest('hex');
 }
 
 /** The table's digest, from its version, its listeners' JSON and its routes' digests in order. */
@@ -22,6 +22,6 @@ export function policyTableDigest(table: PolicyTable): string {
   return tableDigest(
     table.version,
     JSON.stringify(table.listeners),
-    table.routes.map((r) => routeDigest(JSON.stringify(r))),
+    table.routes.map((r) => jsonDigest(JSON.stringify(r))),
   );
 }

@@ -9,10 +9,12 @@
 // shared object is the same object, and the policies give the same answers (a policy can
 // target a route, so routes that come and go can change them). A change to a shared object
 // starts over. Gateways are not read by a rule: attaching a route to them is done every
-// time. A test holds the result equal to a full compile after random edit sequences.
+// time. Statuses are kept by content: one equal to the last for its object stays that object.
+// A test holds the result equal to a full compile after random edit sequences.
 import type { AnyObject, EndpointSlice, Route, RouteRule, Service } from '../gatewayapi/model.js';
 import type { TableRoute, TableRule } from '../table/policy-table.js';
-import { sameItems } from '../json.js';
+import { sameItems, sameJson } from '../json.js';
+import { type ObjectStatus, objectKey } from './status.js';
 import type { BackendContext } from './backends.js';
 
 /** What was made for a route and its rules, with the rules it was made for. */
@@ -85,6 +87,8 @@ export class TranslateMemo {
   private outcomes = new WeakMap<Route, Outcome>();
   private routes = new Map<string, TableRoute>();
   private nextRoutes = new Map<string, TableRoute>();
+  /** The last statuses, by object (objectKey). */
+  private statusesByKey = new Map<string, ObjectStatus>();
 
   /**
    * Starts a translation: what was kept holds only if every shared object (`context`: neither
@@ -131,6 +135,25 @@ export class TranslateMemo {
     const value = make();
     this.outcomes.set(route, { rules, value });
     return value;
+  }
+
+  /**
+   * The statuses, each the object last given for its object when it is equal to it: an
+   * unchanged status stays the same object, so what was made of it (its JSON and digest on the
+   * way to the service, pipeline/piece-list.ts) is kept. Equality is content, so this holds
+   * whatever else changed.
+   */
+  statuses(list: readonly ObjectStatus[]): ObjectStatus[] {
+    const next = new Map<string, ObjectStatus>();
+    const out = list.map((s) => {
+      const key = objectKey(s);
+      const last = this.statusesByKey.get(key);
+      const kept = last && sameJson(last, s) ? last : s;
+      next.set(key, kept);
+      return kept;
+    });
+    this.statusesByKey = next;
+    return out;
   }
 
   /** The route's table entry as last time when it is equal to it, so it stays the same object. */

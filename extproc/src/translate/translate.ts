@@ -274,7 +274,8 @@ export function translate(input: ValidateResult, memo?: TranslateMemo): Translat
   const routes = translateRoutes(model, gateways, policies, ctx, memo);
   memo?.end();
   const listeners = tableListeners(gateways);
-  const statuses = objectStatuses(input.objects, gateways, routes, policies);
+  const made = objectStatuses(input.objects, gateways, routes, policies);
+  const statuses = memo ? memo.statuses(made) : made;
   return {
     table: { version: POLICY_TABLE_VERSION, listeners, routes: routes.table },
     tls: { certificates },
