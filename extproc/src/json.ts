@@ -7,24 +7,31 @@ export function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean
 }
 
 /**
- * Two JSON values are the same: equal primitives, or lists and objects whose items and keys
- * (in the same order, so both write the same JSON) are the same.
+ * Two JSON values are the same: equal primitives, or lists and objects whose items and own
+ * keys are the same. Key order is not compared: objects made by the same code for the same
+ * content list their keys in the same order. Allocates nothing (it runs over every status of
+ * every reload).
  */
 export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+  const list = Array.isArray(a);
+  if (list !== Array.isArray(b)) return false;
+  if (list) {
+    const x = a as unknown[];
+    const y = b as unknown[];
+    if (x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) if (!sameJson(x[i], y[i])) return false;
     return true;
   }
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  for (let i = 0; i < ka.length; i++) {
-    const k = ka[i] as string;
-    if (k !== kb[i]) return false;
-    if (!sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let keys = 0;
+  for (const k in x) {
+    if (!Object.hasOwn(x, k)) continue;
+    if (!Object.hasOwn(y, k) || !sameJson(x[k], y[k])) return false;
+    keys++;
   }
-  return true;
+  for (const k in y) if (Object.hasOwn(y, k)) keys--;
+  return keys === 0;
 }
