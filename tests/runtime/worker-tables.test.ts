@@ -52,8 +52,11 @@ describe('policy tables for ext_proc workers', () => {
     const m3 = sender.message(first, 3);
     expect(m3.table.base).toBe(2);
     expect(() => receiver.apply(m3)).toThrow(/not held/);
+    expect(sender.sentWhole).toBe(false);
     const whole = sender.message(first, 3, true);
     expect(whole.table.base).toBeUndefined();
+    // A whole table refused is not sent again (the primary reads this before resending).
+    expect(sender.sentWhole).toBe(true);
     const resolver = receiver.apply(whole);
     for (const p of probes) expect(resolver.resolve(p)?.token).toBe(first.resolver.resolve(p)?.token);
   });

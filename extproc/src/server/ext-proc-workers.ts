@@ -86,6 +86,13 @@ export async function startExtProcWorkers(options: ExtProcWorkersOptions): Promi
           const policy = policyMessage(worker);
           if (policy) worker.send(policy);
         } else if (m.type === 'steadfast:policy-refused') {
+          // A whole table refers to no other: sent again, it would be refused again.
+          if (senders.get(worker.id)?.sentWhole) {
+            log(
+              `worker ${worker.id} could not read the policy table (${m.message}); it keeps the one it has`,
+            );
+            return;
+          }
           log(`worker ${worker.id} could not read the policy table (${m.message}); sending it whole`);
           const policy = policyMessage(worker, true);
           if (policy && worker.isConnected()) worker.send(policy);

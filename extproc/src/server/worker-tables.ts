@@ -14,12 +14,15 @@ export class WorkerTableSender {
   private tables = 0;
   /** The last table sent: IPC delivers in order, so the worker holds it unless it refuses it. */
   private sent: number | undefined;
+  /** Whether the last table sent was whole (it refers to no other). */
+  sentWhole = false;
 
   /** The snapshot's policy for this worker; `whole` after the worker refused one. */
   message(snapshot: Snapshot, generation: number, whole = false): PolicyMessage {
     const id = ++this.tables;
     const { json } = this.writer.write(snapshot.table, id, whole ? undefined : this.sent);
     this.sent = id;
+    this.sentWhole = json.base === undefined;
     return {
       type: 'steadfast:policy',
       generation,
