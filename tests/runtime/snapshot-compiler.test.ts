@@ -59,8 +59,8 @@ describe('snapshotFrom', () => {
     const edited = compileSnapshot(editedFiles('/edited/7'));
     const data2 = compiledData(edited, writer, 2, reader.held);
     // Only route-7 crosses as text; the others are positions in table 1.
-    expect(data2.table.base).toBe(1);
-    const texts = data2.table.routes.filter((r): r is string => typeof r === 'string');
+    expect(data2.table.routes.base).toBe(1);
+    const texts = data2.table.routes.items.filter((r): r is string => typeof r === 'string');
     expect(texts.map((t) => (JSON.parse(t) as { name: string }).name)).toEqual(['route-7']);
     const second = snapshotFrom(data2, reader);
     expect(second.table).toEqual(edited.table);
@@ -83,13 +83,13 @@ describe('snapshotFrom', () => {
     // Table 2 never reached the reader (its compile failed on the service's side).
     compiledData(direct, writer, 2, reader.held);
     const data3 = compiledData(direct, writer, 3, reader.held);
-    expect(data3.table.base).toBeUndefined();
-    expect(data3.table.routes.every((r) => typeof r === 'string')).toBe(true);
+    expect(data3.table.routes.base).toBeUndefined();
+    expect(data3.table.routes.items.every((r) => typeof r === 'string')).toBe(true);
     expect(snapshotFrom(data3, reader).table).toEqual(direct.table);
     // A table that refers to one the reader does not hold is refused, and the reader keeps its own.
     const stranger = new CompiledReader();
     const data4 = compiledData(direct, writer, 4, 3);
-    expect(data4.table.base).toBe(3);
+    expect(data4.table.routes.base).toBe(3);
     expect(() => snapshotFrom(data4, stranger)).toThrow(/refers to policy table 3, which is not held/);
     expect(stranger.held).toBeUndefined();
     expect(snapshotFrom(data4, reader).table).toEqual(direct.table);

@@ -24,12 +24,12 @@ describe('policy tables for ext_proc workers', () => {
     const receiver = new WorkerTableReceiver();
     const first = compileSnapshot([base, routes()]);
     const m1 = sender.message(first, 1);
-    expect(m1.table.routes.every((r) => typeof r === 'string')).toBe(true);
+    expect(m1.table.routes.items.every((r) => typeof r === 'string')).toBe(true);
     receiver.apply(m1);
     // Routes whose JSON the worker holds cross as positions, whatever objects they are here.
     const edited = compileSnapshot([base, routes('/edited')]);
     const m2 = sender.message(edited, 2);
-    const texts = m2.table.routes.filter((r): r is string => typeof r === 'string');
+    const texts = m2.table.routes.items.filter((r): r is string => typeof r === 'string');
     expect(texts.map((t) => (JSON.parse(t) as { name: string }).name)).toEqual(['route-7']);
     expect(m2.answerGeneration).toBe(edited.resolver.generation);
     const resolver = receiver.apply(m2);
@@ -50,11 +50,11 @@ describe('policy tables for ext_proc workers', () => {
     // Table 2 is lost on the way; table 3 refers to it.
     sender.message(edited, 2);
     const m3 = sender.message(first, 3);
-    expect(m3.table.base).toBe(2);
+    expect(m3.table.routes.base).toBe(2);
     expect(() => receiver.apply(m3)).toThrow(/not held/);
     expect(sender.sentWhole).toBe(false);
     const whole = sender.message(first, 3, true);
-    expect(whole.table.base).toBeUndefined();
+    expect(whole.table.routes.base).toBeUndefined();
     // A whole table refused is not sent again (the primary reads this before resending).
     expect(sender.sentWhole).toBe(true);
     const resolver = receiver.apply(whole);

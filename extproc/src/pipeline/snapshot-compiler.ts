@@ -29,7 +29,7 @@ export interface CompiledData {
   readonly table: TableJson;
   /** tableGeneration of the table's digest: the resolver's answer scope. */
   readonly generation: string;
-  /** Each object's status as JSON, or its position in the statuses of table `statuses.base`. */
+  /** Each object's status as JSON, or its position in the statuses the reader holds. */
   readonly statuses: PieceList;
   readonly tls: Snapshot['tls'];
   readonly diagnostics: Snapshot['diagnostics'];

@@ -13,7 +13,7 @@ import { type DecodeObject, validateObjects } from '../gatewayapi/validate.js';
 import type { ProvidedConfig } from '../provider/provider.js';
 import { type Resolver, compileResolver } from '../resolve/compile.js';
 import type { PolicyTable } from '../table/policy-table.js';
-import { jsonDigest, policyTableDigest } from '../table/table-digest.js';
+import { jsonDigest, listDigest, policyTableDigest } from '../table/table-digest.js';
 import type { TlsMaterial } from '../table/tls-material.js';
 import type { ObjectStatus } from '../translate/status.js';
 import { translate } from '../translate/translate.js';
@@ -42,7 +42,7 @@ export interface Snapshot {
 export function fingerprintOf(
   tableDigest: string,
   tls: TlsMaterial,
-  statuses: string,
+  statusListDigest: string,
   diagnostics: readonly Diagnostic[],
 ): string {
   return createHash('sha256')
@@ -50,7 +50,7 @@ export function fingerprintOf(
     .update('\0')
     .update(JSON.stringify(tls))
     .update('\0')
-    .update(statuses)
+    .update(statusListDigest)
     .update('\0')
     .update(JSON.stringify(diagnostics))
     .digest('hex');
@@ -58,9 +58,7 @@ export function fingerprintOf(
 
 /** The statuses' digest, from each one's (jsonDigest of its JSON), in order. */
 export function statusesDigest(digests: readonly string[]): string {
-  const hash = createHash('sha256');
-  for (const d of digests) hash.update(d);
-  return hash.digest('hex');
+  return listDigest('', digests);
 }
 
 /** How the compiler parses documents and decodes objects; the incremental compiler reuses earlier results. */

@@ -7,7 +7,7 @@
 // table's digest (table/table-digest.ts) is taken over the routes' digests.
 import { POLICY_TABLE_VERSION, type PolicyTable, type TableRoute } from '../table/policy-table.js';
 import { tableDigest } from '../table/table-digest.js';
-import { PieceReader, PieceWriter } from './piece-list.js';
+import { type PieceList, PieceReader, PieceWriter } from './piece-list.js';
 
 export interface TableJson {
   readonly version: number;
@@ -15,12 +15,8 @@ export interface TableJson {
   readonly id: number;
   /** The listeners' JSON (an array). */
   readonly listeners: string;
-  /**
-   * Each route in table order: its JSON, or its position in table `base` (which the reader
-   * said it holds).
-   */
-  readonly routes: ReadonlyArray<string | number>;
-  readonly base?: number;
+  /** Each route in table order: its JSON, or its position in the table the reader holds. */
+  readonly routes: PieceList;
 }
 
 /** Writes tables for one reader: the thread keeps one for the service's reader. */
@@ -34,13 +30,7 @@ export class TableWriter {
   write(table: PolicyTable, id: number, held: number | undefined): { json: TableJson; digest: string } {
     const { list, digests } = this.routes.write(table.routes, id, held);
     const listeners = JSON.stringify(table.listeners);
-    const json: TableJson = {
-      version: table.version,
-      id,
-      listeners,
-      routes: list.items,
-      ...(list.base !== undefined ? { base: list.base } : {}),
-    };
+    const json: TableJson = { version: table.version, id, listeners, routes: list };
     return { json, digest: tableDigest(table.version, listeners, digests) };
   }
 }
@@ -56,11 +46,7 @@ export class TableReader {
 
   read(parts: TableJson): PolicyTable {
     if (parts.version !== POLICY_TABLE_VERSION) throw new Error(`policy table version ${parts.version}`);
-    const routes = this.routes.read(
-      { items: parts.routes, ...(parts.base !== undefined ? { base: parts.base } : {}) },
-      parts.id,
-      (text) => JSON.parse(text) as TableRoute,
-    );
+    const routes = this.routes.read(parts.routes, parts.id, (text) => JSON.parse(text) as TableRoute);
     return {
       version: POLICY_TABLE_VERSION,
       listeners: JSON.parse(parts.listeners) as PolicyTable['listeners'],

@@ -22,7 +22,7 @@ export class WorkerTableSender {
     const id = ++this.tables;
     const { json } = this.writer.write(snapshot.table, id, whole ? undefined : this.sent);
     this.sent = id;
-    this.sentWhole = json.base === undefined;
+    this.sentWhole = json.routes.base === undefined;
     return {
       type: 'steadfast:policy',
       generation,

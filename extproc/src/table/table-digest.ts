@@ -10,11 +10,16 @@ export function jsonDigest(json: string): string {
   return createHash('sha256').update(json).digest('hex');
 }
 
+/** The digest of a list, from a prefix and its items' digests in order. */
+export function listDigest(prefix: string, digests: readonly string[]): string {
+  const hash = createHash('sha256').update(prefix);
+  for (const d of digests) hash.update(d);
+  return hash.digest('hex');
+}
+
 /** The table's digest, from its version, its listeners' JSON and its routes' digests in order. */
 export function tableDigest(version: number, listenersJson: string, routeDigests: readonly string[]): string {
-  const hash = createHash('sha256').update(`${version}\0${listenersJson}\0`);
-  for (const d of routeDigests) hash.update(d);
-  return hash.digest('hex');
+  return listDigest(`${version}\0${listenersJson}\0`, routeDigests);
 }
 
 /** The digest of a table computed whole, as the one-shot commands need it. */
