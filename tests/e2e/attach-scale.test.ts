@@ -83,8 +83,7 @@ describe(`attach mode with ${ROUTES} routes`, () => {
     const sum = Number(/^steadfast_extproc_resolve_seconds_sum (\S+)$/m.exec(metrics)?.[1]);
     const count = Number(/^steadfast_extproc_resolve_seconds_count (\S+)$/m.exec(metrics)?.[1]);
     expect(count).toBeGreaterThan(500);
-    // Mean resolve time at 10,000 routes (measured ~ a few µs; bound loose for slow machines).
-    expect(sum / count).toBeLessThan(0.001);
+    // How fast a resolve is at 10,000 routes is `npm run bench:resolve`'s to measure, not a test's.
     console.log(`attach-scale: ${count} resolves, mean ${((sum / count) * 1e6).toFixed(1)} µs`);
   }, 30_000);
 

@@ -262,13 +262,12 @@ ${extra}`;
   }
 
   it('a reset after the response started reaches the client as a cut response, is not retried, and Envoy serves on', async () => {
-    const t0 = performance.now();
     const r = await curl(`${gatewayUrl(gateway)}/reset`).then(
       () => 'complete',
       (e: Error) => e.message,
     );
-    expect(performance.now() - t0).toBeLessThan(5000);
-    // curl: "transfer closed with 995 bytes remaining to read" or a receive failure.
+    // curl: "transfer closed with 995 bytes remaining to read" or a receive failure. A response
+    // left hanging instead would end at curl's --max-time as exit code 28, which this refuses.
     expect(r).toMatch(/curl: \((18|56|92)\)/);
     expect(resetterRequests).toBe(1);
     const after = await curl(`${gatewayUrl(gateway)}/app`);

@@ -388,12 +388,11 @@ data:
       ),
     );
     // From kubectl's return to both Envoys serving: the watch event, the debounce (200 ms),
-    // one compile and one ADS push. Measured on a 2-core machine: 213-265 ms in six samples;
-    // the bound leaves a margin of more than seven times the slowest.
+    // one compile and one ADS push. How long that takes is bench:scale's to measure (its
+    // Kubernetes run, "one route added → served"); the test asks only that it happens.
     console.log(
       `route change served by both Envoys after ${took.map((t) => Math.round(t)).join(' and ')} ms`,
     );
-    for (const t of took) expect(t).toBeLessThan(2000);
     await until(
       () =>
         condition(get('httproute shop').status?.parents?.[0]?.conditions, 'Accepted')?.observedGeneration ===

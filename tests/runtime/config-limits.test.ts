@@ -1,6 +1,8 @@
 // Hostile configuration files: a YAML alias bomb ("billion laughs") and a 50 MB file are
-// refused within a bounded time and memory, with an error that names the file (and, for the
-// bomb, the line), through the same loader every command uses.
+// refused, with an error that names the file (and, for the bomb, the line), through the same
+// loader every command uses. Expanding the bomb (387 million strings) would exhaust the heap
+// or this file's 30 s timeout, so a pass means it was not expanded; how fast the refusal is
+// belongs to no test (wall-clock and heap readings on a shared machine fail with no bug).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,21 +13,12 @@ import { MAX_CONFIG_FILE_BYTES, readConfigFiles } from '../../extproc/src/provid
 const dir = mkdtempSync(join(tmpdir(), 'steadfast-limits-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Runs `steadfast validate <path>`; returns exit code, output, ms taken and heap growth in MiB. */
-async function validate(
-  path: string,
-): Promise<{ code: number; output: string; ms: number; heapMiB: number }> {
+/** Runs `steadfast validate <path>`; returns exit code and output. */
+async function validate(path: string): Promise<{ code: number; output: string }> {
   let output = '';
   const io = { out: (t: string) => (output += `${t}\n`), err: (t: string) => (output += `${t}\n`) };
-  const heap = process.memoryUsage().heapUsed;
-  const t0 = performance.now();
   const code = await run(['validate', path], io);
-  return {
-    code,
-    output,
-    ms: performance.now() - t0,
-    heapMiB: (process.memoryUsage().heapUsed - heap) / 1024 / 1024,
-  };
+  return { code, output };
 }
 
 /** Nine levels of nine aliases each: 9^9 (387 million) strings when expanded. */
@@ -48,20 +41,15 @@ describe('hostile configuration files', () => {
   it.each([
     ['sequences', false],
     ['mappings', true],
-  ])(
-    'a YAML alias bomb (%s) → a located yaml-syntax error, quickly and without memory growth',
-    async (_what, merge) => {
-      const path = join(dir, `bomb-${String(merge)}.yaml`);
-      writeFileSync(path, aliasBomb(merge));
-      const r = await validate(path);
-      expect(r.code).not.toBe(0);
-      expect(r.output).toMatch(/bomb-(true|false)\.yaml:1: .*alias/i);
-      expect(r.ms).toBeLessThan(2000);
-      expect(r.heapMiB).toBeLessThan(64);
-    },
-  );
+  ])('a YAML alias bomb (%s) → a located yaml-syntax error, without expanding it', async (_what, merge) => {
+    const path = join(dir, `bomb-${String(merge)}.yaml`);
+    writeFileSync(path, aliasBomb(merge));
+    const r = await validate(path);
+    expect(r.code).not.toBe(0);
+    expect(r.output).toMatch(/bomb-(true|false)\.yaml:1: .*alias/i);
+  });
 
-  it('a 50 MB file is not read: an io-error naming the file and its size, quickly', async () => {
+  it('a 50 MB file is not read: an io-error naming the file and its size', async () => {
     const path = join(dir, 'huge.yaml');
     const doc =
       'apiVersion: v1\nkind: Service\nmetadata: { name: x }\nspec: { ports: [{ port: 80 }] }\n---\n';
@@ -72,8 +60,6 @@ describe('hostile configuration files', () => {
     const r = await validate(path);
     expect(r.code).toBe(2);
     expect(r.output).toMatch(/huge\.yaml:0: the file is 50\.0 MiB; files over 16\.0 MiB are not read/);
-    expect(r.ms).toBeLessThan(1000);
-    expect(r.heapMiB).toBeLessThan(64);
     expect(MAX_CONFIG_FILE_BYTES).toBe(16 * 1024 * 1024);
   });
 });
