@@ -10,6 +10,7 @@ import {
 import { startGrpcBackend } from '../../backends/grpc/start-grpc-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
 import { run } from './clients.js';
+import { waitUntil } from '../support/wait-until.js';
 
 type Callback<T> = (error: ServiceError | null, value?: T) => void;
 interface UnaryCall {
@@ -264,9 +265,14 @@ describe('grpc backend: delays and attempts', () => {
     const id = uuid();
     const { error } = await echoUnary({ uuid: id, delay_ms: 300 }, 100);
     expect(error?.code).toBe(status.DEADLINE_EXCEEDED);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const { reply } = await unary(echo.Attempts.bind(echo), { uuid: id });
-    expect(reply?.attempts.map((a) => [a.outcome, a.status])).toEqual([['aborted', -1]]);
+    // The client's deadline reaches the backend as a cancellation a moment later: wait for it.
+    const outcomes = async () =>
+      (await unary(echo.Attempts.bind(echo), { uuid: id })).reply?.attempts.map((a) => [a.outcome, a.status]);
+    await waitUntil(
+      'the attempt ended at the backend',
+      async () => (await outcomes())?.[0]?.[0] !== 'pending',
+    );
+    expect(await outcomes()).toEqual([['aborted', -1]]);
   });
 });
 

@@ -6,6 +6,7 @@ import { startGrpcServer, type GrpcServerHandle } from '../../extproc/src/server
 import type { RequestAttributes } from '../../extproc/src/server/grpc/request-attributes.js';
 import { loadServiceProtos } from '../../extproc/src/server/grpc/protos.js';
 import { ServiceMetrics } from '../../extproc/src/server/metrics.js';
+import { waitUntil } from '../support/wait-until.js';
 
 type Message = Record<string, unknown>;
 
@@ -150,9 +151,12 @@ describe('ext_proc request headers', () => {
       client as unknown as { Process: () => grpc.ClientDuplexStream<Message, Message> }
     ).Process();
     call.on('error', () => undefined);
-    await new Promise((r) => setTimeout(r, 50));
+    const shows = (line: RegExp) => async () => line.test(await metrics.registry.metrics());
+    // The earlier tests' streams are all closed, so the open-streams gauge reads 1 once the service has this one.
+    await waitUntil('no stream open before', shows(/^steadfast_extproc_streams 0$/m));
+    await waitUntil('the stream open at the service', shows(/^steadfast_extproc_streams 1$/m));
     call.cancel();
-    await new Promise((r) => setTimeout(r, 100));
+    await waitUntil('the stream closed at the service', shows(/^steadfast_extproc_streams 0$/m));
     expect(await metrics.registry.metrics()).toMatch(
       /steadfast_extproc_errors_total\{kind="cancelled_unanswered"\} 1/,
     );

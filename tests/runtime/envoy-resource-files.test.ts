@@ -15,6 +15,7 @@ import {
 } from '../../extproc/src/envoy/file-resources.js';
 import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import { EnvoyResourceFiles, type WrittenFiles } from '../../extproc/src/xds/envoy-resource-files.js';
+import { waitUntil } from '../support/wait-until.js';
 
 function files(clusters: string[], routeFiles: string[]): WrittenFiles {
   return {
@@ -51,7 +52,8 @@ describe('EnvoyResourceFiles', () => {
       if (name && !name.endsWith('.tmp') && type === 'rename') events.push(name);
     });
     await new EnvoyResourceFiles(dir, { settleMs: 10 }).write(files(['a', 'b'], ['rds-x.json']), '1');
-    await new Promise((r) => setTimeout(r, 50));
+    // The listeners go last: once their rename is reported, every earlier one was.
+    await waitUntil('the listeners file renamed into place', () => events.includes(resourcePath(LDS_FILE)));
     watcher.close();
     const order = [...new Set(events)];
     const at = (file: string) => order.indexOf(resourcePath(file));
@@ -64,12 +66,24 @@ describe('EnvoyResourceFiles', () => {
 
   it('keeps removed clusters until the routes moved, then prunes them and stale route files', async () => {
     const dir = newDir();
-    const writer = new EnvoyResourceFiles(dir, { settleMs: 150 });
+    // The writer waits for new clusters to be active before it writes the routes; the test
+    // holds that moment open (as an Envoy still warming would) and looks at the files then.
+    let warming!: () => void;
+    let activate!: () => void;
+    const atWarming = new Promise<void>((r) => (warming = r));
+    const writer = new EnvoyResourceFiles(dir, {
+      settleMs: 150,
+      untilClustersActive: () => {
+        warming();
+        return new Promise<void>((r) => (activate = r));
+      },
+    });
     await writer.write(files(['a', 'b'], ['rds-x.json', 'rds-y.json']), '1');
     const second = writer.write(files(['b', 'c'], ['rds-x.json']), '2');
-    // While the new routes settle, the old cluster is still there next to the new one.
-    await new Promise((r) => setTimeout(r, 60));
+    await atWarming;
+    // While the new cluster warms, the old one is still there next to it.
     expect(clusterNames(dir)).toEqual(['a', 'b', 'c']);
+    activate();
     await second;
     expect(clusterNames(dir)).toEqual(['b', 'c']);
     expect(readdirSync(dir).sort()).toEqual(['cds', 'lds', 'rds-x']);

@@ -14,6 +14,7 @@ import {
 import type { GatewayResources } from '../../extproc/src/envoy/gateway-config.js';
 import { AdsServer } from '../../extproc/src/xds/ads-server.js';
 import { decodeAny } from '../../extproc/src/xds/envoy-protos.js';
+import { waitUntil } from '../support/wait-until.js';
 
 type Json = Record<string, unknown>;
 
@@ -129,7 +130,10 @@ describe('the ADS server (state of the world)', () => {
       response_nonce: rds1.nonce,
       resource_names: ['rc'],
     });
-    await new Promise((r) => setTimeout(r, 50));
+    await waitUntil(
+      'the routes acknowledged',
+      () => server?.status().envoys[0]?.acked[TYPE_ROUTE_CONFIGURATION] === '1',
+    );
     expect(server?.status().envoys[0]?.acked).toEqual({
       [TYPE_CLUSTER]: '1',
       [TYPE_LISTENER]: '1',
@@ -152,7 +156,7 @@ describe('the ADS server (state of the world)', () => {
       resource_names: ['rc'],
       error_detail: { code: 3, message: 'no such cluster' },
     });
-    await new Promise((r) => setTimeout(r, 50));
+    await waitUntil('the refusal recorded', () => (server?.status().envoys[0]?.nacked.length ?? 0) > 0);
     expect(server?.status().envoys[0]?.nacked).toEqual([
       { type: TYPE_ROUTE_CONFIGURATION, version: '2', message: 'no such cluster' },
     ]);
@@ -178,7 +182,11 @@ describe('the ADS server (state of the world)', () => {
       response_nonce: rds3.nonce,
       resource_names: ['rc'],
     });
-    await new Promise((r) => setTimeout(r, 50));
+    // The two answers travel in order on one stream: once the second counted, the first was seen.
+    await waitUntil(
+      'the routes of generation 3 acknowledged',
+      () => server?.status().envoys[0]?.acked[TYPE_ROUTE_CONFIGURATION] === '3',
+    );
     expect(server?.status().envoys[0]?.nacked).toEqual([]);
     expect(server?.status().envoys[0]?.acked[TYPE_ROUTE_CONFIGURATION]).toBe('3');
     // Now its routes name 'c' only: generation 4's clusters drop 'a'.
@@ -222,7 +230,7 @@ describe('the ADS server (state of the world)', () => {
       type_url: TYPE_CLUSTER,
     });
     expect(names(await good.next(TYPE_CLUSTER))).toEqual(['a']);
-    await new Promise((r) => setTimeout(r, 100));
+    await waitUntil('both refused streams closed', () => !!anonymous.error && !!named.error);
     expect(anonymous.error?.code).toBe(grpc.status.UNAUTHENTICATED);
     expect(named.error?.code).toBe(grpc.status.INVALID_ARGUMENT);
     expect(anonymous.received).toEqual([]);
