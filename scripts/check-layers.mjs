@@ -29,10 +29,16 @@ const TREES = [
       ir: ['json.ts', 'table'],
       resolve: ['json.ts', 'table', 'ir'],
       envoy: ['json.ts', 'table', 'ir'],
-      // Where Gateway API objects come from (files now; a cluster later).
+      // The seam: what a source of Gateway API objects (Provider) and of session keys
+      // (KeySource) offers. Only cli/ picks a concrete one: the stages below see the interfaces.
       provider: ['json.ts', 'gatewayapi', 'translate'],
+      // The concrete sources: files, key files, a Kubernetes API server.
+      'provider/config-files.ts': ['json.ts', 'gatewayapi'],
+      'provider/file.ts': ['json.ts', 'gatewayapi', 'provider', 'provider/config-files.ts'],
+      'provider/key-files.ts': ['json.ts', 'session', 'provider'],
+      'provider/kubernetes': ['json.ts', 'gatewayapi', 'translate', 'provider', 'provider/key-files.ts'],
       // Runs the stages: one compiler for every command, and the atomic swap of what it produced.
-      pipeline: ['json.ts', 'gatewayapi', 'table', 'session', 'translate', 'resolve', 'provider'],
+      pipeline: ['json.ts', 'gatewayapi', 'table', 'translate', 'resolve', 'provider'],
       // Servers for what the pipeline produced: ext_proc and health over gRPC, the admin API
       // (fastify), and the wiring of the two with their workers and metrics.
       'server/grpc': ['json.ts', 'table', 'ir', 'resolve'],
@@ -63,6 +69,10 @@ const TREES = [
         'resolve',
         'envoy',
         'provider',
+        'provider/config-files.ts',
+        'provider/file.ts',
+        'provider/key-files.ts',
+        'provider/kubernetes',
         'pipeline',
         'server',
         'server/grpc',

@@ -19,6 +19,7 @@ import { startControlService, type ControlServiceHandle } from './support/contro
 import { curl } from './support/curl.js';
 import { freePort } from './support/free-port.js';
 import { TEST_SESSION_KEY } from './support/gateway-fixture.js';
+import { FileProvider } from '../../extproc/src/provider/file.js';
 
 type Node = Record<string, unknown>;
 const HOST = 'shop.example';
@@ -233,7 +234,7 @@ describe('gateway mode: the same objects', () => {
     // Gateway ports the generated Envoy binds elsewhere (listenerPorts): any two will do.
     dir = configDir({ 'objects.yaml': objects(8080, 9090, backend) });
     gateway = await startLocalGateway({
-      configPaths: [dir.path],
+      provider: new FileProvider({ paths: [dir.path] }),
       address: '127.0.0.1',
       adminPort: 0,
       envoyAdminPort: 0,

@@ -23,6 +23,7 @@ import {
 import { exchange } from './conformance/exchange.js';
 import { CONFORMANCE_TESTS as TESTS } from './conformance/all-tables.js';
 import { ConfigDir, TEST_SESSION_KEY, serviceYaml } from './support/gateway-fixture.js';
+import { FileProvider } from '../../extproc/src/provider/file.js';
 
 const BACKENDS = ['infra-backend-v1', 'infra-backend-v2', 'infra-backend-v3'];
 /** The HTTPS listener's certificate: example.org, from a CA the test makes. */
@@ -74,7 +75,7 @@ describe('Gateway API conformance tables (gateway mode)', () => {
       config.write(file, readFileSync(join(manifestDir, file), 'utf8'));
     }
     gateway = await startLocalGateway({
-      configPaths: [config.path],
+      provider: new FileProvider({ paths: [config.path] }),
       address: '127.0.0.1',
       adminPort: 0,
       envoyAdminPort: 0,

@@ -22,6 +22,7 @@ import {
 import { type LocalGateway, startLocalGateway } from '../../extproc/src/local/local-gateway.js';
 import { type CurlResponse, curl } from './support/curl.js';
 import { ConfigDir, TEST_SESSION_KEY, appliedAtLeast, serviceYaml } from './support/gateway-fixture.js';
+import { FileProvider } from '../../extproc/src/provider/file.js';
 
 const HTTP_PORT = 10000;
 const HTTPS_PORT = 10443;
@@ -166,7 +167,7 @@ describe('gateway mode: HTTPS listeners and BackendTLSPolicy', () => {
       ...['https-backend', 'wss-backend', 'stranger', 'misnamed'].map(backendTlsPolicy),
     );
     gateway = await startLocalGateway({
-      configPaths: [config.path],
+      provider: new FileProvider({ paths: [config.path] }),
       address: '127.0.0.1',
       adminPort: 0,
       envoyAdminPort: 0,

@@ -9,6 +9,7 @@ import { type LocalGateway, startLocalGateway } from '../../extproc/src/local/lo
 import { configDir } from './support/attach-config.js';
 import { curl } from './support/curl.js';
 import { TEST_SESSION_KEY } from './support/gateway-fixture.js';
+import { FileProvider } from '../../extproc/src/provider/file.js';
 
 const service = (name: string, b: RunningBackend): string => `apiVersion: v1
 kind: Service
@@ -67,7 +68,7 @@ spec:
       ].join('---\n'),
     );
     gateway = await startLocalGateway({
-      configPaths: [config.path],
+      provider: new FileProvider({ paths: [config.path] }),
       address: '127.0.0.1',
       adminPort: 0,
       envoyAdminPort: 0,

@@ -23,6 +23,7 @@ import { startControlService } from './support/control-service.js';
 import { rewriteEnvoyConfig } from './support/envoy-config-rewrite.js';
 import { TEST_SESSION_KEY } from './support/gateway-fixture.js';
 import { MODES, type ModeName } from './support/mode-stack.js';
+import { FileProvider } from '../../extproc/src/provider/file.js';
 
 const RULE = 'grpcroute/default/echo/rule/0';
 const KEYS = [Buffer.from(TEST_SESSION_KEY, 'base64')];
@@ -72,7 +73,7 @@ interface Stack {
 async function startGateway(files: Record<string, string>): Promise<Stack> {
   const dir = configDir(files);
   const gateway = await startLocalGateway({
-    configPaths: [dir.path],
+    provider: new FileProvider({ paths: [dir.path] }),
     address: '127.0.0.1',
     adminPort: 0,
     envoyAdminPort: 0,

@@ -29,6 +29,7 @@ class MemoryProvider implements Provider {
   readonly reports: StatusReport[] = [];
   private changed: ((what: string) => void) | undefined;
   constructor(public objects: ObjectInput[]) {}
+  async start(): Promise<void> {}
   async read(): Promise<ProvidedConfig> {
     return { documents: [], objects: this.objects, diagnostics: [] };
   }
@@ -39,6 +40,7 @@ class MemoryProvider implements Provider {
   report(status: StatusReport): void {
     this.reports.push(status);
   }
+  close(): void {}
   set(objects: ObjectInput[]): void {
     this.objects = objects;
     this.changed?.('HTTPRoute default/r');

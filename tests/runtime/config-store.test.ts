@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigStore, type ReloadFailure, errorLines } from '../../extproc/src/pipeline/config-store.js';
 import type { Snapshot } from '../../extproc/src/pipeline/snapshot.js';
 import type { ProvidedConfig, Provider } from '../../extproc/src/provider/provider.js';
+import { FileProvider } from '../../extproc/src/provider/file.js';
 
 const route = (path: string) => `
 apiVersion: gateway.networking.k8s.io/v1
@@ -39,7 +40,7 @@ describe('ConfigStore', () => {
   it('loads, then swaps on reload and emits the new snapshot', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steadfast-store-'));
     writeFileSync(join(dir, 'config.yaml'), route('/one'));
-    store = new ConfigStore({ paths: [dir] });
+    store = new ConfigStore({ provider: new FileProvider({ paths: [dir] }) });
     const swaps: number[] = [];
     store.on('swap', (_s, gen) => swaps.push(gen));
     expect(await store.load()).toBe(true);
@@ -54,7 +55,7 @@ describe('ConfigStore', () => {
   it('keeps the last good snapshot when a reload does not parse, and records why', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steadfast-store-'));
     writeFileSync(join(dir, 'config.yaml'), route('/one'));
-    store = new ConfigStore({ paths: [dir] });
+    store = new ConfigStore({ provider: new FileProvider({ paths: [dir] }) });
     await store.load();
     const before = store.snapshot;
     const failures: ReloadFailure[] = [];
@@ -73,7 +74,7 @@ describe('ConfigStore', () => {
   it('reloads by itself when a watched file changes', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steadfast-store-'));
     writeFileSync(join(dir, 'config.yaml'), route('/one'));
-    store = new ConfigStore({ paths: [dir], debounceMs: 20 });
+    store = new ConfigStore({ provider: new FileProvider({ paths: [dir] }), debounceMs: 20 });
     await store.load();
     store.watch();
     const swapped = new Promise<Snapshot>((resolve) => store?.once('swap', (s) => resolve(s)));
@@ -89,7 +90,7 @@ describe('ConfigStore on a single file', () => {
     dir = mkdtempSync(join(tmpdir(), 'steadfast-store-'));
     const file = join(dir, 'config.yaml');
     writeFileSync(file, route('/one'));
-    store = new ConfigStore({ paths: [file], debounceMs: 20 });
+    store = new ConfigStore({ provider: new FileProvider({ paths: [file] }), debounceMs: 20 });
     await store.load();
     store.watch();
     const swapped = new Promise<Snapshot>((resolve) => store?.once('swap', (s) => resolve(s)));
@@ -103,7 +104,7 @@ describe('ConfigStore on a growing directory tree', () => {
   it('watches a directory created after watch() began, and reads what was written before it was watched', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steadfast-store-'));
     writeFileSync(join(dir, 'config.yaml'), route('/one'));
-    store = new ConfigStore({ paths: [dir], debounceMs: 20 });
+    store = new ConfigStore({ provider: new FileProvider({ paths: [dir] }), debounceMs: 20 });
     await store.load();
     store.watch();
     const first = new Promise<Snapshot>((resolve) => store?.once('swap', (s) => resolve(s)));
@@ -123,7 +124,7 @@ describe('ConfigStore generations', () => {
   it('makes no new generation when a reload reads the same objects', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steadfast-store-'));
     writeFileSync(join(dir, 'config.yaml'), route('/one'));
-    store = new ConfigStore({ paths: [dir] });
+    store = new ConfigStore({ provider: new FileProvider({ paths: [dir] }) });
     const swaps: number[] = [];
     store.on('swap', (_s, gen) => swaps.push(gen));
     await store.load();
@@ -142,7 +143,7 @@ describe('ConfigStore generations', () => {
     const [gateway, httpRoute] = route('/one').split('---');
     writeFileSync(join(dir, 'gateway.yml'), gateway ?? '');
     writeFileSync(join(dir, 'notes.txt'), httpRoute ?? '');
-    store = new ConfigStore({ paths: [dir] });
+    store = new ConfigStore({ provider: new FileProvider({ paths: [dir] }) });
     await store.load();
     expect(store.snapshot.statuses.map((s) => s.kind)).toEqual(['Gateway']);
     writeFileSync(
@@ -170,7 +171,7 @@ describe('ConfigStore reload errors', () => {
   it('reports a failed reload once, one line per error, and again only when the content changes', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steadfast-store-'));
     writeFileSync(join(dir, 'config.yaml'), route('/one'));
-    store = new ConfigStore({ paths: [dir] });
+    store = new ConfigStore({ provider: new FileProvider({ paths: [dir] }) });
     await store.load();
     const failures: ReloadFailure[] = [];
     store.on('reload-failed', (f) => failures.push(f));
@@ -212,6 +213,8 @@ function countingProvider(settleMs?: number): Provider & { change(): void; readA
       return () => (changed = undefined);
     },
     report: () => undefined,
+    start: () => Promise.resolve(),
+    close: () => undefined,
   };
 }
 

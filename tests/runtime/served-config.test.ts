@@ -8,6 +8,7 @@ import { requestAttributes } from '../../extproc/src/server/grpc/request-attribu
 import { ServiceMetrics } from '../../extproc/src/server/metrics.js';
 import { ServedConfig } from '../../extproc/src/server/served-config.js';
 import { baseObjectsYaml, routesYaml } from '../e2e/support/attach-config.js';
+import { FileProvider } from '../../extproc/src/provider/file.js';
 
 const dirs: string[] = [];
 const served: ServedConfig[] = [];
@@ -26,7 +27,7 @@ function setup(files: Record<string, string>) {
   };
   for (const [n, t] of Object.entries(files)) write(n, t);
   const metrics = new ServiceMetrics();
-  const config = new ServedConfig({ paths: [dir], metrics, debounceMs: 20 });
+  const config = new ServedConfig({ provider: new FileProvider({ paths: [dir] }), metrics, debounceMs: 20 });
   served.push(config);
   return { dir, write, metrics, config };
 }
@@ -55,7 +56,7 @@ describe('ServedConfig', () => {
     writeFileSync(join(dir, 'routes.yaml'), ROUTES);
     let calls = 0;
     const config = new ServedConfig({
-      paths: [dir],
+      provider: new FileProvider({ paths: [dir] }),
       metrics: new ServiceMetrics(),
       debounceMs: 20,
       whileCompiling: () => {
@@ -82,7 +83,7 @@ describe('ServedConfig', () => {
     writeFileSync(join(dir, 'base.yaml'), baseObjectsYaml([], 8080));
     writeFileSync(join(dir, 'routes.yaml'), ROUTES);
     const config = new ServedConfig({
-      paths: [dir],
+      provider: new FileProvider({ paths: [dir] }),
       metrics: new ServiceMetrics(),
       debounceMs: 20,
       log: (l) => lines.push(l),
@@ -114,7 +115,7 @@ describe('ServedConfig', () => {
     writeFileSync(join(dir, 'base.yaml'), BASE);
     writeFileSync(join(dir, 'routes.yaml'), routes());
     const config = new ServedConfig({
-      paths: [dir],
+      provider: new FileProvider({ paths: [dir] }),
       metrics: new ServiceMetrics(),
       debounceMs: 20,
       log: (l) => lines.push(l),
@@ -173,10 +174,9 @@ describe('ServedConfig', () => {
     dirs.push(parent);
     const dir = join(parent, 'later');
     const config = new ServedConfig({
-      paths: [dir],
+      provider: new FileProvider({ paths: [dir], retryMs: 50 }),
       metrics: new ServiceMetrics(),
       debounceMs: 20,
-      retryMs: 50,
     });
     served.push(config);
     await config.start();
@@ -197,7 +197,11 @@ describe('ServedConfig', () => {
     writeFileSync(join(dir, 'routes.yaml'), ROUTES);
     const lines: string[] = [];
     const metrics = new ServiceMetrics();
-    const config = new ServedConfig({ paths: [dir], metrics, log: (l) => lines.push(l) });
+    const config = new ServedConfig({
+      provider: new FileProvider({ paths: [dir] }),
+      metrics,
+      log: (l) => lines.push(l),
+    });
     served.push(config);
     await config.start();
     lines.length = 0;

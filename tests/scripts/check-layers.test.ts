@@ -52,6 +52,19 @@ describe('check-layers', () => {
     );
   });
 
+  it('fails when a stage below the CLI picks a concrete provider', () => {
+    const root = copyTrees();
+    writeFileSync(
+      join(root, 'extproc/src/server/reads-files.ts'),
+      "import { FileProvider } from '../provider/file.js';\nexport const p = FileProvider;\n",
+    );
+    const r = check(root);
+    expect(r.status).toBe(1);
+    expect(r.output).toContain(
+      'extproc/src/server/reads-files.ts imports provider/file.ts: server may not import provider/file.ts',
+    );
+  });
+
   it('fails on an import cycle, even inside one layer', () => {
     const root = copyTrees();
     writeFileSync(

@@ -6,9 +6,9 @@ import {
   openSessionToken,
   sealSessionToken,
   SESSION_TOKEN_CHARS,
-  sessionKeyId,
   type SessionFields,
 } from '../../extproc/src/session/token.js';
+import { sessionKeyId } from '../../extproc/src/session/keys.js';
 import { callGraph, katWasmText, loadKatWasm, type KatWasm } from '../filter/kat-wasm.js';
 import { SessionWasm, type FilterOpened } from './session-wasm.js';
 

@@ -1,13 +1,6 @@
 // The flags several commands share, declared once so each is spelled and described the
 // same way everywhere.
 import { readFile } from 'node:fs/promises';
-import { type SessionKeyRing, readSessionKeyFile } from '../pipeline/session-key-file.js';
-import { parseSessionKeyFile } from '../session/keys.js';
-import { sessionKeyId } from '../session/token.js';
-// Types only: the Kubernetes provider (and @kubernetes/client-node, 0.4 s to load) is loaded
-// when a command reads from a cluster, so serving files does not pay for it at start.
-import type { KubeClient } from '../provider/kubernetes/client.js';
-import type { KubernetesProvider } from '../provider/kubernetes/provider.js';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { UsageError } from './command.js';
 
@@ -90,51 +83,6 @@ export const SESSION_KEY_SECRET: FlagSpec = {
     "with --kubeconfig or --in-cluster: the session keys from this Secret's data.keys (the lines of a --session-key-file)",
 };
 
-/** The cluster to read from (--kubeconfig or --in-cluster), or undefined for files. */
-export async function kubeClientOf(parsed: ParsedArgs): Promise<KubeClient | undefined> {
-  const file = parsed.flags.get('kubeconfig')?.[0];
-  const inCluster = parsed.flags.has('in-cluster') && parsed.flags.get('in-cluster')?.[0] !== 'false';
-  if (file === undefined && !inCluster) {
-    if (parsed.flags.has('session-key-secret'))
-      throw new UsageError('--session-key-secret needs --kubeconfig FILE or --in-cluster');
-    return undefined;
-  }
-  if (file !== undefined && inCluster)
-    throw new UsageError('--kubeconfig and --in-cluster exclude each other');
-  if (configPathsOf(parsed).length > 0)
-    throw new UsageError(
-      `--config and ${file !== undefined ? '--kubeconfig' : '--in-cluster'} exclude each other`,
-    );
-  const { KubeClient } = await import('../provider/kubernetes/client.js');
-  try {
-    return KubeClient.load(file);
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-}
-
-/**
- * The Kubernetes provider, every kind listed once: a cluster that cannot be reached or an
- * account that may not list a kind stops the command here, with the reason.
- */
-export async function startKubernetesProvider(
-  client: KubeClient,
-  log: (line: string) => void,
-): Promise<KubernetesProvider> {
-  const { KubernetesProvider } = await import('../provider/kubernetes/provider.js');
-  const provider = new KubernetesProvider({ client, log });
-  try {
-    await provider.start();
-  } catch (e) {
-    provider.close();
-    throw new Error(`cannot read from ${client.server}: ${(e as Error).message}`);
-  }
-  log(
-    `reading Gateway API objects from ${client.server}; status is written back for controller steadfast.dev/gateway-controller`,
-  );
-  return provider;
-}
-
 /** --config values and positional paths: one list. */
 export function configPathsOf(parsed: ParsedArgs): string[] {
   return [...(parsed.flags.get('config') ?? []), ...parsed.positionals];
@@ -151,46 +99,6 @@ export function outputOf(parsed: ParsedArgs): 'text' | 'json' {
   if (output !== 'text' && output !== 'json')
     throw new UsageError(`--output must be text or json, not ${output}`);
   return output;
-}
-
-/**
- * The session keys of --session-key-file then --session-key, checked (each base64 of 32
- * bytes), with their ids for the log; empty when neither is given.
- */
-export async function sessionKeysOf(parsed: ParsedArgs, kube?: KubeClient): Promise<SessionKeyRing> {
-  const file = parsed.flags.get('session-key-file')?.[0];
-  const secret = parsed.flags.get('session-key-secret')?.[0];
-  if (secret !== undefined && (file !== undefined || parsed.flags.has('session-key')))
-    throw new UsageError(
-      `--session-key-secret and ${file !== undefined ? '--session-key-file' : '--session-key'} exclude each other: the Secret holds the whole key ring`,
-    );
-  let fromFile: SessionKeyRing = { keys: [], ids: [] };
-  if (file !== undefined) fromFile = await readSessionKeyFile(file);
-  else if (secret !== undefined && kube) {
-    let text: string;
-    const { sessionKeysFromSecret } = await import('../provider/kubernetes/provider.js');
-    try {
-      text = await sessionKeysFromSecret(kube, secret);
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
-    fromFile = keyRingOf(text, `Secret ${secret}`);
-  }
-  const inline = parsed.flags.get('session-key') ?? [];
-  const checked = inline.length > 0 ? parseSessionKeyFile(inline.join('\n'), '--session-key') : [];
-  return {
-    keys: [...fromFile.keys, ...checked.map((k) => k.toString('base64'))],
-    ids: [...fromFile.ids, ...checked.map((k) => sessionKeyId(k).toString('hex'))],
-  };
-}
-
-/** The keys of a key file's text, checked, with their ids; throws with `source` in the message. */
-export function keyRingOf(text: string, source: string): SessionKeyRing {
-  const keys = parseSessionKeyFile(text, source);
-  return {
-    keys: keys.map((k) => k.toString('base64')),
-    ids: keys.map((k) => sessionKeyId(k).toString('hex')),
-  };
 }
 
 /** The xDS token: the file's first line, at least 16 characters. */

@@ -1,9 +1,10 @@
-// Reads configuration paths for a one-shot CLI command through the file provider and
-// compiles them with the one snapshot compiler the served configuration uses too. An
+// Reads a provider once for a one-shot CLI command (configuration paths: the file provider) and
+// compiles what it holds with the one snapshot compiler the served configuration uses too. An
 // unreadable path is a usage/I-O failure (exit 2), reported once, here.
-import { FileProvider } from '../provider/file.js';
+import type { Provider } from '../provider/provider.js';
 import { compileConfig, type Snapshot } from '../pipeline/snapshot.js';
 import type { CommandIO } from './command.js';
+import { filesProvider } from './sources.js';
 import { diagnosticsText } from './status-text.js';
 
 export interface LoadedSnapshot {
@@ -12,9 +13,9 @@ export interface LoadedSnapshot {
   readonly fileCount: number;
 }
 
-/** The compiled snapshot of `paths`, I/O problems included as its diagnostics. */
-export async function readSnapshot(paths: readonly string[]): Promise<LoadedSnapshot> {
-  const provided = await new FileProvider({ paths }).read();
+/** The compiled snapshot of what the provider holds, I/O problems included as its diagnostics. */
+export async function readSnapshot(provider: Provider): Promise<LoadedSnapshot> {
+  const provided = await provider.read();
   return { snapshot: compileConfig(provided), fileCount: provided.documents.length };
 }
 
@@ -23,7 +24,7 @@ export async function loadSnapshot(
   paths: readonly string[],
   io: CommandIO,
 ): Promise<LoadedSnapshot | undefined> {
-  const loaded = await readSnapshot(paths);
+  const loaded = await readSnapshot(filesProvider(paths));
   const ioErrors = loaded.snapshot.diagnostics.filter((d) => d.code === 'io-error');
   if (ioErrors.length > 0) {
     io.err(diagnosticsText(ioErrors));

@@ -24,10 +24,8 @@ import type { Provider } from '../provider/provider.js';
 import type { PolicyTable } from '../table/policy-table.js';
 
 export interface LocalGatewayOptions {
-  /** Gateway API YAML files or directories. */
-  readonly configPaths: readonly string[];
-  /** Where the objects come from instead of configPaths (a Kubernetes API server). */
-  readonly provider?: Provider;
+  /** Where the objects come from (files, a Kubernetes API server), started; its owner closes it. */
+  readonly provider: Provider;
   /** Address Envoy's listeners bind. */
   readonly address: string;
   /** The control service's admin API port (0 picks one). */
@@ -234,7 +232,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
   };
   const metrics = new ServiceMetrics();
   const config = new ServedConfig({
-    ...(options.provider ? { provider: options.provider } : { paths: options.configPaths }),
+    provider: options.provider,
     metrics,
     log: options.log,
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),

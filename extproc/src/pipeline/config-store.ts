@@ -5,7 +5,6 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { formatDiagnostic, isFatal, type Diagnostic } from '../gatewayapi/diagnostic.js';
-import { FileProvider } from '../provider/file.js';
 import type { ProvidedConfig, Provider } from '../provider/provider.js';
 import { type ObjectStatus, statusByObject } from '../translate/status.js';
 import { type Snapshot, compileConfig } from './snapshot.js';
@@ -22,21 +21,14 @@ export interface ConfigStoreEvents {
   'reload-failed': [failure: ReloadFailure];
 }
 
-export type ConfigStoreOptions = (
-  | {
-      /** Where the objects come from. */
-      readonly provider: Provider;
-    }
-  | {
-      /** Files or directories (a FileProvider); the first sets the root diagnostics are relative to. */
-      readonly paths: readonly string[];
-    }
-) & {
+export interface ConfigStoreOptions {
+  /** Where the objects come from; its owner starts and closes it. */
+  readonly provider: Provider;
   /** Quiet period after the last change before reloading; default the provider's settleMs, else 200. */
   readonly debounceMs?: number;
   /** Compiles a snapshot; `steadfast serve` does it on a worker thread. Default: compileConfig. */
   readonly compile?: (provided: ProvidedConfig) => Snapshot | Promise<Snapshot>;
-};
+}
 
 /** A run of changes postpones its reload by at most this many debounce periods. */
 const MAX_WAIT = 5;
@@ -67,7 +59,7 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
 
   constructor(private readonly options: ConfigStoreOptions) {
     super();
-    this.provider = 'provider' in options ? options.provider : new FileProvider({ paths: options.paths });
+    this.provider = options.provider;
   }
 
   /** The current snapshot; throws before the first load. */

@@ -32,6 +32,9 @@ export class FileProvider implements Provider {
     this.description = options.paths.join(', ');
   }
 
+  /** Nothing to connect to: a path that cannot be read is an io-error of read(). */
+  async start(): Promise<void> {}
+
   async read(): Promise<ProvidedConfig> {
     // Directories may have come or gone since the last read: watch what is there now.
     this.syncWatchers();

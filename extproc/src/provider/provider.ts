@@ -1,8 +1,8 @@
 // The seam between where Gateway API objects come from and the pipeline that compiles
 // them. A provider hands over everything it has as plain data (it crosses to the compiler's
 // thread), says when that may have changed, and receives the status of every object after
-// each compile, keyed by object. The file provider (file.ts) is the first one; a
-// Kubernetes provider would list and watch the API server and write status back.
+// each compile, keyed by object. It carries its own lifecycle (start, close), so what reads
+// from it never knows which one it is: files (file.ts) or an API server (kubernetes/).
 import type { Diagnostic } from '../gatewayapi/diagnostic.js';
 import type { ConfigFile, ObjectInput } from '../gatewayapi/parse.js';
 import type { ObjectStatus } from '../translate/status.js';
@@ -32,6 +32,8 @@ export interface Provider {
    * write a file in steps, while an API server's watch delivers each object whole.
    */
   readonly settleMs?: number;
+  /** Connects and reads what it needs first; rejects with the reason it cannot serve. */
+  start(): Promise<void>;
   read(): Promise<ProvidedConfig>;
   /**
    * Calls `changed` whenever read() may answer differently, with what changed (a file, an
@@ -40,4 +42,6 @@ export interface Provider {
   watch(changed: (what: string) => void): () => void;
   /** Called after every generation is swapped in. */
   report(status: StatusReport): void;
+  /** Stops watching and lets go of what it holds (watches, connections). */
+  close(): void;
 }

@@ -3,7 +3,6 @@
 // request. Readiness means a configuration without file-level errors has been loaded.
 import type { ConfigView, EnvoyRejectionView, ListenerProblemView } from './admin/config-view.js';
 import { formatDiagnostic, isFatal, isWarning } from '../gatewayapi/diagnostic.js';
-import { FileProvider } from '../provider/file.js';
 import type { ProvidedConfig, Provider } from '../provider/provider.js';
 import type { PolicyLookup, PolicyOutcome } from './grpc/ext-proc-service.js';
 import type { RequestAttributes } from './grpc/request-attributes.js';
@@ -38,14 +37,10 @@ export function outcomeOf(
 }
 
 export interface ServedConfigOptions {
-  /** Files or directories to serve (a FileProvider), unless `provider` is given. */
-  readonly paths?: readonly string[];
-  /** Where the Gateway API objects come from. */
-  readonly provider?: Provider;
+  /** Where the Gateway API objects come from; its owner starts and closes it. */
+  readonly provider: Provider;
   readonly metrics: ServiceMetrics;
   readonly debounceMs?: number;
-  /** How often to look again for a configuration path that cannot be read yet. */
-  readonly retryMs?: number;
   readonly log?: (line: string) => void;
   /**
    * Work for this thread while the first configuration compiles on its own thread (the
@@ -84,15 +79,8 @@ export class ServedConfig implements ConfigView {
 
   constructor(private readonly options: ServedConfigOptions) {
     this.listenerReport = new ListenerReport((p) => options.log?.(`listener: ${p.message}`));
-    const provider =
-      options.provider ??
-      new FileProvider({
-        paths: options.paths ?? [],
-        ...(options.retryMs !== undefined ? { retryMs: options.retryMs } : {}),
-        ...(options.log ? { log: options.log } : {}),
-      });
     this.store = new ConfigStore({
-      provider,
+      provider: options.provider,
       ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
       compile: this.compileFirst(options.whileCompiling),
     });

@@ -2,8 +2,15 @@
 // base64 key per line, the first seals and all open (rotation: add the new key on top,
 // remove the old one once its tokens have expired). Blank lines and `#` comments are
 // ignored. Pure: the caller reads the file.
-import { randomBytes } from 'node:crypto';
-import { SESSION_KEY_BYTES, sessionKeyId } from './token.js';
+import { createHash, randomBytes } from 'node:crypto';
+
+export const SESSION_KEY_BYTES = 32;
+export const KEY_ID_BYTES = 4;
+
+/** The first four bytes of SHA-256(key): names the key in a token without revealing it. */
+export function sessionKeyId(key: Buffer): Buffer {
+  return createHash('sha256').update(key).digest().subarray(0, KEY_ID_BYTES);
+}
 
 /** The filter's ring holds at most this many keys (filter/assembly/session/keys.ts). */
 export const MAX_SESSION_KEYS = 16;

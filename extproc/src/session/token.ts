@@ -6,17 +6,16 @@
 //   token  = base64url-nopad( version(1) | keyId(4) | nonce(12) | ciphertext(31) | tag(16) )
 //   plain  = issuedAt(u32 BE) | lastUsed(u32 BE) | expiresAt(u32 BE, 0 = none) | endpoint(19)
 //   AAD    = version | keyId | UTF-8 of the context (the route rule the session belongs to)
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { ENDPOINT_BYTES, formatEndpoint, parseEndpoint } from './endpoint.js';
+import { KEY_ID_BYTES, SESSION_KEY_BYTES, sessionKeyId } from './keys.js';
 
 export const SESSION_TOKEN_VERSION = 1;
-export const SESSION_KEY_BYTES = 32;
 export const SESSION_NONCE_BYTES = 12;
 export const SESSION_TOKEN_MAX_CHARS = 256;
 export const SESSION_TOKEN_BYTES = 64;
 export const SESSION_TOKEN_CHARS = 86;
 
-const KEY_ID_BYTES = 4;
 const AAD_HEADER_BYTES = 1 + KEY_ID_BYTES;
 const HEADER_BYTES = AAD_HEADER_BYTES + SESSION_NONCE_BYTES;
 const TIMES_BYTES = 12;
@@ -52,11 +51,6 @@ export interface RefusedSessionToken {
 
 export class SessionTokenError extends Error {
   override name = 'SessionTokenError';
-}
-
-/** The first four bytes of SHA-256(key): names the key in a token without revealing it. */
-export function sessionKeyId(key: Buffer): Buffer {
-  return createHash('sha256').update(key).digest().subarray(0, KEY_ID_BYTES);
 }
 
 function aad(header: Buffer, context: string): Buffer {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunningBackend } from '../../../backends/running-backend.js';
 import { type LocalGateway, startLocalGateway } from '../../../extproc/src/local/local-gateway.js';
+import { FileProvider } from '../../../extproc/src/provider/file.js';
 
 /** A fixed test key (32 bytes of 9, base64): gateway tests do not depend on key handling. */
 export const TEST_SESSION_KEY = Buffer.alloc(32, 9).toString('base64');
@@ -68,7 +69,7 @@ export async function startTestGateway(
   log: (line: string) => void = () => undefined,
 ): Promise<LocalGateway> {
   return startLocalGateway({
-    configPaths: [config.path],
+    provider: new FileProvider({ paths: [config.path] }),
     address: '127.0.0.1',
     adminPort: 0,
     envoyAdminPort: 0,

@@ -5,6 +5,7 @@ import type { RunningBackend } from '../../../backends/running-backend.js';
 import { type LocalGateway, startLocalGateway } from '../../../extproc/src/local/local-gateway.js';
 import { configDir } from './attach-config.js';
 import { TEST_SESSION_KEY } from './gateway-fixture.js';
+import { FileProvider } from '../../../extproc/src/provider/file.js';
 
 export interface GrpcGateway {
   /** host:port of the gateway's gRPC listener, as grpcurl wants it. */
@@ -53,7 +54,7 @@ spec:
   });
   try {
     const gateway = await startLocalGateway({
-      configPaths: [config.path],
+      provider: new FileProvider({ paths: [config.path] }),
       address: '127.0.0.1',
       adminPort: 0,
       envoyAdminPort: 0,

@@ -11,6 +11,7 @@ import { startLocalGateway } from '../../../extproc/src/local/local-gateway.js';
 import { type AttachRoute, baseObjectsYaml, configDir, routesYaml } from './attach-config.js';
 import { BACKEND_ADDRESSES, startAttachStack } from './attach-stack.js';
 import { TEST_SESSION_KEY } from './gateway-fixture.js';
+import { FileProvider } from '../../../extproc/src/provider/file.js';
 
 /** `attach-uncached`: attach mode with the answer cache off (every request asks ext_proc). */
 export type ModeName = 'gateway' | 'attach' | 'attach-uncached';
@@ -42,7 +43,7 @@ async function startGatewayMode(routes: readonly AttachRoute[] | string): Promis
   });
   try {
     const gateway = await startLocalGateway({
-      configPaths: [dir.path],
+      provider: new FileProvider({ paths: [dir.path] }),
       address: '127.0.0.1',
       adminPort: 0,
       envoyAdminPort: 0,

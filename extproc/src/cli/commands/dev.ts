@@ -5,7 +5,7 @@ import { untilSignalled } from '../../server/control-service.js';
 import { type LocalGateway, startLocalGateway } from '../../local/local-gateway.js';
 import { generateSessionKey } from '../../session/keys.js';
 import { type FlagSpecs, type ParsedArgs, boolFlag, flag, intFlag } from '../args.js';
-import type { Command, CommandIO } from '../command.js';
+import { type Command, type CommandIO, UsageError } from '../command.js';
 import { checkConfigPaths } from '../config-paths.js';
 import {
   ADDRESS,
@@ -18,13 +18,10 @@ import {
   SESSION_KEY,
   SESSION_KEY_FILE,
   SESSION_KEY_SECRET,
-  kubeClientOf,
-  requireConfigPaths,
-  sessionKeysOf,
-  startKubernetesProvider,
 } from '../flags.js';
-import type { KubeClient } from '../../provider/kubernetes/client.js';
+import type { KeySource } from '../../provider/key-source.js';
 import type { Provider } from '../../provider/provider.js';
+import { readKeys, sourcesOf } from '../sources.js';
 
 export const DEV_FLAGS: FlagSpecs = {
   config: { ...CONFIG, description: `${CONFIG.description} (or --kubeconfig)` },
@@ -48,13 +45,9 @@ export const DEV_FLAGS: FlagSpecs = {
 };
 
 /** The session keys given, or one ephemeral key (with a warning) without any. */
-export async function devSessionKeys(
-  parsed: ParsedArgs,
-  io: CommandIO,
-  prefix: string,
-  kube?: KubeClient,
-): Promise<string[]> {
-  const ring = await sessionKeysOf(parsed, kube);
+async function devSessionKeys(keys: KeySource, io: CommandIO, prefix: string): Promise<string[]> {
+  const ring = await readKeys(keys);
+  keys.close();
   if (ring.keys.length > 0) return [...ring.keys];
   io.err(
     `${prefix}: warning: no --session-key-file; using an ephemeral session key, so sessions ` +
@@ -64,9 +57,8 @@ export async function devSessionKeys(
 }
 
 export interface DevSettings {
-  readonly configPaths: readonly string[];
-  /** A Kubernetes API server instead of configPaths. */
-  readonly provider?: Provider;
+  /** Where the objects come from (files, or a Kubernetes API server); started with the gateway. */
+  readonly provider: Provider;
   readonly address: string;
   readonly adminPort: number;
   readonly envoyAdminPort: number;
@@ -80,23 +72,20 @@ export async function devSettings(
   prefix: string,
   defaults: { readonly debug: boolean } = { debug: false },
 ): Promise<DevSettings> {
-  const kube = await kubeClientOf(parsed);
-  const configPaths = kube ? [] : requireConfigPaths(parsed);
-  const settings = {
-    configPaths,
+  const log = (line: string) => io.err(`${prefix}: ${line}`);
+  const { provider, keys, configPaths } = await sourcesOf(parsed, log);
+  if (!provider) throw new UsageError('give --config PATH (a Gateway API YAML file or directory)');
+  const sessionKeys = await devSessionKeys(keys, io, prefix);
+  if (configPaths.length > 0)
+    await checkConfigPaths(configPaths, boolFlag(parsed, 'allow-empty'), io, prefix);
+  return Object.freeze({
+    provider,
     address: flag(parsed, 'address') ?? '127.0.0.1',
     adminPort: intFlag(parsed, 'admin-port', 9902),
     envoyAdminPort: intFlag(parsed, 'envoy-admin-port', 9901),
-    sessionKeys: [] as string[],
+    sessionKeys,
     debug: boolFlag(parsed, 'debug', defaults.debug),
-  };
-  const sessionKeys = await devSessionKeys(parsed, io, prefix, kube);
-  if (kube) {
-    const provider = await startKubernetesProvider(kube, (line) => io.err(`${prefix}: ${line}`));
-    return { ...settings, sessionKeys, provider };
-  }
-  await checkConfigPaths(configPaths, boolFlag(parsed, 'allow-empty'), io, prefix);
-  return { ...settings, sessionKeys };
+  });
 }
 
 /** Starts the gateway and returns it with the ready line's URLs. */
@@ -105,9 +94,16 @@ export async function startDevGateway(
   io: CommandIO,
   prefix: string,
 ): Promise<{ gateway: LocalGateway; listenerUrls: string[] }> {
+  await settings.provider.start().catch((e: unknown) => {
+    settings.provider.close();
+    throw e;
+  });
   const gateway = await startLocalGateway({
     ...settings,
     log: (line) => io.err(`${prefix}: ${line}`),
+  }).catch((e: unknown) => {
+    settings.provider.close();
+    throw e;
   });
   // HTTPS listeners bind their Gateway port (dev maps no ports): the scheme follows the protocol.
   const httpsPorts = new Set(
@@ -144,6 +140,7 @@ export const devCommand: Command = {
     io.out(readyLine('steadfast dev', gateway, listenerUrls));
     await signalled;
     await gateway.stop();
+    settings.provider.close();
     io.out('steadfast dev: stopped');
     return 0;
   },

@@ -25,8 +25,8 @@ import {
   XDS_TOKEN_FILE,
   readXdsToken,
   requireConfigPaths,
-  sessionKeysOf,
 } from '../flags.js';
+import { readKeys, sourcesOf } from '../sources.js';
 
 const ENVOY_CONFIG_FLAGS: FlagSpecs = {
   config: { ...CONFIG, description: `${CONFIG.description} (required)` },
@@ -148,7 +148,7 @@ export const envoyConfigCommand: Command = {
     const wasmPath =
       flag(parsed, 'wasm-path') ?? relative(process.cwd(), `${projectRoot()}/filter/build/steadfast.wasm`);
     // Keys read now: Envoy's wasm configuration is inline.
-    const sessionKeys = [...(await sessionKeysOf(parsed)).keys];
+    const sessionKeys = [...(await readKeys((await sourcesOf(parsed, (line) => io.err(line))).keys)).keys];
     if (mode === 'attach') {
       io.out(
         generateAttachSnippet(snap.table, {

@@ -233,7 +233,7 @@ export const quickstartCommand: Command = {
 async function runQuickstart(parsed: ParsedArgs, io: CommandIO, tlsDir: string | undefined): Promise<number> {
   const settings = await devSettings(parsed, io, PREFIX, { debug: true });
 
-  const { table } = (await readSnapshot(settings.configPaths)).snapshot;
+  const { table } = (await readSnapshot(settings.provider)).snapshot;
   // Every port, the demo backends' and the gateway's, before anything starts: a second
   // quickstart must name the gateway's port, not the first backend it tripped over.
   const demo = demoBackends(table);
@@ -296,6 +296,7 @@ async function runQuickstart(parsed: ParsedArgs, io: CommandIO, tlsDir: string |
   );
   await signalled;
   await gateway.stop();
+  settings.provider.close();
   await Promise.all(backends.map((b) => b.close()));
   io.out(`${PREFIX}: stopped`);
   return 0;

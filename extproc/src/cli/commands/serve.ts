@@ -35,14 +35,10 @@ import {
   SESSION_KEY,
   SESSION_KEY_FILE,
   SESSION_KEY_SECRET,
-  configPathsOf,
-  keyRingOf,
-  kubeClientOf,
-  startKubernetesProvider,
   XDS_TOKEN_FILE,
   readXdsToken,
-  sessionKeysOf,
 } from '../flags.js';
+import { readKeys, sourcesOf } from '../sources.js';
 
 const SERVE_FLAGS: FlagSpecs = {
   config: CONFIG,
@@ -119,19 +115,21 @@ export const serveCommand: Command = {
     const grpcAddress = flag(parsed, 'ext-proc-address') ?? EXT_PROC_ADDRESS_DEFAULT;
     if (!/^\S+:\d{1,5}$/.test(grpcAddress))
       throw new UsageError(`--ext-proc-address: "${grpcAddress}" is not HOST:PORT`);
-    const configPaths = configPathsOf(parsed);
-    const kube = await kubeClientOf(parsed);
+    const log = (line: string) => io.err(`steadfast serve: ${line}`);
+    const { provider, keys, configPaths } = await sourcesOf(parsed, log);
     // A fixed token for every request: checks Envoy's wiring before a configuration exists.
     const staticToken = flag(parsed, 'policy-token');
-    if (configPaths.length === 0 && !kube && staticToken === undefined) {
+    if (!provider && staticToken === undefined) {
       throw new UsageError(
         'give --config PATH or --kubeconfig FILE (or --policy-token TOKEN to check the wiring)',
       );
     }
-    if ((configPaths.length > 0 || kube) && staticToken !== undefined) {
-      throw new UsageError(`${kube ? '--kubeconfig' : '--config'} and --policy-token exclude each other`);
+    if (provider && staticToken !== undefined) {
+      throw new UsageError(
+        `${configPaths.length === 0 ? '--kubeconfig' : '--config'} and --policy-token exclude each other`,
+      );
     }
-    const loadsConfig = configPaths.length > 0 || kube !== undefined;
+    const loadsConfig = provider !== undefined;
     const envoyFiles = flag(parsed, 'envoy-files');
     if (envoyFiles !== undefined && !loadsConfig) {
       throw new UsageError(
@@ -175,13 +173,8 @@ export const serveCommand: Command = {
     // serve seals nothing: the keys live in the filter's configuration (docs/attach.md, or the
     // files --envoy-files writes).
     // It checks them so a bad ring is caught here, and names the keys by id.
-    const ring = await sessionKeysOf(parsed, kube);
+    const ring = await readKeys(keys);
     const keyIds = ring.ids.length > 0 ? ring.ids : undefined;
-    const keysFile =
-      flag(parsed, 'session-key-file') ??
-      (flag(parsed, 'session-key-secret') !== undefined
-        ? `Secret ${flag(parsed, 'session-key-secret')}`
-        : '--session-key');
     if (xdsAddress !== undefined && ring.keys.length === 0) {
       throw new UsageError(
         '--xds needs --session-key-file, --session-key or --session-key-secret: every Envoy of the fleet seals and opens sessions with the same keys',
@@ -220,16 +213,14 @@ export const serveCommand: Command = {
       },
     ]);
 
-    const log = (line: string) => io.err(`steadfast serve: ${line}`);
     const metrics = new ServiceMetrics();
-    const provider = kube ? await startKubernetesProvider(kube, log) : undefined;
+    await provider?.start().catch((e: unknown) => {
+      provider.close();
+      throw e;
+    });
     // One process serves ext_proc: it readies its gRPC server while the configuration compiles.
     const whileCompiling = workers > 1 ? {} : { whileCompiling: prepareControlService };
-    const config = provider
-      ? new ServedConfig({ provider, metrics, log, ...whileCompiling })
-      : configPaths.length > 0
-        ? new ServedConfig({ paths: configPaths, metrics, log, ...whileCompiling })
-        : undefined;
+    const config = provider ? new ServedConfig({ provider, metrics, log, ...whileCompiling }) : undefined;
     await config?.start();
     if (config && envoyFiles !== undefined) await feedEnvoyFiles(envoyFiles, config, ring?.keys ?? [], log);
     let ads: AdsServer | undefined;
@@ -245,32 +236,27 @@ export const serveCommand: Command = {
         throw new Error(`cannot serve ADS on ${xdsAddress}: ${(e as Error).message}`);
       }
     }
-    const keySecret = flag(parsed, 'session-key-secret');
-    if (provider && config && keySecret !== undefined) {
-      // A new key ring in the Secret reaches every Envoy of the fleet with the next push.
+    if (config) {
+      // A new key ring (from a Secret) reaches every Envoy of the fleet with the next push.
       let epoch = 0;
-      await provider.watchSessionKeys(keySecret, (text) => {
-        let next;
-        try {
-          next = keyRingOf(text, `Secret ${keySecret}`);
-        } catch (e) {
-          log(`${(e as Error).message}; the session keys in use stay`);
-          return;
-        }
-        if (next.keys.join() === xdsFilter.sessionKeys.join()) return;
-        xdsFilter.sessionKeys = next.keys;
-        if (ads) {
-          ads.update(`${config.generation}.keys${++epoch}`);
-          log(
-            `session keys from Secret ${keySecret} changed: ${next.ids.join(', ')} (the first seals); sent to every Envoy`,
-          );
-        } else {
-          log(
-            `session keys in Secret ${keySecret} changed: ${next.ids.join(', ')}; ` +
-              "serve only checks them: the Envoys' filter configuration holds the keys (docs/attach.md)",
-          );
-        }
-      });
+      await keys.watch(
+        (next) => {
+          if (next.keys.join() === xdsFilter.sessionKeys.join()) return;
+          xdsFilter.sessionKeys = next.keys;
+          if (ads) {
+            ads.update(`${config.generation}.keys${++epoch}`);
+            log(
+              `session keys from ${keys.description} changed: ${next.ids.join(', ')} (the first seals); sent to every Envoy`,
+            );
+          } else {
+            log(
+              `session keys in ${keys.description} changed: ${next.ids.join(', ')}; ` +
+                "serve only checks them: the Envoys' filter configuration holds the keys (docs/attach.md)",
+            );
+          }
+        },
+        (why) => log(`${why}; the session keys in use stay`),
+      );
     }
     const lookup: PolicyLookup = config ? config.lookup : () => staticToken;
     // A fixed token reads no header at all.
@@ -304,7 +290,7 @@ export const serveCommand: Command = {
             onError: (e) => log(e instanceof Error ? e.message : String(e)),
           });
     if (workers > 1) log(`${workers} ext_proc worker processes share ${service.grpcAddress}`);
-    if (keyIds) log(`session keys from ${keysFile}: ${keyIds.join(', ')} (the first seals)`);
+    if (keyIds) log(`session keys from ${keys.description}: ${keyIds.join(', ')} (the first seals)`);
     for (const line of tokenPolicy ?? []) log(line);
     // Listen for signals before saying ready: a supervisor may signal as soon as it reads the line.
     const signalled = untilSignalled();
@@ -315,6 +301,8 @@ export const serveCommand: Command = {
     await signalled;
     io.out('steadfast serve: draining');
     config?.close();
+    keys.close();
+    provider?.close();
     await Promise.all([service.stop(), ads?.stop()]);
     io.out('steadfast serve: stopped');
     return 0;

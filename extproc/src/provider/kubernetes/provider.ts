@@ -65,10 +65,22 @@ export class KubernetesProvider implements Provider {
     for (const r of this.reflectors) this.byKind.set(r.kind.kind, r);
   }
 
-  /** Lists every kind once and starts the watches; rejects with the first kind that cannot be listed. */
+  /**
+   * Lists every kind once and starts the watches; rejects with the first kind that cannot be
+   * listed, so a cluster that cannot be reached or an account that may not list a kind stops
+   * the command with the reason.
+   */
   start(): Promise<void> {
     // Each kind the API server does not serve is logged by its reflector.
-    this.started ??= Promise.all(this.reflectors.map((r) => r.start())).then(() => undefined);
+    this.started ??= Promise.all(this.reflectors.map((r) => r.start())).then(
+      () =>
+        this.options.log?.(
+          `reading Gateway API objects from ${this.options.client.server}; status is written back for controller ${CONTROLLER_NAME}`,
+        ),
+      (e: unknown) => {
+        throw new Error(`cannot read from ${this.options.client.server}: ${(e as Error).message}`);
+      },
+    );
     return this.started;
   }
 
@@ -102,7 +114,9 @@ export class KubernetesProvider implements Provider {
     this.changed = changed;
     if (this.missed !== undefined) changed(this.missed);
     this.missed = undefined;
-    return () => this.close();
+    return () => {
+      this.changed = undefined;
+    };
   }
 
   report(status: StatusReport): void {
@@ -115,35 +129,6 @@ export class KubernetesProvider implements Provider {
     this.status.report(status.objects, all);
   }
 
-  private keysReflector: Reflector | undefined;
-
-  /**
-   * Calls `onChange` with the text of the Secret's data.keys now and whenever it changes. That
-   * Secret alone is watched (any type). A Secret deleted or without data.keys is not a change:
-   * the keys in use stay.
-   */
-  async watchSessionKeys(ref: string, onChange: (text: string) => void): Promise<void> {
-    const [namespace = '', name = ''] = ref.split('/');
-    let last: string | undefined;
-    const seen = (o: KubeObject) => {
-      const encoded = (o.data as Record<string, unknown> | undefined)?.keys;
-      if (typeof encoded !== 'string') return;
-      const text = Buffer.from(encoded, 'base64').toString('utf8');
-      if (text === last) return;
-      last = text;
-      onChange(text);
-    };
-    const kind = WATCHED_KINDS.find((k) => k.kind === 'Secret') as WatchedKind;
-    this.keysReflector?.stop();
-    this.keysReflector = new Reflector(
-      this.options.client,
-      kind,
-      listPath(kind, namespace, `metadata.name=${name}`),
-      { changed: () => {}, touched: (_k, o) => seen(o), log: this.options.log ?? (() => {}) },
-    );
-    await this.keysReflector.start();
-  }
-
   /** Status writes made so far (tests). */
   get statusWrites(): number {
     return this.status?.writes ?? 0;
@@ -152,7 +137,6 @@ export class KubernetesProvider implements Provider {
   close(): void {
     this.changed = undefined;
     for (const r of this.reflectors) r.stop();
-    this.keysReflector?.stop();
     this.status?.close();
     this.options.client.close();
   }
@@ -180,23 +164,4 @@ export class KubernetesProvider implements Provider {
     const gc = this.byKind.get('GatewayClass')?.objects.get(className);
     return (gc?.spec as { controllerName?: unknown } | undefined)?.controllerName === CONTROLLER_NAME;
   }
-}
-
-/** The session keys held in a Secret: `data.keys`, the same lines a --session-key-file holds. */
-export async function sessionKeysFromSecret(client: KubeClient, ref: string): Promise<string> {
-  const [namespace, name, ...rest] = ref.split('/');
-  if (!namespace || !name || rest.length > 0) {
-    throw new Error(`--session-key-secret: "${ref}" is not NAMESPACE/NAME`);
-  }
-  const secret = await client.call<{ data?: Record<string, string> }>(
-    'GET',
-    `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets/${encodeURIComponent(name)}`,
-  );
-  const keys = secret.data?.keys;
-  if (typeof keys !== 'string') {
-    throw new Error(
-      `--session-key-secret: Secret ${namespace}/${name} has no data.keys (one base64 32-byte key per line)`,
-    );
-  }
-  return Buffer.from(keys, 'base64').toString('utf8');
 }
