@@ -163,9 +163,10 @@ export class ServedConfig implements ConfigView {
     else if (this.rejection && generation > this.rejection.generation) this.rejection = undefined;
   }
 
-  /** Calls `listener` after every swap (with --workers, to hand the table to each worker). */
-  onSwap(listener: (snapshot: Snapshot, generation: number) => void): void {
+  /** Calls `listener` after every swap (with --workers, to hand the table to each worker); returns what stops it. */
+  onSwap(listener: (snapshot: Snapshot, generation: number) => void): () => void {
     this.store.on('swap', listener);
+    return () => this.store.off('swap', listener);
   }
 
   /** Reloads now (the admin API and tests; file changes reload by themselves). */

@@ -2,7 +2,6 @@
 // configured from the directory and reloaded when it changes, and the control service.
 // Prints one ready line; SIGINT/SIGTERM stop Envoy and exit 0.
 import { untilSignalled } from '../../server/control-service.js';
-import { type LocalGateway, startLocalGateway } from '../../local/local-gateway.js';
 import { generateSessionKey } from '../../session/keys.js';
 import { type FlagSpecs, type ParsedArgs, boolFlag, flag, intFlag } from '../args.js';
 import { type Command, type CommandIO, UsageError } from '../command.js';
@@ -21,6 +20,9 @@ import {
 } from '../flags.js';
 import type { KeySource } from '../../provider/key-source.js';
 import type { Provider } from '../../provider/provider.js';
+import { type RunningGateway, localGatewayRunner } from '../run/local-gateway-runner.js';
+import { providerRunner } from '../run/provider-runner.js';
+import { RunGroup } from '../run/runner.js';
 import { readKeys, sourcesOf } from '../sources.js';
 
 export const DEV_FLAGS: FlagSpecs = {
@@ -88,34 +90,20 @@ export async function devSettings(
   });
 }
 
-/** Starts the gateway and returns it with the ready line's URLs. */
+/** The runners of a local gateway, in order: the provider, then the gateway on it. */
 export async function startDevGateway(
+  group: RunGroup,
   settings: DevSettings,
   io: CommandIO,
   prefix: string,
-): Promise<{ gateway: LocalGateway; listenerUrls: string[] }> {
-  await settings.provider.start().catch((e: unknown) => {
-    settings.provider.close();
-    throw e;
-  });
-  const gateway = await startLocalGateway({
-    ...settings,
-    log: (line) => io.err(`${prefix}: ${line}`),
-  }).catch((e: unknown) => {
-    settings.provider.close();
-    throw e;
-  });
-  // HTTPS listeners bind their Gateway port (dev maps no ports): the scheme follows the protocol.
-  const httpsPorts = new Set(
-    (gateway.config.snapshot?.table.listeners ?? []).filter((l) => l.protocol === 'HTTPS').map((l) => l.port),
+): Promise<RunningGateway> {
+  const provider = await group.start(providerRunner(settings.provider));
+  return group.start(
+    localGatewayRunner({ ...settings, provider, log: (line) => io.err(`${prefix}: ${line}`) }),
   );
-  const listenerUrls = [...gateway.envoy.listeners.values()].map(
-    (a) => `${httpsPorts.has(Number(a.slice(a.lastIndexOf(':') + 1))) ? 'https' : 'http'}://${a}`,
-  );
-  return { gateway, listenerUrls };
 }
 
-export function readyLine(prefix: string, gateway: LocalGateway, listenerUrls: readonly string[]): string {
+export function readyLine(prefix: string, { gateway, listenerUrls }: RunningGateway): string {
   return (
     `${prefix}: ready; gateway ${listenerUrls.join(' ') || '(no HTTP listeners)'}; ` +
     `Envoy admin ${gateway.envoy.adminUrl}; control service admin ${gateway.control.adminUrl}`
@@ -134,13 +122,13 @@ export const devCommand: Command = {
   positionals: 'PATH... — the same as --config PATH',
   async run(parsed, io) {
     const settings = await devSettings(parsed, io, 'steadfast dev');
-    const { gateway, listenerUrls } = await startDevGateway(settings, io, 'steadfast dev');
+    const group = new RunGroup();
+    const running = await startDevGateway(group, settings, io, 'steadfast dev');
     // Listen for signals before saying ready: a supervisor may signal as soon as it reads the line.
     const signalled = untilSignalled();
-    io.out(readyLine('steadfast dev', gateway, listenerUrls));
+    io.out(readyLine('steadfast dev', running));
     await signalled;
-    await gateway.stop();
-    settings.provider.close();
+    await group.stop();
     io.out('steadfast dev: stopped');
     return 0;
   },

@@ -19,6 +19,7 @@ import { type FlagSpec, type FlagSpecs, type ParsedArgs, flag } from '../args.js
 import { CONFIG, configPathsOf } from '../flags.js';
 import type { Command, CommandIO } from '../command.js';
 import { readSnapshot } from '../load-snapshot.js';
+import { type Runner, RunGroup } from '../run/runner.js';
 import { DEV_FLAGS, devSettings, readyLine, startDevGateway } from './dev.js';
 
 const PREFIX = 'steadfast quickstart';
@@ -246,26 +247,9 @@ async function runQuickstart(parsed: ParsedArgs, io: CommandIO, tlsDir: string |
       remedy: 'stop the process that holds it (another quickstart?), or change its EndpointSlice',
     })),
   ]);
-  const backends: RunningBackend[] = [];
-  // One ledger: a retry may go to another instance, and "fail the first N attempts" counts across them.
-  const ledger = new AttemptLedger();
-  try {
-    for (const b of demo) {
-      const start = b.kind === 'grpc' ? startGrpcBackend : startEchoBackend;
-      backends.push(await start({ address: b.address, port: b.port, name: b.name, ledger }));
-    }
-  } catch (e) {
-    await Promise.all(backends.map((b) => b.close()));
-    throw new Error(`cannot start the demo backends: ${(e as Error).message}`);
-  }
-  let started;
-  try {
-    started = await startDevGateway(settings, io, PREFIX);
-  } catch (e) {
-    await Promise.all(backends.map((b) => b.close()));
-    throw e;
-  }
-  const { gateway, listenerUrls } = started;
+  const group = new RunGroup();
+  const backends = await group.start(demoBackendsRunner(demo));
+  const running = await startDevGateway(group, settings, io, PREFIX);
   const port = (p: number) => `http://${settings.address}:${p}`;
   const httpListener = table.listeners.find((l) => l.name === 'http') ?? table.listeners[0];
   const grpcListener = table.listeners.find((l) => l.name === 'grpc');
@@ -278,7 +262,7 @@ async function runQuickstart(parsed: ParsedArgs, io: CommandIO, tlsDir: string |
   }
   // Listen for signals before saying ready: a supervisor may signal as soon as it reads the line.
   const signalled = untilSignalled();
-  io.out(readyLine(PREFIX, gateway, listenerUrls));
+  io.out(readyLine(PREFIX, running));
   io.out(
     [
       `backends: ${backends.map((b) => `${b.name} ${b.address}:${b.port}`).join(', ')}`,
@@ -290,16 +274,37 @@ async function runQuickstart(parsed: ParsedArgs, io: CommandIO, tlsDir: string |
           : undefined,
         grpcListener ? port(grpcListener.port) : undefined,
         grpcurl,
-        gateway.envoy.adminUrl,
+        running.gateway.envoy.adminUrl,
       ),
     ].join('\n'),
   );
   await signalled;
-  await gateway.stop();
-  settings.provider.close();
-  await Promise.all(backends.map((b) => b.close()));
+  await group.stop();
   io.out(`${PREFIX}: stopped`);
   return 0;
+}
+
+/** The demo backends, each on the address its EndpointSlice names, sharing one attempt ledger. */
+function demoBackendsRunner(demo: readonly DemoBackend[]): Runner<readonly RunningBackend[]> {
+  const backends: RunningBackend[] = [];
+  const stop = () => Promise.all(backends.map((b) => b.close())).then(() => undefined);
+  return {
+    async start() {
+      // One ledger: a retry may go to another instance, and "fail the first N attempts" counts across them.
+      const ledger = new AttemptLedger();
+      try {
+        for (const b of demo) {
+          const start = b.kind === 'grpc' ? startGrpcBackend : startEchoBackend;
+          backends.push(await start({ address: b.address, port: b.port, name: b.name, ledger }));
+        }
+      } catch (e) {
+        await stop();
+        throw new Error(`cannot start the demo backends: ${(e as Error).message}`);
+      }
+      return backends;
+    },
+    stop,
+  };
 }
 
 /** quickstart serves its example files: the cluster flags of dev are not its own. */

@@ -1,0 +1,83 @@
+// `serve --xds HOST:PORT`: gateway mode for a fleet of Envoys over ADS (docs/fleet.md); every
+// generation the configuration swaps in, and every new key ring, is pushed to each of them.
+import type { GatewayConfigOptions } from '../../envoy/gateway-config.js';
+import { GenerationMemo } from '../../envoy/generation-memo.js';
+import { xdsResources } from '../../envoy/xds-resources.js';
+import type { ServedConfig } from '../../server/served-config.js';
+import { AdsServer } from '../../xds/ads-server.js';
+import type { Runner } from './runner.js';
+
+export interface AdsSettings {
+  readonly address: string;
+  /** A secret every Envoy presents on the stream; none on loopback. */
+  readonly token: string | undefined;
+  /** Where the Envoys find steadfast.wasm on their own machines. */
+  readonly wasmPath: string;
+}
+
+/** The filter options every push reads: a new key ring goes out with the next one. */
+export interface FleetFilter {
+  readonly wasmPath: string;
+  sessionKeys: readonly string[];
+}
+
+/**
+ * The ADS server. An Envoy's listeners bind the address its bootstrap names as its kind
+ * (envoy-config --xds --address), 0.0.0.0 when it names none.
+ */
+export function adsRunner(
+  settings: AdsSettings,
+  config: ServedConfig,
+  filter: FleetFilter,
+  log: (line: string) => void,
+): Runner<AdsServer> {
+  let snapshot = config.snapshot;
+  // Per kind of Envoy, what the last generation made, for options that stay the same (a new
+  // key ring makes new ones): a one-route change generates that route alone.
+  type Kept = { readonly key: string; readonly options: GatewayConfigOptions; readonly memo: GenerationMemo };
+  const kept = new Map<string, Kept>();
+  const ads = new AdsServer({
+    resources: (kind) => {
+      if (!snapshot) throw new Error('no configuration loaded yet');
+      const options = {
+        wasmPath: filter.wasmPath,
+        sessionKeys: filter.sessionKeys,
+        address: kind === '' ? '0.0.0.0' : kind,
+      };
+      const key = JSON.stringify(options);
+      let k = kept.get(kind);
+      if (k?.key !== key) kept.set(kind, (k = { key, options, memo: new GenerationMemo(options) }));
+      // The options the memo was made for, as the same object: it serves only those.
+      return xdsResources(snapshot.table, k.options, snapshot.tls, k.memo);
+    },
+    log,
+    ...(settings.token !== undefined ? { token: settings.token } : {}),
+  });
+  let unsubscribe: (() => void) | undefined;
+  return {
+    async start() {
+      // Before listening, so that no generation swapped in meanwhile is missed.
+      unsubscribe = config.onSwap((next, generation) => {
+        snapshot = next;
+        ads.update(String(generation));
+      });
+      let bound: string;
+      try {
+        bound = await ads.start(settings.address);
+      } catch (e) {
+        unsubscribe();
+        throw new Error(`cannot serve ADS on ${settings.address}: ${(e as Error).message}`);
+      }
+      snapshot = config.snapshot;
+      if (snapshot) ads.update(String(config.generation));
+      log(
+        `ADS on ${bound}: gateway mode for any number of Envoys (their bootstrap: envoy-config --xds ${bound})`,
+      );
+      return ads;
+    },
+    async stop() {
+      unsubscribe?.();
+      await ads.stop();
+    },
+  };
+}
