@@ -58,7 +58,6 @@ describe('attach mode: the control service goes away', () => {
     const without = samples.filter((s) => s.policy === undefined).length;
     expect(without).toBeGreaterThan(0);
     expect(samples.length - without).toBeGreaterThan(0);
-    expect(ms).toBeLessThan(2000);
     console.log(
       `attach-failure: ${samples.length} requests, ${without} without policy, policy back ${ms.toFixed(0)} ms after the restart was ready`,
     );

@@ -1,6 +1,6 @@
 // Attach mode at 10,000 routes: a configuration generated into a temporary directory
 // (route-i serves svc-i.example under /r/i with i % 5 + 1 retries) resolves correctly
-// through Envoy and through /v1/resolve, and the resolver stays in microseconds.
+// through Envoy and through /v1/resolve, and a reload of them all loses no answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manyRoutes } from './support/attach-config.js';
 import { type AttachStack, startAttachStack } from './support/attach-stack.js';
@@ -69,6 +69,13 @@ describe(`attach mode with ${ROUTES} routes`, () => {
         expect(s.policy).toMatch(expected(i));
       }
     }
+    const resolves = async (): Promise<number> =>
+      Number(
+        /^steadfast_extproc_resolve_seconds_count (\S+)$/m.exec(
+          await (await fetch(`${stack.control.adminUrl}/metrics`)).text(),
+        )?.[1],
+      );
+    const before = await resolves();
     const load = startBoundedLoad({
       url: `${stack.url}/r/9876/z`,
       headers: { host: 'svc-9876.example' },
@@ -78,13 +85,11 @@ describe(`attach mode with ${ROUTES} routes`, () => {
     });
     const { failed, samples } = await load.done;
     expect(failed).toEqual([]);
+    expect(samples.length).toBeGreaterThan(0);
     expect(samples.every((s) => expected(9876).test(s.policy ?? ''))).toBe(true);
-    const metrics = await (await fetch(`${stack.control.adminUrl}/metrics`)).text();
-    const sum = Number(/^steadfast_extproc_resolve_seconds_sum (\S+)$/m.exec(metrics)?.[1]);
-    const count = Number(/^steadfast_extproc_resolve_seconds_count (\S+)$/m.exec(metrics)?.[1]);
-    expect(count).toBeGreaterThan(500);
-    // How fast a resolve is at 10,000 routes is `npm run bench:resolve`'s to measure, not a test's.
-    console.log(`attach-scale: ${count} resolves, mean ${((sum / count) * 1e6).toFixed(1)} µs`);
+    // The answer cache is off: each request was resolved once by the service, no more, no less.
+    // (How fast a resolve is at 10,000 routes is `npm run bench:resolve`'s to measure.)
+    expect((await resolves()) - before).toBe(samples.length);
   }, 30_000);
 
   it('keeps answering with the previous table while a reload of all 10,000 routes compiles', async () => {
@@ -105,22 +110,16 @@ describe(`attach mode with ${ROUTES} routes`, () => {
     expect(failed).toEqual([]);
     const first = samples.find((s) => (s.policy ?? '').includes(';ra=7;rc=502'));
     expect(first).toBeDefined();
-    // The load runs on a worker thread; only the swap (receiving the table and compiling the
-    // resolver from it) holds the ext_proc thread, so requests fail open only in that moment,
-    // not for the seconds the load takes.
-    const missing = samples.filter((s) => s.policy === undefined);
-    // The longest run of consecutive requests without policy: the stall the swap caused.
-    let stallMs = 0;
-    let runStart: number | undefined;
-    for (const s of [...samples].sort((a, b) => a.at - b.at)) {
-      if (s.policy !== undefined) runStart = undefined;
-      else stallMs = Math.max(stallMs, s.at - (runStart ??= s.at));
-    }
+    // The configuration loads on a worker thread; the ext_proc thread stops only to take the
+    // table and compile its resolver, then swaps in one step. So every request gets an answer
+    // within message_timeout (0.2 s), from the previous table or the new one: none goes without.
+    const previous = expected(9876);
+    const next = /^sf1;id=httproute\/default\/route-9876\/rule\/0;k=h;ra=7;rc=502$/;
+    const other = samples.filter((s) => !previous.test(s.policy ?? '') && !next.test(s.policy ?? ''));
     console.log(
       `attach-scale reload: new policy after ${first?.at.toFixed(0)} ms, ${samples.length} requests, ` +
-        `${missing.length} without policy, longest run ${stallMs.toFixed(0)} ms`,
+        `${other.length} with neither table's policy`,
     );
-    expect(stallMs).toBeLessThan(3000);
-    expect(missing.length).toBeLessThan(samples.length / 5);
+    expect(other).toEqual([]);
   }, 60_000);
 });

@@ -154,7 +154,7 @@ describe('a fleet of Envoys fed over ADS (serve --xds)', () => {
     console.log(
       `route change served by both Envoys after ${took.map((t) => Math.round(t)).join(' and ')} ms`,
     );
-    const status = await until(
+    await until(
       async () => {
         const view = (await (await fetch(`${adminUrl}/v1/xds`)).json()) as {
           envoys: { node: string; kind: string; acked: Record<string, string>; nacked: unknown[] }[];
@@ -169,7 +169,6 @@ describe('a fleet of Envoys fed over ADS (serve --xds)', () => {
       10_000,
       'both Envoys acknowledging one generation',
     );
-    expect(status).toBeGreaterThanOrEqual(0);
     const view = (await (await fetch(`${adminUrl}/v1/xds`)).json()) as {
       envoys: { node: string; kind: string; acked: Record<string, string> }[];
     };

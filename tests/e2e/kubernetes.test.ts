@@ -112,8 +112,12 @@ describe('steadfast on a Kubernetes API server (serve --kubeconfig --xds, two En
     until(
       () => {
         const route = get('httproute shop');
-        const parent = route.status?.parents?.find((p) => p.controllerName === CONTROLLER);
-        return (parent?.conditions ?? []).every((c) => c.observedGeneration === route.metadata.generation);
+        const conditions =
+          route.status?.parents?.find((p) => p.controllerName === CONTROLLER)?.conditions ?? [];
+        // Our entry must be there: every() of no conditions would hold at once.
+        return (
+          conditions.length > 0 && conditions.every((c) => c.observedGeneration === route.metadata.generation)
+        );
       },
       10_000,
       'route status written for its generation',

@@ -249,21 +249,38 @@ describe('headers the resolver reads', () => {
 
 describe('metrics', () => {
   it('exposes what the streams counted: answers by result, the resolve-time histogram, open streams', async () => {
+    const valueIn =
+      (text: string) =>
+      (line: RegExp): number =>
+        Number(line.exec(text)?.[1]);
+    /** The histogram's cumulative buckets, in the order of their bounds. */
+    const buckets = (text: string): number[] =>
+      [...text.matchAll(/^steadfast_extproc_resolve_seconds_bucket\{le="[^"]+"\} (\d+)$/gm)].map((m) =>
+        Number(m[1]),
+      );
+    const earlier = await metrics.registry.metrics();
     await exchange([envoyHeaders([[':authority', 'shop.example']])]);
     const text = await metrics.registry.metrics();
-    const value = (line: RegExp): number => Number(line.exec(text)?.[1]);
-    const matched = value(/^steadfast_extproc_requests_total\{result="matched"\} (\d+)$/m);
+    const [was, value] = [valueIn(earlier), valueIn(text)];
+    const MATCHED = /^steadfast_extproc_requests_total\{result="matched"\} (\d+)$/m;
+    const COUNT = /^steadfast_extproc_resolve_seconds_count (\d+)$/m;
+    expect(value(MATCHED) - was(MATCHED)).toBe(1);
+    // Every resolved request is timed once (the one whose resolver threw is not).
+    const count = value(COUNT);
+    expect(count - was(COUNT)).toBe(1);
+    const matched = value(MATCHED);
     const unmatched = value(/^steadfast_extproc_requests_total\{result="unmatched"\} (\d+)$/m);
     const invalid = value(/^steadfast_extproc_requests_total\{result="invalid"\} (\d+)$/m);
-    expect(matched).toBeGreaterThan(0);
-    // Every resolved request is timed once (the one whose resolver threw is not).
-    const count = value(/^steadfast_extproc_resolve_seconds_count (\d+)$/m);
     expect(count).toBe(matched + unmatched + invalid);
     expect(value(/^steadfast_extproc_resolve_seconds_bucket\{le="\+Inf"\} (\d+)$/m)).toBe(count);
-    expect(value(/^steadfast_extproc_resolve_seconds_bucket\{le="0\.01"\} (\d+)$/m)).toBeLessThanOrEqual(
-      count,
+    // The one new observation fell in one bucket: cumulatively, 0 below its bound and 1 from it on.
+    const added = buckets(text).map((n, i) => n - (buckets(earlier)[i] ?? 0));
+    expect(added.length).toBeGreaterThan(1);
+    expect(added).toEqual([...added.filter((d) => d === 0), ...added.filter((d) => d === 1)]);
+    expect(added.at(-1)).toBe(1);
+    expect(value(/^steadfast_extproc_resolve_seconds_sum (\S+)$/m)).toBeGreaterThan(
+      was(/^steadfast_extproc_resolve_seconds_sum (\S+)$/m),
     );
-    expect(value(/^steadfast_extproc_resolve_seconds_sum (\S+)$/m)).toBeGreaterThan(0);
     // Scraping twice reports the same totals (the tallies are read, not drained).
     const extProcLines = (t: string): string[] =>
       t.split('\n').filter((l) => l.startsWith('steadfast_extproc_'));
