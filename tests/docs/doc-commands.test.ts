@@ -110,9 +110,8 @@ for (const file of files) {
     for (const block of blocks) {
       const name = `${file}:${block.line} ${block.text.split('\n')[0] ?? ''}`;
       if (block.mode.kind === 'skip') {
-        it(`${name} — not run: ${block.mode.reason}`, () => {
-          expect(block.mode.kind === 'skip' && block.mode.reason.trim().length > 0).toBe(true);
-        });
+        // Reported as skipped, with its reason, so the run's summary counts what was not run.
+        it.skip(`${name} — not run: ${block.mode.reason}`, () => undefined);
         continue;
       }
       if (block.mode.kind === 'background') {

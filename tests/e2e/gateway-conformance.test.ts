@@ -2,8 +2,11 @@
 // the tag read): each upstream test is a describe block named `<ShortName> [<features>]`,
 // each row of its table an `it`. One gateway (the real Envoy, the compiled filter, the
 // control service) serves every manifest at once, as their paths do not overlap.
-// scripts/conformance-table.mjs turns this file's results into docs/gateway-api.md's table.
-import { readFileSync } from 'node:fs';
+// scripts/conformance-table.mjs turns this file's results into docs/gateway-api.md's table,
+// and the file's last test checks that table against the results this run really had.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +27,7 @@ import { exchange } from './conformance/exchange.js';
 import { CONFORMANCE_TESTS as TESTS } from './conformance/all-tables.js';
 import { ConfigDir, TEST_SESSION_KEY, serviceYaml } from './support/gateway-fixture.js';
 import { FileProvider } from '../../extproc/src/provider/file.js';
+import { REPO_ROOT } from '../support/paths.js';
 
 const BACKENDS = ['infra-backend-v1', 'infra-backend-v2', 'infra-backend-v3'];
 /** The HTTPS listener's certificate: example.org, from a CA the test makes. */
@@ -164,13 +168,43 @@ describe('Gateway API conformance tables (gateway mode)', () => {
     }
   }
 
+  /** Each case's result in this run, in vitest's JSON reporter's shape (what the table script reads). */
+  const results: { ancestorTitles: string[]; status: 'passed' | 'failed' }[] = [];
+
   for (const test of TESTS) {
     describe(conformanceTitle(test), () => {
       test.cases.forEach((c, i) => {
         it(`${i} ${c.request.method ?? 'GET'} '${c.request.path}' ${outcome(c)}`, async () => {
+          const result = {
+            ancestorTitles: [conformanceTitle(test)],
+            status: 'failed' as 'passed' | 'failed',
+          };
+          results.push(result);
           await check(test, c, i);
+          result.status = 'passed';
         });
       });
     });
   }
+
+  it("docs/gateway-api.md's conformance table is what this run's results give", () => {
+    // Every case ran (a case that never ran would leave the table's count short).
+    expect(results.length).toBe(TESTS.reduce((n, t) => n + t.cases.length, 0));
+    const dir = mkdtempSync(join(tmpdir(), 'steadfast-table-'));
+    try {
+      const file = join(dir, 'results.json');
+      writeFileSync(file, JSON.stringify({ testResults: [{ assertionResults: results }] }));
+      const run = spawnSync(
+        process.execPath,
+        ['scripts/conformance-table.mjs', '--results', file, '--check'],
+        {
+          cwd: REPO_ROOT,
+          encoding: 'utf8',
+        },
+      );
+      expect(run.status, run.stderr).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
