@@ -2,7 +2,7 @@
 // routes, and — for the same policies — exactly the router headers attach mode's filter
 // writes, so the two modes cannot drift apart.
 import { describe, expect, it } from 'vitest';
-import { GRPC_RETRY_REASONS } from '../../extproc/src/gatewayapi/model.js';
+import { GRPC_RETRY_REASONS } from '../../extproc/src/table/policy.js';
 import type { GrpcRetryReason, Policy } from '../../extproc/src/table/policy.js';
 import { encodePolicyToken } from '../../extproc/src/table/policy-token.js';
 import { durationMs, IDEMPOTENT_METHODS, routerPlan } from '../../extproc/src/envoy/router-plan.js';

@@ -2,6 +2,7 @@
 // Every object keeps its source and the field errors the schema found in it.
 import type { FieldError } from './fields.js';
 import type { SourceObject } from './parse.js';
+import type { GrpcRetryReason } from '../table/policy.js';
 
 export interface ModelObject {
   readonly kind: string;
@@ -113,16 +114,6 @@ export interface GrpcRouteMatch {
   readonly method?: { readonly type: StringMatchType; readonly service?: string; readonly method?: string };
   readonly headers: readonly HeaderMatch[];
 }
-
-/** GEP-3440 reasons in lower-case-dashes (also the spelling Envoy's `x-envoy-retry-grpc-on` uses). */
-export const GRPC_RETRY_REASONS = [
-  'cancelled',
-  'deadline-exceeded',
-  'internal',
-  'resource-exhausted',
-  'unavailable',
-] as const;
-export type GrpcRetryReason = (typeof GRPC_RETRY_REASONS)[number];
 
 export interface RetrySpec {
   readonly attempts?: number;

@@ -1,12 +1,21 @@
 // The resolved policy of one route rule: plain data, free of Gateway API types.
-// Both modes hand exactly this to the filter, as a policy token (policy-token.ts).
+// Both modes hand exactly this to the filter, as a policy token (policy-token.ts, the
+// codec). With the codec, this is the policy module: the Gateway API decoder takes its
+// gRPC reasons from here, and a test holds the filter's decoder to both.
 
 /**
- * gRPC retry reasons in the spelling Envoy's `x-envoy-retry-grpc-on` uses. The Gateway API
- * model's reasons (GEP-3440) are handed over as they are: the compiler checks they fit.
+ * The gRPC retry reasons (GEP-3440) in lower-case-dashes: what the Gateway API decoder
+ * accepts (after normalising upper-case names), the token carries and Envoy's
+ * `x-envoy-retry-grpc-on` takes.
  */
-export type GrpcRetryReason =
-  'cancelled' | 'deadline-exceeded' | 'internal' | 'resource-exhausted' | 'unavailable';
+export const GRPC_RETRY_REASONS = [
+  'cancelled',
+  'deadline-exceeded',
+  'internal',
+  'resource-exhausted',
+  'unavailable',
+] as const;
+export type GrpcRetryReason = (typeof GRPC_RETRY_REASONS)[number];
 
 export interface RetryPolicy {
   /** Retries after the first try (GEP-1731 `attempts`; unset means 1). */

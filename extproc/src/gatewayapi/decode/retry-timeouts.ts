@@ -1,17 +1,14 @@
 // rules[].retry (GEP-1731 on HTTPRoute, GEP-3440 on GRPCRoute) and rules[].timeouts (GEP-1742).
 import type { FieldPath } from '../diagnostic.js';
 import type { Fields, Rec } from '../fields.js';
-import { GRPC_RETRY_REASONS, type GrpcRetryReason, type RetrySpec, type TimeoutsSpec } from '../model.js';
+import { GRPC_RETRY_REASONS, type GrpcRetryReason } from '../../table/policy.js';
+import type { RetrySpec, TimeoutsSpec } from '../model.js';
 import { durationField } from './duration-field.js';
 
 /** GEP-3440's proposal spells reasons in lower-case-dashes; the gRPC enum spelling is accepted too. */
-const UPPER_REASONS: Readonly<Record<string, string>> = {
-  CANCELLED: 'cancelled',
-  DEADLINE_EXCEEDED: 'deadline-exceeded',
-  INTERNAL: 'internal',
-  RESOURCE_EXHAUSTED: 'resource-exhausted',
-  UNAVAILABLE: 'unavailable',
-};
+const UPPER_REASONS: Readonly<Record<string, string>> = Object.fromEntries(
+  GRPC_RETRY_REASONS.map((r) => [r.toUpperCase().replace(/-/g, '_'), r]),
+);
 
 export function decodeRetry(rule: Rec, path: FieldPath, f: Fields, grpc: boolean): RetrySpec | undefined {
   const retry = f.rec(rule, 'retry', path);

@@ -2,8 +2,7 @@
 // the encoder writes reads back equal, including escaped names; broken tokens are refused.
 import { describe, expect, it } from 'vitest';
 import type { Policy } from '../../extproc/src/table/policy.js';
-import { checkPolicyToken } from '../../extproc/src/table/policy-token-check.js';
-import { encodePolicyToken } from '../../extproc/src/table/policy-token.js';
+import { checkPolicyToken, encodePolicyToken } from '../../extproc/src/table/policy-token.js';
 import { pick, rng } from '../resolve/random-table.js';
 
 function randomPolicy(rand: () => number, i: number): Policy {
