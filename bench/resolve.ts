@@ -4,6 +4,7 @@
 import { compileResolver } from '../extproc/src/resolve/compile.js';
 import type { ResolveRequest } from '../extproc/src/resolve/request.js';
 import type { PolicyTable, TableMatch, TableRoute, TableRule } from '../extproc/src/table/policy-table.js';
+import { buildIr } from '../extproc/src/ir/build-ir.js';
 
 /** A deterministic pseudo-random sequence, so runs compare. */
 function rng(seed: number): () => number {
@@ -86,7 +87,7 @@ function bench(routeCount: number): void {
   const rand = rng(routeCount);
   const { table, requests } = makeTable(routeCount, rand);
   const t0 = process.hrtime.bigint();
-  const resolver = compileResolver(table);
+  const resolver = compileResolver(buildIr(table));
   const compileMs = Number(process.hrtime.bigint() - t0) / 1e6;
   let matched = 0;
   // Warm up the JIT.

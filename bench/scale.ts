@@ -271,7 +271,7 @@ function envoyBytesPerRoute(dir: string, n: number): number {
     .map((f) => ({ path: f, text: readFileSync(join(dir, f), 'utf8') }));
   const snapshot = compileSnapshot(files);
   const options = { wasmPath: 'filter/build/steadfast.wasm', sessionKeys: [SCALE_SESSION_KEY] };
-  const resources = resourceFiles(snapshot.table, options, '/tmp/steadfast-scale', '1');
+  const resources = resourceFiles(snapshot.ir, options, '/tmp/steadfast-scale', '1');
   // As written for the local Envoy: route files in protobuf, the rest as JSON.
   const encoder = new RouteFileEncoder();
   let bytes = resources.listeners.length;

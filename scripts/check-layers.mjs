@@ -27,9 +27,16 @@ const TREES = [
       gatewayapi: ['json.ts', 'table/policy.ts'],
       table: ['json.ts', 'table/policy.ts'],
       session: ['json.ts'],
-      translate: ['json.ts', 'gatewayapi', 'table'],
-      // Envoy-shaped forms of the table both consumers read: precedence, ordered virtual hosts.
+      // The RE2 decision: translation reports what RE2 would refuse, the IR leaves it out.
+      'table/re2-syntax.ts': ['json.ts', 'table'],
+      translate: ['json.ts', 'gatewayapi', 'table', 'table/re2-syntax.ts'],
+      // The IR: the table in Envoy's shape with every decision taken (precedence, virtual hosts,
+      // router plans, route actions, shared clusters); the consumers below only read it.
       ir: ['json.ts', 'table'],
+      // Where the IR is built, and what it keeps between builds: only the pipeline (and the
+      // ext_proc workers' wiring) may build it; envoy/ and resolve/ are handed it.
+      'ir/ir-memo.ts': ['json.ts', 'table', 'ir'],
+      'ir/build-ir.ts': ['json.ts', 'table', 'table/re2-syntax.ts', 'ir', 'ir/ir-memo.ts'],
       resolve: ['json.ts', 'table', 'ir'],
       envoy: ['json.ts', 'table', 'ir'],
       // The seam: what a source of Gateway API objects (Provider) and of session keys
@@ -41,7 +48,17 @@ const TREES = [
       'provider/key-files.ts': ['json.ts', 'session', 'provider'],
       'provider/kubernetes': ['json.ts', 'gatewayapi', 'translate', 'provider', 'provider/key-files.ts'],
       // Runs the stages: one compiler for every command, and the atomic swap of what it produced.
-      pipeline: ['json.ts', 'gatewayapi', 'table', 'translate', 'resolve', 'provider'],
+      pipeline: [
+        'json.ts',
+        'gatewayapi',
+        'table',
+        'translate',
+        'ir',
+        'ir/ir-memo.ts',
+        'ir/build-ir.ts',
+        'resolve',
+        'provider',
+      ],
       // Servers for what the pipeline produced: ext_proc and health over gRPC, the admin API
       // (fastify), and the wiring of the two with their workers and metrics.
       'server/grpc': ['json.ts', 'table', 'ir', 'resolve'],
@@ -51,6 +68,7 @@ const TREES = [
         'gatewayapi',
         'table',
         'ir',
+        'ir/build-ir.ts',
         'resolve',
         'translate',
         'provider',

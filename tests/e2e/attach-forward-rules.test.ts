@@ -17,6 +17,7 @@ import { type AttachRoute, baseObjectsYaml, routesYaml } from './support/attach-
 import { type AttachStack, startAttachStack } from './support/attach-stack.js';
 import { curl } from './support/curl.js';
 import { rewriteEnvoyConfig } from './support/envoy-config-rewrite.js';
+import { buildIr } from '../../extproc/src/ir/build-ir.js';
 
 const HOST = 'shop.example';
 // The match names the header in capitals: Gateway API header names are case-insensitive.
@@ -81,7 +82,7 @@ describe('what Envoy sends ext_proc with the snippet forward_rules', () => {
           app: [{ address: backend.address, port: backend.port }],
           steadfast_extproc: [{ address: '127.0.0.1', port: server.port }],
         },
-        extProcForwardRules: extProcForwardRules(table),
+        extProcForwardRules: extProcForwardRules(buildIr(table)),
         extProcMessageTimeout: '1s',
       }),
     });

@@ -118,7 +118,7 @@ async function startAttach(
       // Retry and session semantics, not ext_proc latency (as in mode-stack.ts).
       extProcMessageTimeout: '1s',
       extProcForwardRules: extProcForwardRules(
-        compileSnapshot(Object.entries(files).map(([path, text]) => ({ path, text }))).table,
+        compileSnapshot(Object.entries(files).map(([path, text]) => ({ path, text }))).ir,
       ),
     });
     const envoy = await startEnvoy({ config });

@@ -13,6 +13,7 @@ import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import { generateSessionKey } from '../../extproc/src/session/keys.js';
 import { baseObjectsYaml, routesYaml } from '../e2e/support/attach-config.js';
 import { REPO_ROOT, filterWasm } from '../support/paths.js';
+import { buildIr } from '../../extproc/src/ir/build-ir.js';
 
 type Node = Record<string, unknown>;
 
@@ -34,7 +35,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 function snippet(options: Partial<Parameters<typeof generateAttachSnippet>[1]> = {}): Node {
   return parse(
-    generateAttachSnippet(table, {
+    generateAttachSnippet(buildIr(table), {
       extProcAddress: '127.0.0.1:50051',
       wasmPath: 'filter/build/steadfast.wasm',
       ...options,
@@ -133,7 +134,7 @@ describe('generateAttachSnippet', () => {
         wasmPath: 'filter/build/steadfast.wasm',
         answerCache,
       };
-      const text = generateAttachSnippet(table, opts);
+      const text = generateAttachSnippet(buildIr(table), opts);
       const count = ((parse(text) as Node)['http_filters'] as Node[]).length;
       expect(text).toContain(`put these\n#    ${words[count]} filters, in this order`);
       expect(text).toContain('(steadfast serve --ext-proc-address)');
@@ -178,7 +179,7 @@ describe('generateAttachSnippet', () => {
       },
     ]).table;
     const generated = parse(
-      generateAttachSnippet(withHeaders, { extProcAddress: '127.0.0.1:50051', wasmPath: 'w.wasm' }),
+      generateAttachSnippet(buildIr(withHeaders), { extProcAddress: '127.0.0.1:50051', wasmPath: 'w.wasm' }),
     ) as Node;
     const ext = extProcOf(generated['http_filters'] as Node[]);
     // Lower-case (Envoy's header map is), each once, sorted: the output is stable.
@@ -188,7 +189,7 @@ describe('generateAttachSnippet', () => {
       },
     });
     const all = parse(
-      generateAttachSnippet(withHeaders, {
+      generateAttachSnippet(buildIr(withHeaders), {
         extProcAddress: '127.0.0.1:50051',
         wasmPath: 'w.wasm',
         forwardAllHeaders: true,

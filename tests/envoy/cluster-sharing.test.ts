@@ -60,7 +60,7 @@ function generate(rules: readonly string[]): {
 } {
   const snap = compileSnapshot([{ path: 'in.yaml', text: BASE + routes(rules) }]);
   expect(snap.diagnostics).toEqual([]);
-  const resources = generateGatewayResources(snap.table, { wasmPath: 'steadfast.wasm', sessionKeys: [] });
+  const resources = generateGatewayResources(snap.ir, { wasmPath: 'steadfast.wasm', sessionKeys: [] });
   const routeClusters = new Map<string, string>();
   // Each Envoy route: the rule its name begins with (`…/rule/N/match/M`), and the cluster it
   // sends to.

@@ -25,12 +25,12 @@ export const GOLDEN_SESSION_KEY = Buffer.alloc(32, 7).toString('base64');
 function render(name: string, text: string): string {
   const snap = compileSnapshot([{ path: name, text }]);
   const options = { wasmPath: 'filter/build/steadfast.wasm', sessionKeys: [GOLDEN_SESSION_KEY] };
-  const config = generateGatewayConfig(snap.table, options);
+  const config = generateGatewayConfig(snap.ir, options);
   // The input's problems head the output, so a change in what is accepted shows in the diff.
   const problems = [
     ...snap.diagnostics.map(formatDiagnostic),
     ...snap.statuses.filter((o) => !isHealthy(o)).flatMap((o) => objectText(o).split('\n')),
-    ...generateGatewayResources(snap.table, options).warnings.map((w) => `generator warning: ${w}`),
+    ...generateGatewayResources(snap.ir, options).warnings.map((w) => `generator warning: ${w}`),
   ];
   return envoyYaml(
     config,

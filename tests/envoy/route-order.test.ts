@@ -4,6 +4,7 @@
 // expected answer comes from the resolver, not from the ordering the generator itself uses.
 import { describe, expect, it } from 'vitest';
 import { generateGatewayResources } from '../../extproc/src/envoy/gateway-config.js';
+import { buildIr } from '../../extproc/src/ir/build-ir.js';
 import { compileResolver } from '../../extproc/src/resolve/compile.js';
 import type { PolicyTable, TableMatch, TableRoute } from '../../extproc/src/table/policy-table.js';
 import type { Json } from '../../extproc/src/json.js';
@@ -33,7 +34,10 @@ function randomTable(rand: () => number): PolicyTable {
 
 /** Each generated virtual host (named by its hostname) with its routes' names (match ids), in order. */
 function generatedOrder(table: PolicyTable): { hostname: string; routes: string[] }[] {
-  const { routeConfigurations } = generateGatewayResources(table, { wasmPath: 'x.wasm', sessionKeys: [] });
+  const { routeConfigurations } = generateGatewayResources(buildIr(table), {
+    wasmPath: 'x.wasm',
+    sessionKeys: [],
+  });
   return ((routeConfigurations[0]?.['virtual_hosts'] ?? []) as Json[]).map((vh) => ({
     hostname: vh['name'] as string,
     routes: (vh['routes'] as Json[]).map((r) => r['name'] as string),
@@ -47,7 +51,7 @@ describe('generated route order agrees with the resolver', () => {
     for (let seed = 1; seed <= 300; seed++) {
       const rand = rng(seed);
       const table = randomTable(rand);
-      const resolver = compileResolver(table);
+      const resolver = compileResolver(buildIr(table));
       const hosts = generatedOrder(table);
       const byId = new Map(
         table.routes.flatMap((r) => r.rules.flatMap((rule) => rule.matches.map((m) => [m.id, m]))),

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { GRPC_RETRY_REASONS } from '../../extproc/src/table/policy.js';
 import type { GrpcRetryReason, Policy } from '../../extproc/src/table/policy.js';
 import { encodePolicyToken } from '../../extproc/src/table/policy-token.js';
-import { durationMs, IDEMPOTENT_METHODS, routerPlan } from '../../extproc/src/envoy/router-plan.js';
+import { durationMs } from '../../extproc/src/envoy/envoy-duration.js';
+import { IDEMPOTENT_METHODS, routerPlan } from '../../extproc/src/ir/router-plan.js';
 import { METADATA_POLICY, startedHost } from '../filter/filter-harness.js';
 import { rng } from '../resolve/random-table.js';
 

@@ -17,6 +17,7 @@ import { HOSTS, pick, randomRules, rng } from '../resolve/random-table.js';
 import { route, table } from '../resolve/table-builder.js';
 import { REPO_ROOT, filterWasm } from '../support/paths.js';
 import { METADATA_POLICY } from './filter-harness.js';
+import { buildIr } from '../../extproc/src/ir/build-ir.js';
 
 const METADATA_SCOPE = propertyKey('metadata', 'filter_metadata', 'steadfast', 'scope');
 const CACHED_ANSWER = 'steadfast_answer';
@@ -104,7 +105,7 @@ describe('the answer cache (compiled filter)', () => {
     let seeds = 0;
     for (let seed = 1; seed <= 40; seed++) {
       const rand = rng(seed);
-      const resolver = compileResolver(randomTable(rand, seed % 3 === 0));
+      const resolver = compileResolver(buildIr(randomTable(rand, seed % 3 === 0)));
       const clock = { ns: 1_000_000_000_000n };
       const host = await cacheVm(clock);
       for (let i = 0; i < 500; i++) {
@@ -280,7 +281,7 @@ describe('the answer cache with Gateway listeners (scope l=1)', () => {
 describe('the answer cache with Gateway listeners, against the resolver', () => {
   it('hands on only what the resolver answers for the request on its listener', async () => {
     const text = readFileSync(join(REPO_ROOT, 'tests/resolve/testdata/two-listeners.yaml'), 'utf8');
-    const resolver = compileResolver(compileSnapshot([{ path: 'config.yaml', text }]).table);
+    const resolver = compileResolver(compileSnapshot([{ path: 'config.yaml', text }]).ir);
     const GATEWAY_PORT = propertyKey(
       'xds',
       'listener_metadata',

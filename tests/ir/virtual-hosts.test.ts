@@ -8,6 +8,7 @@ import type { PolicyTable, TableMatch } from '../../extproc/src/table/policy-tab
 import { HOSTS, pick, randomRules, rng } from '../resolve/random-table.js';
 import { chooseHost, matches, randomRequest } from '../resolve/reference-matcher.js';
 import { route, table } from '../resolve/table-builder.js';
+import { buildIr } from '../../extproc/src/ir/build-ir.js';
 
 const SEGMENTS = ['', 'a', 'b', 'a/b', 'a/b/c', 'b/a'];
 
@@ -27,8 +28,8 @@ describe('virtualHosts agrees with resolve', () => {
     let compared = 0;
     for (let t = 0; t < 200; t++) {
       const tbl = randomTable(rand);
-      const resolver = compileResolver(tbl);
-      const hosts = virtualHosts(tbl);
+      const resolver = compileResolver(buildIr(tbl));
+      const hosts = virtualHosts(tbl.routes);
       const byId = new Map(
         tbl.routes.flatMap((r) => r.rules.flatMap((rule) => rule.matches.map((m) => [m.id, m]))),
       );
@@ -57,7 +58,7 @@ describe('virtualHosts agrees with resolve', () => {
           hostnames: ['a.example.com'],
           rules: [[{ path: { type: 'Exact', value: '/e' } }]],
         }),
-      ),
+      ).routes,
     );
     expect(hosts.map((h) => [h.hostname, h.matches.map((m) => m.routeId)])).toEqual([
       ['*.example.com', ['httproute/default/wild', 'httproute/default/any']],

@@ -244,7 +244,7 @@ class KeptPipeline {
   run(compiled: Snapshot, version: string): Pipelined {
     const data = compiledData(compiled, this.writer, ++this.tables, this.reader.held);
     const snapshot = snapshotFrom(data, this.reader);
-    const files = resourceFiles(snapshot.table, ENVOY, '/xds', version, snapshot.tls, this.memo);
+    const files = resourceFiles(snapshot.ir, ENVOY, '/xds', version, snapshot.tls, this.memo);
     return {
       table: snapshot.table,
       statuses: snapshot.statuses,
@@ -259,8 +259,8 @@ function freshPipeline(s: Snapshot, version: string): Pipelined {
   return {
     table: s.table,
     statuses: JSON.parse(JSON.stringify(s.statuses)) as unknown,
-    resolved: resolutions(compileResolver(s.table), s.table),
-    envoy: envoyView(resourceFiles(s.table, ENVOY, '/xds', version, s.tls), new RouteFileEncoder()),
+    resolved: resolutions(compileResolver(s.ir), s.table),
+    envoy: envoyView(resourceFiles(s.ir, ENVOY, '/xds', version, s.tls), new RouteFileEncoder()),
   };
 }
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { compileResolver } from '../../extproc/src/resolve/compile.js';
 import { outcomeOf } from '../../extproc/src/server/served-config.js';
 import { route, table } from './table-builder.js';
+import { buildIr } from '../../extproc/src/ir/build-ir.js';
 
 const plain = route({
   name: 'plain',
@@ -22,7 +23,7 @@ const headers = route({
 });
 
 describe('answer scopes', () => {
-  const resolver = compileResolver(table(plain, query, headers));
+  const resolver = compileResolver(buildIr(table(plain, query, headers)));
   const g = resolver.generation;
 
   it("names the generation, and the query only where the hostname's matches read it", () => {
@@ -39,7 +40,7 @@ describe('answer scopes', () => {
       name: 'any',
       rules: [[{ headers: [{ type: 'Exact', name: 'x-v', value: '1' }] }]],
     });
-    const withAny = compileResolver(table(plain, anyHost));
+    const withAny = compileResolver(buildIr(table(plain, anyHost)));
     expect(withAny.scope('a.example.com')).toBeUndefined();
     expect(withAny.scope('nobody.example')).toBeUndefined();
   });
@@ -62,7 +63,7 @@ describe('answer scopes', () => {
     });
     const broken = route({ name: 'broken', hostnames: ['b.example.com'], rules: [[{}]], invalidRules: [0] });
     expect(
-      outcomeOf(compileResolver(table(broken)), {
+      outcomeOf(compileResolver(buildIr(table(broken))), {
         method: 'GET',
         authority: 'b.example.com',
         path: '/',
@@ -75,7 +76,7 @@ describe('answer scopes', () => {
   });
 
   it('has equal generations for equal tables and another for any change', () => {
-    expect(compileResolver(table(plain, query, headers)).generation).toBe(g);
-    expect(compileResolver(table(plain, query)).generation).not.toBe(g);
+    expect(compileResolver(buildIr(table(plain, query, headers))).generation).toBe(g);
+    expect(compileResolver(buildIr(table(plain, query))).generation).not.toBe(g);
   });
 });

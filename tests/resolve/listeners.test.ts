@@ -10,6 +10,7 @@ import type { RequestListener } from '../../extproc/src/resolve/request.js';
 import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { prefix, route, table } from './table-builder.js';
+import { buildIr } from '../../extproc/src/ir/build-ir.js';
 
 /** Two listeners of one Gateway on ports 8080 and 9090, the same host and path on both. */
 const TWO_LISTENERS = readFileSync(join(REPO_ROOT, 'tests/resolve/testdata/two-listeners.yaml'), 'utf8');
@@ -19,7 +20,7 @@ const RPC = 'httproute/default/rpc/rule/0';
 const BOTH = 'httproute/default/both/rule/0';
 
 function resolverOf(yaml: string) {
-  return compileResolver(compileSnapshot([{ path: 'config.yaml', text: yaml }]).table);
+  return compileResolver(compileSnapshot([{ path: 'config.yaml', text: yaml }]).ir);
 }
 
 describe('a request is matched only against the routes of its Gateway port', () => {
@@ -118,7 +119,7 @@ describe('one Gateway port: nothing to tell apart', () => {
 
 describe('a table without listeners (built by hand)', () => {
   it('resolves among all its routes, whatever the listener', () => {
-    const resolver = compileResolver(table(route({ name: 'a', rules: [[{ path: prefix('/') }]] })));
+    const resolver = compileResolver(buildIr(table(route({ name: 'a', rules: [[{ path: prefix('/') }]] }))));
     expect(resolver.ports).toEqual([]);
     for (const listener of [undefined, { destinationPort: 1 }, { gatewayPort: 80 }]) {
       expect(resolver.listenerOf(listener).by).toBe('single_port');

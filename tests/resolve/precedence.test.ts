@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { compileResolver } from '../../extproc/src/resolve/compile.js';
 import type { ResolveRequest } from '../../extproc/src/resolve/request.js';
 import { exact, header, prefix, regex, route, table } from './table-builder.js';
+import { buildIr } from '../../extproc/src/ir/build-ir.js';
 
 const req = (path: string, more: Partial<ResolveRequest> = {}): ResolveRequest => ({
   method: 'GET',
@@ -14,12 +15,17 @@ const req = (path: string, more: Partial<ResolveRequest> = {}): ResolveRequest =
 
 describe('path precedence', () => {
   const resolver = compileResolver(
-    table(
-      route({
-        name: 'a',
-        rules: [[{ path: prefix('/') }], [{ path: prefix('/shop') }], [{ path: prefix('/shop/cart/') }]],
-      }),
-      route({ name: 'b', rules: [[{ path: exact('/shop/cart') }], [{ path: regex('/shop/item/[0-9]+') }]] }),
+    buildIr(
+      table(
+        route({
+          name: 'a',
+          rules: [[{ path: prefix('/') }], [{ path: prefix('/shop') }], [{ path: prefix('/shop/cart/') }]],
+        }),
+        route({
+          name: 'b',
+          rules: [[{ path: exact('/shop/cart') }], [{ path: regex('/shop/item/[0-9]+') }]],
+        }),
+      ),
     ),
   );
   const cases: [string, string | undefined][] = [
@@ -46,27 +52,29 @@ describe('path precedence', () => {
 
 describe('method, headers, query params, then route age and rule order', () => {
   const resolver = compileResolver(
-    table(
-      // Oldest route first.
-      route({
-        name: 'old',
-        rules: [[{ path: prefix('/api') }], [{ path: prefix('/api'), queryParams: [header('v', '2')] }]],
-      }),
-      route({
-        name: 'new',
-        rules: [
-          [{ path: prefix('/api'), method: 'POST' }],
-          [{ path: prefix('/api'), headers: [header('x-a', '1')] }],
-          [
-            {
-              path: prefix('/api'),
-              headers: [header('X-A', '1'), header('x-b', 'b[0-9]', 'RegularExpression')],
-            },
+    buildIr(
+      table(
+        // Oldest route first.
+        route({
+          name: 'old',
+          rules: [[{ path: prefix('/api') }], [{ path: prefix('/api'), queryParams: [header('v', '2')] }]],
+        }),
+        route({
+          name: 'new',
+          rules: [
+            [{ path: prefix('/api'), method: 'POST' }],
+            [{ path: prefix('/api'), headers: [header('x-a', '1')] }],
+            [
+              {
+                path: prefix('/api'),
+                headers: [header('X-A', '1'), header('x-b', 'b[0-9]', 'RegularExpression')],
+              },
+            ],
+            [{ path: prefix('/api'), queryParams: [header('v', '2'), header('w', '3')] }],
+            [{ path: prefix('/api') }],
           ],
-          [{ path: prefix('/api'), queryParams: [header('v', '2'), header('w', '3')] }],
-          [{ path: prefix('/api') }],
-        ],
-      }),
+        }),
+      ),
     ),
   );
   const cases: [string, Partial<ResolveRequest>, string][] = [
@@ -91,11 +99,13 @@ describe('method, headers, query params, then route age and rule order', () => {
 
   it('gives a tie to the first rule, then the first match, of the same route', () => {
     const r = compileResolver(
-      table(
-        route({
-          name: 'r',
-          rules: [[{ path: prefix('/x') }, { path: prefix('/y') }], [{ path: prefix('/x') }]],
-        }),
+      buildIr(
+        table(
+          route({
+            name: 'r',
+            rules: [[{ path: prefix('/x') }, { path: prefix('/y') }], [{ path: prefix('/x') }]],
+          }),
+        ),
       ),
     );
     expect(r.resolve(req('/x'))?.match.id).toBe('httproute/default/r/rule/0/match/0');
@@ -105,11 +115,13 @@ describe('method, headers, query params, then route age and rule order', () => {
 
 describe('hostnames', () => {
   const resolver = compileResolver(
-    table(
-      route({ name: 'exact', hostnames: ['shop.example.com'], rules: [[{ path: prefix('/only') }]] }),
-      route({ name: 'wild', hostnames: ['*.example.com'], rules: [[{ path: prefix('/') }]] }),
-      route({ name: 'deeper', hostnames: ['*.eu.example.com'], rules: [[{ path: prefix('/') }]] }),
-      route({ name: 'any', rules: [[{ path: prefix('/') }]] }),
+    buildIr(
+      table(
+        route({ name: 'exact', hostnames: ['shop.example.com'], rules: [[{ path: prefix('/only') }]] }),
+        route({ name: 'wild', hostnames: ['*.example.com'], rules: [[{ path: prefix('/') }]] }),
+        route({ name: 'deeper', hostnames: ['*.eu.example.com'], rules: [[{ path: prefix('/') }]] }),
+        route({ name: 'any', rules: [[{ path: prefix('/') }]] }),
+      ),
     ),
   );
   const cases: [string, string, string, string][] = [
@@ -130,7 +142,9 @@ describe('hostnames', () => {
   });
 
   it('answers nothing when no hostname matches', () => {
-    const r = compileResolver(table(route({ name: 'x', hostnames: ['a.example.com'], rules: [[{}]] })));
+    const r = compileResolver(
+      buildIr(table(route({ name: 'x', hostnames: ['a.example.com'], rules: [[{}]] }))),
+    );
     expect(r.resolve(req('/', { authority: 'b.example.com' }))).toBeUndefined();
   });
 });
@@ -138,31 +152,33 @@ describe('hostnames', () => {
 describe('GRPCRoute: service characters, then method characters, then headers', () => {
   const grpc = 'grpc' as const;
   const resolver = compileResolver(
-    table(
-      route({
-        name: 'g',
-        kind: grpc,
-        rules: [
-          [{ path: prefix('/'), method: 'POST' }],
-          [{ path: regex('^/[^/]+/Ping$'), method: 'POST', grpc: { type: 'Exact', method: 'Ping' } }],
-          [{ path: prefix('/pkg.Svc'), method: 'POST', grpc: { type: 'Exact', service: 'pkg.Svc' } }],
-          [
-            {
-              path: exact('/pkg.Svc/Ping'),
-              method: 'POST',
-              grpc: { type: 'Exact', service: 'pkg.Svc', method: 'Ping' },
-            },
+    buildIr(
+      table(
+        route({
+          name: 'g',
+          kind: grpc,
+          rules: [
+            [{ path: prefix('/'), method: 'POST' }],
+            [{ path: regex('^/[^/]+/Ping$'), method: 'POST', grpc: { type: 'Exact', method: 'Ping' } }],
+            [{ path: prefix('/pkg.Svc'), method: 'POST', grpc: { type: 'Exact', service: 'pkg.Svc' } }],
+            [
+              {
+                path: exact('/pkg.Svc/Ping'),
+                method: 'POST',
+                grpc: { type: 'Exact', service: 'pkg.Svc', method: 'Ping' },
+              },
+            ],
+            [
+              {
+                path: exact('/pkg.Svc/Ping'),
+                method: 'POST',
+                headers: [header('x-canary', 'yes')],
+                grpc: { type: 'Exact', service: 'pkg.Svc', method: 'Ping' },
+              },
+            ],
           ],
-          [
-            {
-              path: exact('/pkg.Svc/Ping'),
-              method: 'POST',
-              headers: [header('x-canary', 'yes')],
-              grpc: { type: 'Exact', service: 'pkg.Svc', method: 'Ping' },
-            },
-          ],
-        ],
-      }),
+        }),
+      ),
     ),
   );
   const cases: [string, Record<string, string>, string][] = [
@@ -180,7 +196,7 @@ describe('GRPCRoute: service characters, then method characters, then headers', 
 describe('fail closed', () => {
   it('resolves an invalid rule and says so (the caller answers 500)', () => {
     const r = compileResolver(
-      table(route({ name: 'x', rules: [[{ path: prefix('/bad') }], [{}]], invalidRules: [0] })),
+      buildIr(table(route({ name: 'x', rules: [[{ path: prefix('/bad') }], [{}]], invalidRules: [0] }))),
     );
     expect(r.resolve(req('/bad/1'))?.invalid?.reason).toBe('UnsupportedValue');
     expect(r.resolve(req('/good'))?.invalid).toBeUndefined();
@@ -188,7 +204,7 @@ describe('fail closed', () => {
 
   it('never matches a regular expression the table holds but cannot compile', () => {
     const r = compileResolver(
-      table(route({ name: 'x', rules: [[{ path: regex('(') }], [{ path: prefix('/') }]] })),
+      buildIr(table(route({ name: 'x', rules: [[{ path: regex('(') }], [{ path: prefix('/') }]] }))),
     );
     expect(r.resolve(req('/('))?.routeRuleId).toBe('httproute/default/x/rule/1');
   });

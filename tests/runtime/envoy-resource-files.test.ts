@@ -123,7 +123,7 @@ spec:
         { path_config_source: { path: string; watched_directory: { path: string } } }
       >;
     };
-    const listeners = JSON.parse(resourceFiles(snap.table, options, '/d', '1').listeners) as {
+    const listeners = JSON.parse(resourceFiles(snap.ir, options, '/d', '1').listeners) as {
       resources: {
         filter_chains: {
           filters: {

@@ -11,7 +11,7 @@ import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import { REPO_ROOT } from '../support/paths.js';
 
 const TWO = readFileSync(join(REPO_ROOT, 'tests/resolve/testdata/two-listeners.yaml'), 'utf8');
-const resolver = compileResolver(compileSnapshot([{ path: 'two.yaml', text: TWO }]).table);
+const resolver = compileResolver(compileSnapshot([{ path: 'two.yaml', text: TWO }]).ir);
 
 function request(listener?: RequestListener) {
   return {
@@ -61,11 +61,11 @@ describe('ListenerReport', () => {
     const report = new ListenerReport();
     report.configured(resolver);
     outcomeOf(resolver, request({ destinationPort: 10080 }), report);
-    report.configured(compileResolver(compileSnapshot([{ path: 'two.yaml', text: TWO }]).table));
+    report.configured(compileResolver(compileSnapshot([{ path: 'two.yaml', text: TWO }]).ir));
     expect(report.problems).toHaveLength(1);
     report.configured(
       compileResolver(
-        compileSnapshot([{ path: 'one.yaml', text: TWO.replace('port: 9090', 'port: 8080') }]).table,
+        compileSnapshot([{ path: 'one.yaml', text: TWO.replace('port: 9090', 'port: 8080') }]).ir,
       ),
     );
     expect(report.problems).toEqual([]);

@@ -9,6 +9,7 @@ import { gatewayPortNeeds } from '../../extproc/src/local/local-gateway.js';
 import { PortUnavailableError, checkPortsFree, splitHostPort } from '../../extproc/src/local/port-check.js';
 import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import { REPO_ROOT } from '../support/paths.js';
+import { buildIr } from '../../extproc/src/ir/build-ir.js';
 
 function quickstartTable() {
   const dir = join(REPO_ROOT, 'examples', 'quickstart');
@@ -79,13 +80,13 @@ describe('the local gateway', () => {
 
   it('generates listeners without SO_REUSEPORT when asked (dev, quickstart), unchanged otherwise', () => {
     const table = quickstartTable();
-    const exclusive = generateGatewayResources(table, {
+    const exclusive = generateGatewayResources(buildIr(table), {
       wasmPath: 'f.wasm',
       sessionKeys: [],
       exclusiveListeners: true,
     });
     expect(exclusive.listeners.map((l) => l.enable_reuse_port)).toEqual([false, false]);
-    const shared = generateGatewayResources(table, { wasmPath: 'f.wasm', sessionKeys: [] });
+    const shared = generateGatewayResources(buildIr(table), { wasmPath: 'f.wasm', sessionKeys: [] });
     expect(shared.listeners.map((l) => 'enable_reuse_port' in l)).toEqual([false, false]);
   });
 });

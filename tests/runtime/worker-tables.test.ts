@@ -33,7 +33,7 @@ describe('policy tables for ext_proc workers', () => {
     expect(texts.map((t) => (JSON.parse(t) as { name: string }).name)).toEqual(['route-7']);
     expect(m2.answerGeneration).toBe(edited.resolver.generation);
     const resolver = receiver.apply(m2);
-    const fresh = compileResolver(edited.table);
+    const fresh = compileResolver(edited.ir);
     expect(resolver.generation).toBe(fresh.generation);
     expect(resolver.size).toBe(fresh.size);
     for (const p of probes)

@@ -65,6 +65,19 @@ describe('check-layers', () => {
     );
   });
 
+  it('fails when a consumer of the IR builds it', () => {
+    const root = copyTrees();
+    writeFileSync(
+      join(root, 'extproc/src/envoy/builds-ir.ts'),
+      "import { buildIr } from '../ir/build-ir.js';\nexport const b = buildIr;\n",
+    );
+    const r = check(root);
+    expect(r.status).toBe(1);
+    expect(r.output).toContain(
+      'extproc/src/envoy/builds-ir.ts imports ir/build-ir.ts: envoy may not import ir/build-ir.ts',
+    );
+  });
+
   it('fails on an import cycle, even inside one layer', () => {
     const root = copyTrees();
     writeFileSync(

@@ -159,7 +159,7 @@ describe('HTTPS listeners: certificate references', () => {
 
   it('Envoy gets one SNI filter chain per hostname, ALPN h2 and http/1.1, TLS 1.2 at least', () => {
     const options = { wasmPath: 'filter/build/steadfast.wasm', sessionKeys: [] };
-    const res = generateGatewayResources(snap.table, options);
+    const res = generateGatewayResources(snap.ir, options);
     const https = res.listeners.find((l) => JSON.stringify(l).includes('server_names')) as {
       filter_chains: { filter_chain_match?: { server_names: string[] }; transport_socket: unknown }[];
       listener_filters: unknown[];
@@ -173,7 +173,7 @@ describe('HTTPS listeners: certificate references', () => {
     );
     expect(JSON.stringify(https.filter_chains[0]?.transport_socket)).toContain('TLSv1_2');
     const path = join(dir, 'envoy.yaml');
-    writeFileSync(path, envoyYaml(generateGatewayConfig(snap.table, options, snap.tls)));
+    writeFileSync(path, envoyYaml(generateGatewayConfig(snap.ir, options, snap.tls)));
     const r = validateEnvoyConfig(path);
     expect(r.output).toContain('OK');
     expect(r.ok).toBe(true);

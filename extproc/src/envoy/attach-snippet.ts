@@ -4,14 +4,14 @@
 // backoff for the routes the rules cover, and the cluster of the control service. YAML with
 // comments, one top-level key per place it goes; docs/attach.md walks through it.
 import { stringify } from 'yaml';
-import type { PolicyTable, TableMatch, TableRule } from '../table/policy-table.js';
+import type { TableMatch, TableRule } from '../table/policy-table.js';
 import {
   METADATA_NAMESPACE,
   PIN_HEADER,
   TYPE_FILTER_STATE_INPUT,
   TYPE_HTTP_PROTOCOL_OPTIONS,
 } from './envoy-names.js';
-import { REQUEST_LINE_HEADERS, headersReadBy } from '../table/headers-read.js';
+import { REQUEST_LINE_HEADERS } from '../table/headers-read.js';
 import {
   pinRemovalFilter,
   routerFilter,
@@ -25,7 +25,7 @@ import {
   ATTRIBUTE_GATEWAY_PORT,
   GATEWAY_PORT_METADATA_KEY,
 } from '../ir/listener-ports.js';
-import { type GatewayIr, gatewayIr, routePorts } from '../ir/gateway-ir.js';
+import { type GatewayIr, routePorts } from '../ir/gateway-ir.js';
 import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
 import { RETRY_BACK_OFF } from './route-action.js';
 import type { Json } from '../json.js';
@@ -118,12 +118,12 @@ function skippedWhenAnswered(extProc: Json): Json {
  * forwarded") — less for Envoy to serialize and for the service to read, and no cookie or
  * credential leaves Envoy that no rule needs.
  */
-export function extProcForwardRules(table: PolicyTable): Json {
-  const names = [...REQUEST_LINE_HEADERS, ...headersReadBy(table)];
+export function extProcForwardRules(ir: GatewayIr): Json {
+  const names = [...REQUEST_LINE_HEADERS, ...ir.headersRead];
   return { allowed_headers: { patterns: names.map((exact) => ({ exact })) } };
 }
 
-export function attachHttpFilters(table: PolicyTable, options: AttachSnippetOptions): Json[] {
+export function attachHttpFilters(ir: GatewayIr, options: AttachSnippetOptions): Json[] {
   const extProc: Json = {
     name: 'envoy.filters.http.ext_proc',
     typed_config: {
@@ -142,7 +142,7 @@ export function attachHttpFilters(table: PolicyTable, options: AttachSnippetOpti
       metadata_options: { receiving_namespaces: { untyped: [METADATA_NAMESPACE] } },
       // Which Gateway port the request's listener stands for (listenerMetadata below).
       request_attributes: [ATTRIBUTE_DESTINATION_PORT, ATTRIBUTE_GATEWAY_PORT],
-      ...(options.forwardAllHeaders ? {} : { forward_rules: extProcForwardRules(table) }),
+      ...(options.forwardAllHeaders ? {} : { forward_rules: extProcForwardRules(ir) }),
     },
   };
   const apply = steadfastWasmFilter('steadfast', attachFilterConfiguration(options), options.wasmPath);
@@ -228,9 +228,9 @@ function listenerMetadata(ir: GatewayIr): Json[] {
  * The rules with a retry stanza or a session: the Envoy routes that serve them need the
  * retry policy (the backoff, and retries that skip hosts already tried).
  */
-function retryRoutes(table: PolicyTable, ir: GatewayIr): Json[] {
+function retryRoutes(ir: GatewayIr): Json[] {
   const out: Json[] = [];
-  for (const route of table.routes) {
+  for (const route of ir.routes) {
     for (const rule of route.rules) {
       if ((!rule.policy.retry && !rule.policy.session) || rule.invalid) continue;
       out.push({
@@ -251,12 +251,11 @@ function section(comment: readonly string[], value: Json): string {
 
 /**
  * The snippet: valid YAML whose top-level keys say where each part goes in the operator's
- * configuration. Deterministic for a given table and options.
+ * configuration. Deterministic for a given IR and options.
  */
-export function generateAttachSnippet(table: PolicyTable, options: AttachSnippetOptions): string {
+export function generateAttachSnippet(ir: GatewayIr, options: AttachSnippetOptions): string {
   const keys = options.sessionKeys ?? [];
-  const ir = gatewayIr(table);
-  const routes = retryRoutes(table, ir);
+  const routes = retryRoutes(ir);
   const parts = [
     [
       'steadfast attach snippet (`steadfast envoy-config --mode attach`): add each part below to',
@@ -282,7 +281,7 @@ export function generateAttachSnippet(table: PolicyTable, options: AttachSnippet
         `   session to its backend through ${PIN_HEADER}, falling back to load balancing (strict: false);`,
         `   header_mutation removes ${PIN_HEADER} once read, so no backend sees it.`,
       ],
-      { http_filters: attachHttpFilters(table, options) },
+      { http_filters: attachHttpFilters(ir, options) },
     ),
     section(
       [

@@ -4,13 +4,13 @@
 // `subjectAltNames` when given, else the hostname ("MUST match the certificate served by the
 // matching backend, unless SubjectAltNames is specified"). Envoy verifies both, so a backend
 // with a certificate from another CA or for another name fails the handshake.
-import type { TableBackendTls } from '../table/policy-table.js';
+import type { IrClusterTls } from '../ir/rule-clusters.js';
 import { TYPE_UPSTREAM_TLS } from './envoy-names.js';
-import type { ClusterProtocol } from './upstream-protocol.js';
+import type { ClusterProtocol } from '../ir/cluster-protocol.js';
 
 import type { Json } from '../json.js';
 
-function subjectAltNameMatchers(tls: TableBackendTls): Json[] {
+function subjectAltNameMatchers(tls: IrClusterTls): Json[] {
   if (tls.subjectAltNames.length === 0) return [{ san_type: 'DNS', matcher: { exact: tls.hostname } }];
   return tls.subjectAltNames.map((san) => ({
     san_type: san.type === 'URI' ? 'URI' : 'DNS',
@@ -19,7 +19,7 @@ function subjectAltNameMatchers(tls: TableBackendTls): Json[] {
 }
 
 export function backendTlsTransportSocket(
-  tls: TableBackendTls,
+  tls: IrClusterTls,
   protocol: ClusterProtocol,
   systemCaFile: string,
 ): Json {

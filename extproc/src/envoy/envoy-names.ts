@@ -1,7 +1,4 @@
-// Names steadfast gives the Envoy resources it generates, and the Envoy names it relies
-// on. Resource names trace back to the Gateway API object they came from.
-import type { TableBackend, TableRule } from '../table/policy-table.js';
-
+// The Envoy names steadfast relies on, the types it names, and the headers it adds.
 /** The request header that carries the pinned host (base64 `ip:port`) from the filter to `stateful_session`. */
 export const PIN_HEADER = 'x-steadfast-pin';
 /** The route-metadata namespace and key the filter reads through `xds.route_metadata` (defined with the token). */
@@ -31,18 +28,6 @@ export const TYPE_LISTENER = 'type.googleapis.com/envoy.config.listener.v3.Liste
 export const TYPE_CLUSTER = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
 export const TYPE_ROUTE_CONFIGURATION = 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration';
 
-/**
- * The cluster of a rule: one per rule, named after it. A rule whose backends need
- * different upstream protocols (or include unresolved ones) gets one cluster per group.
- */
-export function ruleClusterName(rule: TableRule, group?: string): string {
-  return group === undefined ? rule.id : `${rule.id}/${group}`;
-}
-
-/** The locality that holds one backendRef's endpoints inside its rule's cluster. */
-export function backendLocality(backend: TableBackend): { zone: string } {
-  return { zone: backend.id };
-}
 export const TYPE_FIXED_HEAP =
   'type.googleapis.com/envoy.extensions.resource_monitors.fixed_heap.v3.FixedHeapConfig';
 export const TYPE_DOWNSTREAM_CONNECTIONS =

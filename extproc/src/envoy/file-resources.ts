@@ -9,7 +9,7 @@
 // 0.77 GB; the yaml package wrote them in 19 s, JSON.stringify in 0.4 s. Route files are
 // protobuf, which Envoy reads three to four times faster again (xds/route-files.ts encodes
 // them). The admin's /config_dump and `steadfast envoy-config` are the readable views.
-import type { PolicyTable } from '../table/policy-table.js';
+import type { GatewayIr } from '../ir/gateway-ir.js';
 import { NO_TLS_MATERIAL, type TlsMaterial } from '../table/tls-material.js';
 import { TYPE_CLUSTER, TYPE_LISTENER, TYPE_SECRET } from './envoy-names.js';
 import { type GatewayConfigOptions, bootstrapHead, generateGatewayResources } from './gateway-config.js';
@@ -79,7 +79,7 @@ export interface ResourceFiles {
 }
 
 export function resourceFiles(
-  table: PolicyTable,
+  ir: GatewayIr,
   options: GatewayConfigOptions,
   directory: string,
   version: string,
@@ -87,7 +87,7 @@ export function resourceFiles(
   memo?: GenerationMemo,
 ): ResourceFiles {
   const resources = generateGatewayResources(
-    table,
+    ir,
     options,
     { kind: 'rds', source: (name) => pathSource(directory, rdsFileName(name)) },
     { material: tls, source: { kind: 'sds', source: (name) => pathSource(directory, sdsFileName(name)) } },

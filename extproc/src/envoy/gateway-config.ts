@@ -1,10 +1,10 @@
-// Gateway mode: the whole Envoy configuration from a PolicyTable. A pure function of the
-// table and the options: one listener per Gateway port of the table's Envoy-shaped form
-// (ir/gateway-ir.ts; HTTP/1.1 and h2c on one port; HTTPS with TLS terminated,
-// tls-listener.ts), virtual hosts from hostnames, routes in Gateway API precedence order
-// carrying their policy token, and a cluster per rule that rules with the same backends
-// share (rule-clusters.ts).
-import type { PolicyTable, TableMatch, TableRule } from '../table/policy-table.js';
+// Gateway mode: the whole Envoy configuration from the IR (ir/gateway-ir.ts), which has taken
+// every decision; this only spells it out in Envoy's terms. A pure function of the IR and the
+// options: one listener per Gateway port (HTTP/1.1 and h2c on one port; HTTPS with TLS
+// terminated, tls-listener.ts), a route configuration with the port's virtual hosts and their
+// routes (route-action.ts), and the shared clusters (backend-clusters.ts).
+import type { GatewayIr, IrPort } from '../ir/gateway-ir.js';
+import type { IrEntry } from '../ir/rule-action.js';
 import type { GenerationMemo } from './generation-memo.js';
 import {
   type EdgeOptions,
@@ -14,12 +14,9 @@ import {
 } from './edge-defaults.js';
 import { PIN_HEADER, TYPE_HCM } from './envoy-names.js';
 import { clusterBackoffFilters, type FilterOptions, gatewayHttpFilters } from './http-filters.js';
-import { type IrPort, gatewayIr, portVirtualHosts } from '../ir/gateway-ir.js';
-import { matchRe2Problem } from '../table/re2-syntax.js';
 import { envoyRoutes, type RouteOptions } from './route-action.js';
-import { routerPlan } from './router-plan.js';
 import type { OutlierDetectionOptions } from './outlier-detection.js';
-import { type RuleClusters, ruleClusters, shareClusters } from './rule-clusters.js';
+import { type ClusterOptions, envoyCluster } from './backend-clusters.js';
 import type { Json } from '../json.js';
 import type { TlsMaterial } from '../table/tls-material.js';
 import {
@@ -69,57 +66,39 @@ export const DEFAULT_SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
 
 function routeConfiguration(
   port: IrPort,
-  clusters: Map<string, RuleClusters>,
-  warnings: Set<string>,
   routeOptions: RouteOptions,
   memo: GenerationMemo | undefined,
 ): Json {
   const optionsKey = JSON.stringify(routeOptions);
-  const matchRoutes = (rule: TableRule, match: TableMatch) => {
-    const ruleClusters = clusters.get(rule.id);
-    const make = () => ({
-      routes: envoyRoutes(rule, match, ruleClusters, routeOptions),
-      // The upstream half of a rule with a backoff tells a retry from a first attempt by
-      // the router's x-envoy-attempt-count (http-filters.ts).
-      backoff: !rule.invalid && routerPlan(rule.policy).backoffMs > 0,
-    });
-    return memo ? memo.routes(match, ruleClusters, optionsKey, make) : make();
-  };
+  const entryRoutes = (entry: IrEntry) =>
+    memo
+      ? memo.routes(entry, optionsKey, () => envoyRoutes(entry, routeOptions))
+      : envoyRoutes(entry, routeOptions);
   return {
     name: port.name,
     // Hostnames match without the port a client may add to Host; the backend sees Host as sent.
     ignore_port_in_host_matching: true,
     // Only steadfast's filter may name the pinned host; a client's value is dropped.
     internal_only_headers: [PIN_HEADER],
-    // An unresolved backendRef's share names no cluster and answers 500 (rule-clusters.ts).
+    // An unresolved backendRef's share names no cluster and answers 500 (ir/rule-clusters.ts).
     validate_clusters: false,
-    virtual_hosts: portVirtualHosts(port).map((h) => {
-      const made = h.entries
-        .filter((e) => {
-          const problem = matchRe2Problem(e.match);
-          if (problem !== undefined) warnings.add(`${problem}; the match is left out of Envoy's routes`);
-          return problem === undefined;
-        })
-        .map((e) => matchRoutes(e.rule, e.match));
+    virtual_hosts: port.virtualHosts.map((h) => {
+      const made = h.entries.map(entryRoutes);
       const host = (): Json => ({
         name: h.hostname,
         domains: [h.hostname],
-        ...(made.some((m) => m.backoff) ? { include_request_attempt_count: true } : {}),
-        routes: made.flatMap((m) => m.routes),
+        // The upstream half of a rule with a backoff tells a retry from a first attempt by
+        // the router's x-envoy-attempt-count (http-filters.ts).
+        ...(h.countsAttempts ? { include_request_attempt_count: true } : {}),
+        routes: made.flat(),
       });
-      return memo
-        ? memo.host(
-            `${port.name}\0${h.hostname}`,
-            made.map((m) => m.routes),
-            host,
-          )
-        : host();
+      return memo ? memo.host(`${port.name}\0${h.hostname}`, made, host) : host();
     }),
   };
 }
 
 export function generateGatewayResources(
-  table: PolicyTable,
+  ir: GatewayIr,
   options: GatewayConfigOptions,
   routeSource: RouteSource = { kind: 'inline' },
   tls: ListenerTls = NO_TLS,
@@ -128,47 +107,32 @@ export function generateGatewayResources(
   // A memo made for other options holds nothing these can use.
   const memo = keep?.options === options ? keep : undefined;
   memo?.begin();
-  const clusterOptions = {
+  const clusterOptions: ClusterOptions = {
     systemCaFile: options.systemCaFile ?? DEFAULT_SYSTEM_CA_FILE,
     connectTimeout: options.connectTimeout ?? '2s',
     backoffFloorFilters: (backoffMs: number) => clusterBackoffFilters(options.wasmPath, backoffMs),
     ...(options.outlierDetection ? { outlierDetection: options.outlierDetection } : {}),
   };
-  const own = new Map<string, RuleClusters>();
-  for (const route of table.routes) {
-    for (const rule of route.rules) {
-      if (rule.invalid || own.has(rule.id)) continue;
-      let made = memo?.ruleClusters.get(rule);
-      if (!made) {
-        made = ruleClusters(route.kind, rule, clusterOptions);
-        memo?.ruleClusters.set(rule, made);
-      }
-      own.set(rule.id, made);
+  const clusters = ir.clusters.map((c) => {
+    let made = memo?.clusters.get(c);
+    if (!made) {
+      made = envoyCluster(c, clusterOptions);
+      memo?.clusters.set(c, made);
     }
-  }
-  const { clusters, byRule } = shareClusters(own, memo);
+    return made;
+  });
   const listeners: Json[] = [];
   const routeConfigurations: Json[] = [];
-  const warnings = new Set<string>();
-  for (const l of table.listeners) {
-    if (l.protocol !== 'HTTP' && l.protocol !== 'HTTPS') {
-      warnings.add(
-        `${l.id}: protocol ${l.protocol} is not served in gateway mode (HTTP and HTTPS listeners only)`,
-      );
-    }
-  }
-  const ir = gatewayIr(table);
-  for (const w of ir.warnings) warnings.add(w);
+  const warnings = new Set<string>(ir.warnings);
   const secrets = new Map<string, Json>();
   for (const group of ir.ports) {
     const name = group.name;
     const rc = routeConfiguration(
       group,
-      byRule,
-      warnings,
       { debug: options.debug === true, listener: { port: group.port, https: group.protocol === 'HTTPS' } },
       memo,
     );
+    for (const w of group.warnings) warnings.add(w);
     routeConfigurations.push(rc);
     const hcm: Json = {
       '@type': TYPE_HCM,
@@ -262,12 +226,12 @@ export function bootstrapHead(
 
 /** The complete Envoy bootstrap with every resource static (what `envoy-config --mode gateway` prints). */
 export function generateGatewayConfig(
-  table: PolicyTable,
+  ir: GatewayIr,
   options: GatewayConfigOptions,
   tls: TlsMaterial = NO_TLS.material,
 ): Record<string, unknown> {
   const { listeners, clusters, secrets } = generateGatewayResources(
-    table,
+    ir,
     options,
     { kind: 'inline' },
     { material: tls, source: { kind: 'static' } },

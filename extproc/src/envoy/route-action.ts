@@ -1,16 +1,18 @@
-// The Envoy routes of one (rule, match): the rule's cluster (or weighted split), its retries
-// and timeouts compiled into `retry_policy` and `timeout` (router-plan.ts), header modifiers,
-// and — on session rules only — the filter and stateful_session switched on, with the policy
-// token the filter reads in route metadata; CORS wraps them (cors-routes.ts). A rule that failed
-// validation answers 500 (fail closed).
-import type { HeaderModifier, TableMatch, TableRule } from '../table/policy-table.js';
+// The Envoy routes of one IR entry (a match with its rule's decided action, ir/rule-action.ts):
+// a redirect, a 500, or the rule's cluster (or weighted split) with its retries and timeout
+// as `retry_policy` and `timeout`, header modifiers, and — on session rules only — the filter
+// and stateful_session switched on, with the policy token the filter reads in route metadata;
+// CORS wraps them (cors-routes.ts).
+import type { HeaderModifier } from '../table/policy-table.js';
+import type { IrEntry, IrForward, IrRoute, IrRule } from '../ir/rule-action.js';
+import type { IrTarget } from '../ir/rule-clusters.js';
+import { IDEMPOTENT_METHODS, type RouterRetry } from '../ir/router-plan.js';
 import { DEBUG_POLICY_HEADER, METADATA_NAMESPACE, METADATA_POLICY_KEY, PIN_HEADER } from './envoy-names.js';
 import { corsRoutes } from './cors-routes.js';
+import { durationMs } from './envoy-duration.js';
 import { sessionRouteFilters } from './http-filters.js';
 import { type ListenerContext, redirectRoutes, rewriteFields } from './path-filters.js';
 import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
-import { durationMs, IDEMPOTENT_METHODS, routerPlan, type RouterRetry } from './router-plan.js';
-import type { RuleClusters, RuleTarget } from './rule-clusters.js';
 import { routeMatch, withMatchHeaders } from './route-match.js';
 import type { Json } from '../json.js';
 
@@ -44,7 +46,7 @@ function headersToAdd(m: HeaderModifier): Json[] {
 }
 
 /** A backendRef's header modifiers, as its weighted_clusters entry takes them. */
-function backendModifiers(t: RuleTarget): Json {
+function backendModifiers(t: IrTarget): Json {
   const out: Json = {};
   const req = t.requestHeaders;
   const res = t.responseHeaders;
@@ -55,13 +57,13 @@ function backendModifiers(t: RuleTarget): Json {
   return out;
 }
 
-function modifiers(rule: TableRule, options: RouteOptions): Json {
+function modifiers(rule: IrRule, options: RouteOptions): Json {
   const out: Json = {};
   const req = rule.requestHeaders;
   const res = rule.responseHeaders;
   if (req && req.set.length + req.add.length > 0) out['request_headers_to_add'] = headersToAdd(req);
   // The router drops the pin after stateful_session has read it: no backend sees it.
-  const remove = [...(req?.remove ?? []), ...(rule.policy.session ? [PIN_HEADER] : [])];
+  const remove = [...(req?.remove ?? []), ...(rule.session ? [PIN_HEADER] : [])];
   if (remove.length > 0) out['request_headers_to_remove'] = remove;
   const toAdd = res ? headersToAdd(res) : [];
   // Debug echoes the token natively: no route enters the VM for it.
@@ -103,9 +105,9 @@ function retryPolicy(
  * retry), does not retry it, and drops its answer, so it cannot change the response or
  * the session the client gets.
  */
-function mirrorPolicies(mirrors: RuleClusters['mirrors']): Json[] {
+function mirrorPolicies(mirrors: IrForward['mirrors']): Json[] {
   return mirrors.map((m) => ({
-    cluster: m.name,
+    cluster: m.cluster,
     ...(m.perMillion < 1_000_000
       ? { runtime_fraction: { default_value: { numerator: m.perMillion, denominator: 'MILLION' } } }
       : {}),
@@ -122,37 +124,19 @@ const IDEMPOTENT_METHOD_MATCH: Json = {
   string_match: { safe_regex: { regex: `^(${IDEMPOTENT_METHODS.join('|')})$` } },
 };
 
-/** The match, narrowed to idempotent methods. */
-function idempotentOnly(match: Json): Json {
-  return withMatchHeaders(match, [IDEMPOTENT_METHOD_MATCH]);
+/** The Envoy routes of one entry, in the order Envoy must try them. */
+export function envoyRoutes(entry: IrEntry, options: RouteOptions = {}): Json[] {
+  const routes = entryRoutes(entry, options);
+  return entry.rule.cors ? corsRoutes(entry.rule.cors, entry.match, routes) : routes;
 }
 
-/**
- * The Envoy routes of one (rule, match), in the order Envoy must try them: one route, or
- * where the rule's retries differ by method and the match does not fix the method, a route
- * for idempotent methods followed by one for the rest (docs/retries.md).
- */
-export function envoyRoutes(
-  rule: TableRule,
-  match: TableMatch,
-  clusters: RuleClusters | undefined,
-  options: RouteOptions = {},
-): Json[] {
-  const routes = ruleRoutes(rule, match, clusters, options);
-  // A rule that fails closed answers 500 to every request, preflights included.
-  return rule.cors && !rule.invalid ? corsRoutes(rule.cors, match, routes) : routes;
-}
-
-function ruleRoutes(
-  rule: TableRule,
-  match: TableMatch,
-  clusters: RuleClusters | undefined,
-  options: RouteOptions,
-): Json[] {
+function entryRoutes(entry: IrEntry, options: RouteOptions): Json[] {
+  const { rule, match } = entry;
   const base: Json = { name: match.id, match: routeMatch(match) };
-  if (rule.redirect && !rule.invalid) {
+  const action = rule.action;
+  if (action.type === 'redirect') {
     // Answered by the router itself: no backend, no retry, no session, no filter.
-    return redirectRoutes(rule.redirect, match, options.listener ?? DEFAULT_LISTENER).map((r) => ({
+    return redirectRoutes(action.redirect, match, options.listener ?? DEFAULT_LISTENER).map((r) => ({
       ...base,
       ...(r.headers.length > 0
         ? { name: `${match.id}/host-port`, match: withMatchHeaders(base['match'] as Json, r.headers) }
@@ -161,65 +145,48 @@ function ruleRoutes(
       ...modifiers(rule, options),
     }));
   }
-  if (rule.invalid || !clusters || clusters.targets.length === 0) {
-    return [
-      {
-        ...base,
-        direct_response: { status: 500 },
-        ...modifiers(rule, options),
-      },
-    ];
+  if (action.type === 'direct-response') {
+    return [{ ...base, direct_response: { status: action.status }, ...modifiers(rule, options) }];
   }
-  const usable = clusters.targets.filter((t) => t.weight > 0);
+  const usable = action.targets.filter((t) => t.weight > 0);
   // A backendRef's own headers live on its entry of weighted_clusters (its own cluster).
   const perBackend = usable.some((t) => t.requestHeaders || t.responseHeaders);
   const target =
-    (clusters.targets.length === 1 && !perBackend) || usable.length === 0
-      ? { cluster: clusters.targets[0]?.name }
+    (action.targets.length === 1 && !perBackend) || usable.length === 0
+      ? { cluster: action.targets[0]?.cluster }
       : {
           weighted_clusters: {
-            clusters: usable.map((t) => ({ name: t.name, weight: t.weight, ...backendModifiers(t) })),
+            clusters: usable.map((t) => ({ name: t.cluster, weight: t.weight, ...backendModifiers(t) })),
           },
         };
-  const plan = routerPlan(rule.policy);
-  const session = rule.policy.session !== undefined;
-  // A WebSocket lives longer than any request timeout; GRPCRoute has no timeouts, so streams
-  // are not cut at Envoy's 15 s default and the client's grpc-timeout bounds the call.
-  const unbounded = clusters.websocket || rule.policy.kind === 'grpc';
-  const timeout =
-    plan.requestTimeoutMs !== undefined ? durationMs(plan.requestTimeoutMs) : unbounded ? '0s' : undefined;
+  const { plan } = rule;
   const route = (retry: RouterRetry): Json => ({
     ...target,
     // The router rewrites once, before the first attempt: every retry sends the same request.
-    ...(rule.rewrite ? rewriteFields(rule.rewrite, match) : {}),
-    ...(clusters.mirrors.length > 0 ? { request_mirror_policies: mirrorPolicies(clusters.mirrors) } : {}),
-    ...(clusters.unresolved ? { cluster_not_found_response_code: 'INTERNAL_SERVER_ERROR' } : {}),
-    ...(timeout !== undefined ? { timeout } : {}),
-    ...optional('retry_policy', retryPolicy(retry, plan.perTryTimeoutMs, session)),
-    ...(clusters.websocket ? { upgrade_configs: [{ upgrade_type: 'websocket' }] } : {}),
-    ...(rule.policy.kind === 'grpc' ? { max_stream_duration: { grpc_timeout_header_max: '0s' } } : {}),
+    ...(action.rewrite ? rewriteFields(action.rewrite, match) : {}),
+    ...(action.mirrors.length > 0 ? { request_mirror_policies: mirrorPolicies(action.mirrors) } : {}),
+    ...(action.unresolved ? { cluster_not_found_response_code: 'INTERNAL_SERVER_ERROR' } : {}),
+    ...(action.timeoutMs !== undefined ? { timeout: durationMs(action.timeoutMs) } : {}),
+    ...optional('retry_policy', retryPolicy(retry, plan.perTryTimeoutMs, rule.session)),
+    ...(action.websocket ? { upgrade_configs: [{ upgrade_type: 'websocket' }] } : {}),
+    ...(action.grpc ? { max_stream_duration: { grpc_timeout_header_max: '0s' } } : {}),
   });
   // Only a session rule runs the filter and stateful_session, and only the filter reads the
   // policy token.
-  const filters: Json = session
+  const filters: Json = rule.session
     ? {
         metadata: { filter_metadata: { [METADATA_NAMESPACE]: { [METADATA_POLICY_KEY]: rule.token } } },
         typed_per_filter_config: sessionRouteFilters(),
       }
     : {};
-  const withMods = (r: Json): Json => ({ ...r, ...filters, ...modifiers(rule, options) });
-  const method = match.method;
-  if (!plan.splitByMethod || method !== undefined) {
-    const idempotent = method !== undefined && IDEMPOTENT_METHODS.includes(method);
-    return [withMods({ ...base, route: route(idempotent ? plan.idempotent : plan.other) })];
-  }
-  return [
-    withMods({
-      ...base,
-      name: `${match.id}/idempotent`,
-      match: idempotentOnly(base['match'] as Json),
-      route: route(plan.idempotent),
-    }),
-    withMods({ ...base, route: route(plan.other) }),
-  ];
+  return entry.routes.map((r: IrRoute) => ({
+    ...base,
+    name: r.name,
+    ...(r.idempotentOnly
+      ? { match: withMatchHeaders(base['match'] as Json, [IDEMPOTENT_METHOD_MATCH]) }
+      : {}),
+    route: route(r.retry),
+    ...filters,
+    ...modifiers(rule, options),
+  }));
 }

@@ -2,7 +2,7 @@
 // starts from, and the resources of one generation with routes and certificates named over
 // ADS. Pure, like file-resources.ts, which does the same for the single local Envoy.
 import type { GenerationMemo } from './generation-memo.js';
-import type { PolicyTable } from '../table/policy-table.js';
+import type { GatewayIr } from '../ir/gateway-ir.js';
 import { NO_TLS_MATERIAL, type TlsMaterial } from '../table/tls-material.js';
 import { TYPE_HTTP_PROTOCOL_OPTIONS } from './envoy-names.js';
 import {
@@ -94,13 +94,13 @@ export function xdsBootstrap(options: XdsBootstrapOptions): Record<string, unkno
 
 /** One generation's resources for Envoys fed over ADS: routes and certificates by name. */
 export function xdsResources(
-  table: PolicyTable,
+  ir: GatewayIr,
   options: GatewayConfigOptions,
   tls: TlsMaterial = NO_TLS_MATERIAL,
   memo?: GenerationMemo,
 ): GatewayResources {
   return generateGatewayResources(
-    table,
+    ir,
     options,
     { kind: 'rds', source: () => ADS_SOURCE },
     { material: tls, source: { kind: 'sds', source: () => ADS_SOURCE } },

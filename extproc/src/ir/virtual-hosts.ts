@@ -3,7 +3,7 @@
 // choose exactly what the ext_proc resolver chooses (both rank by precedence.ts). A
 // hostname's own matches come first, then those of the wildcards covering it (longest
 // first), then those for any host.
-import type { PolicyTable } from '../table/policy-table.js';
+import type { TableMatch, TableRoute, TableRule } from '../table/policy-table.js';
 import { type RankedMatch, compareMatches, matchIndexOf, pathRank } from './precedence.js';
 
 export interface OrderedMatch {
@@ -13,6 +13,8 @@ export interface OrderedMatch {
   readonly matchId: string;
   /** The hostname the match was attached with (this virtual host's, a covering wildcard, or `*`). */
   readonly hostname: string;
+  readonly rule: TableRule;
+  readonly match: TableMatch;
 }
 
 export interface VirtualHost {
@@ -27,9 +29,10 @@ function covers(wildcard: string, hostname: string): boolean {
   return h !== suffix && h.endsWith(suffix);
 }
 
-export function virtualHosts(table: PolicyTable): VirtualHost[] {
+/** The virtual hosts of routes given in table order (equal precedence goes to the earlier). */
+export function virtualHosts(routes: readonly TableRoute[]): VirtualHost[] {
   const byHost = new Map<string, { entry: RankedMatch; rank: number }[]>();
-  table.routes.forEach((route, order) => {
+  routes.forEach((route, order) => {
     for (const rule of route.rules) {
       for (const match of rule.matches) {
         const entry: RankedMatch = { route, rule, match, routeOrder: order, matchIndex: matchIndexOf(match) };
@@ -51,6 +54,8 @@ export function virtualHosts(table: PolicyTable): VirtualHost[] {
         ruleId: entry.rule.id,
         matchId: entry.match.id,
         hostname,
+        rule: entry.rule,
+        match: entry.match,
       })),
     );
   }

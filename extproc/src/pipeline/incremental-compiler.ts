@@ -22,6 +22,7 @@ import {
   parseObjects,
 } from '../gatewayapi/parse.js';
 import type { ProvidedConfig } from '../provider/provider.js';
+import { IrMemo } from '../ir/ir-memo.js';
 import { type Snapshot, compileConfig } from './snapshot.js';
 import { TranslateMemo } from '../translate/translate-memo.js';
 
@@ -111,6 +112,8 @@ export class IncrementalCompiler {
   private readonly copies = new WeakMap<SourceObject, AnyObject>();
   /** What translation keeps between compiles. */
   private readonly translateMemo = new TranslateMemo();
+  /** What the IR keeps between builds (read only where the snapshot is used, not on the thread). */
+  private readonly irMemo = new IrMemo();
 
   /** Rules the last compile translated anew (the rest were kept). */
   get translatedRules(): number {
@@ -125,6 +128,7 @@ export class IncrementalCompiler {
       parseObjects: (inputs) => this.parseVersioned(inputs),
       decodeObject: (src, decode) => this.decode(src, decode),
       translateMemo: this.translateMemo,
+      irMemo: this.irMemo,
     });
   }
 

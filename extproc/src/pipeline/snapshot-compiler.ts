@@ -3,6 +3,8 @@
 // message_timeout. Only the resolver is compiled here, from the table (a fraction of that).
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { buildIr } from '../ir/build-ir.js';
+import { IrMemo } from '../ir/ir-memo.js';
 import type { ProvidedConfig } from '../provider/provider.js';
 import { ResolverMemo, compileResolver } from '../resolve/compile.js';
 import type { ObjectStatus } from '../translate/status.js';
@@ -51,12 +53,13 @@ export class CompiledWriter {
 
 /**
  * What the service keeps of what it received: the routes of the last table (unchanged routes
- * stay the same objects and need not cross), the statuses' texts, and the resolver's buckets
- * of hostnames whose routes did not change.
+ * stay the same objects and need not cross), the statuses' texts, what the IR decided for
+ * rules that did not change, and the resolver's buckets of hostnames whose routes did not change.
  */
 export class CompiledReader {
   readonly table = new TableReader();
   readonly statuses = new PieceReader<string>('status list');
+  readonly ir = new IrMemo();
   readonly resolver = new ResolverMemo();
 
   /** The id of what both the table and the statuses hold, for the writer; else nothing. */
@@ -66,15 +69,20 @@ export class CompiledReader {
   }
 }
 
-/** Rebuilds a Snapshot from what the thread sent: the resolver compiled here, statuses on first read. */
+/**
+ * Rebuilds a Snapshot from what the thread sent: the IR built here from the table (it never
+ * crosses: the table's changed routes do), the resolver compiled from it, statuses on first read.
+ */
 export function snapshotFrom(data: CompiledData, reader: CompiledReader = new CompiledReader()): Snapshot {
   const table = reader.table.read(data.table);
+  const ir = buildIr(table, reader.ir);
   const texts = reader.statuses.read(data.statuses, data.table.id, (text) => text);
   let statuses: Snapshot['statuses'] | undefined;
   return {
     table,
+    ir,
     tls: data.tls,
-    resolver: compileResolver(table, data.generation, reader.resolver),
+    resolver: compileResolver(ir, data.generation, reader.resolver),
     get statuses() {
       return (statuses ??= JSON.parse(`[${texts.join(',')}]`) as Snapshot['statuses']);
     },

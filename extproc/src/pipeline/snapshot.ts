@@ -1,5 +1,5 @@
 // The one compiler from what a provider hands over to a compiled snapshot: parse → validate
-// → translate → compile. Pure: providers do the reading; the ConfigStore and the CLI call it.
+// → translate → IR → compile. Pure: providers do the reading; the ConfigStore and the CLI call it.
 import { createHash } from 'node:crypto';
 import type { Diagnostic } from '../gatewayapi/diagnostic.js';
 import {
@@ -10,6 +10,9 @@ import {
   parseObjects,
 } from '../gatewayapi/parse.js';
 import { type DecodeObject, validateObjects } from '../gatewayapi/validate.js';
+import { type GatewayIr } from '../ir/gateway-ir.js';
+import { buildIr } from '../ir/build-ir.js';
+import type { IrMemo } from '../ir/ir-memo.js';
 import type { ProvidedConfig } from '../provider/provider.js';
 import { type Resolver, compileResolver } from '../resolve/compile.js';
 import type { PolicyTable } from '../table/policy-table.js';
@@ -21,6 +24,8 @@ import type { TranslateMemo } from '../translate/translate-memo.js';
 
 export interface Snapshot {
   readonly table: PolicyTable;
+  /** The table with every decision taken, which gateway mode, the attach snippet and the resolver read. */
+  readonly ir: GatewayIr;
   /** The HTTPS listeners' key pairs (never logged, never served by the admin API). */
   readonly tls: TlsMaterial;
   readonly resolver: Resolver;
@@ -68,6 +73,8 @@ export interface CompileStages {
   readonly decodeObject?: DecodeObject;
   /** What translation keeps between compiles (the incremental compiler's). */
   readonly translateMemo?: TranslateMemo;
+  /** What the IR keeps between builds (the incremental compiler's). */
+  readonly irMemo?: IrMemo;
 }
 
 export function compileConfig(provided: ProvidedConfig, stages: CompileStages = {}): Snapshot {
@@ -76,8 +83,9 @@ export function compileConfig(provided: ProvidedConfig, stages: CompileStages = 
   const parsedDiagnostics = [...documents.diagnostics, ...objects.diagnostics];
   const validated = validateObjects([...documents.objects, ...objects.objects], stages.decodeObject);
   const { table, tls, statuses } = translate(validated, stages.translateMemo);
-  // Compiled on first read: the compiler thread never reads it (the service compiles its own
-  // from the table it receives), so it does not pay for it on every reload.
+  // Built on first read: the compiler thread never reads them (the service builds its own
+  // from the table it receives), so it does not pay for them on every reload.
+  let ir: GatewayIr | undefined;
   let resolver: Resolver | undefined;
   const fileLevel = [
     ...provided.diagnostics,
@@ -88,8 +96,11 @@ export function compileConfig(provided: ProvidedConfig, stages: CompileStages = 
   return {
     table,
     tls,
+    get ir() {
+      return (ir ??= buildIr(table, stages.irMemo));
+    },
     get resolver() {
-      return (resolver ??= compileResolver(table));
+      return (resolver ??= compileResolver(this.ir));
     },
     statuses,
     diagnostics: fileLevel,

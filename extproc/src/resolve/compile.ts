@@ -1,15 +1,12 @@
-// PolicyTable → a compiled resolver. Imports only the table: one index per Gateway port
-// (the routes that port serves, as gateway mode gives each port its own Envoy listener);
+// The IR (ir/gateway-ir.ts) → a compiled resolver: one index per Gateway port (the routes
+// that port serves, as gateway mode gives each port its own Envoy listener);
 // in each, hostnames go into maps (exact, then wildcard suffixes from the longest), each
 // hostname's matches into a HostBucket indexed by path, so a lookup costs a few map reads,
 // not a scan of routes.
-import type { PolicyTable } from '../table/policy-table.js';
-import { type ServedRoute, gatewayIr } from '../ir/gateway-ir.js';
+import type { GatewayIr, ServedRoute } from '../ir/gateway-ir.js';
 import { compileEntry } from './entry.js';
-import { headersReadBy } from '../table/headers-read.js';
 import { HostBucket } from './host-bucket.js';
 import { encodeAnswerScope, tableGeneration } from './answer-scope.js';
-import { policyTableDigest } from '../table/table-digest.js';
 import {
   type ListenerChoice,
   type RequestListener,
@@ -182,25 +179,24 @@ function compileIndex(routes: readonly ServedRoute[], memo: ResolverMemo, key: s
 const UNKNOWN: ListenerChoice = Object.freeze({ port: undefined, by: 'unknown' });
 
 export function compileResolver(
-  table: PolicyTable,
-  generation: string = tableGeneration(policyTableDigest(table)),
+  ir: GatewayIr,
+  generation: string = tableGeneration(ir.digest),
   memo: ResolverMemo = new ResolverMemo(),
 ): Resolver {
   memo.begin();
-  const headersRead: ReadonlySet<string> = new Set(headersReadBy(table));
-  const ordered = table.routes.map((route, order) => ({ route, order }));
+  const headersRead: ReadonlySet<string> = new Set(ir.headersRead);
+  const ordered = ir.routes.map((route, order) => ({ route, order }));
   const byPort = new Map<number, PortIndex>();
   /** The only index, when there is nothing to tell apart (one port, or no listeners at all). */
   let single: PortIndex | undefined;
   let singleChoice: ListenerChoice | undefined;
-  const noListeners = table.listeners.length === 0;
+  const noListeners = ir.listeners.length === 0;
   if (noListeners) {
     // A table without listeners (built by hand, or `--policy-token`-like tests): one set of routes.
     single = compileIndex(ordered, memo, '');
     singleChoice = Object.freeze({ port: undefined, by: 'single_port' });
   } else {
-    for (const port of gatewayIr(table).ports)
-      byPort.set(port.port, compileIndex(port.routes, memo, String(port.port)));
+    for (const port of ir.ports) byPort.set(port.port, compileIndex(port.routes, memo, String(port.port)));
     if (byPort.size <= 1) {
       const [port, index] = [...byPort][0] ?? [undefined, compileIndex([], memo, '')];
       single = index;

@@ -3,6 +3,7 @@
 // worker holds from the last table crosses as its position there, so a change to one route
 // among 10,000 sends one route's text to each worker, and each worker's resolver builds only
 // the buckets of the hostnames that changed (resolve/compile.ts ResolverMemo).
+import { buildIr } from '../ir/build-ir.js';
 import { TableReader, TableWriter } from '../pipeline/table-json.js';
 import { type Resolver, ResolverMemo, compileResolver } from '../resolve/compile.js';
 import type { Snapshot } from '../pipeline/snapshot.js';
@@ -39,6 +40,6 @@ export class WorkerTableReceiver {
 
   /** The resolver for a policy message; throws when the message refers to a table not held. */
   apply(m: PolicyMessage): Resolver {
-    return compileResolver(this.reader.read(m.table), m.answerGeneration, this.memo);
+    return compileResolver(buildIr(this.reader.read(m.table)), m.answerGeneration, this.memo);
   }
 }

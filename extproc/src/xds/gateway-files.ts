@@ -53,7 +53,7 @@ export class GatewayFiles {
   async apply(snapshot: Snapshot, generation: number): Promise<boolean> {
     try {
       const next = resourceFiles(
-        snapshot.table,
+        snapshot.ir,
         this.options.envoy,
         this.directory,
         String(generation),

@@ -92,7 +92,7 @@ export async function startAttachStack(options: AttachStackOptions): Promise<Att
         ...(options.filterConfig === undefined ? {} : { filterConfig: options.filterConfig }),
         // As an operator deploys it: the snippet's forward_rules for these rules.
         extProcForwardRules: extProcForwardRules(
-          compileSnapshot(Object.entries(files).map(([path, text]) => ({ path, text }))).table,
+          compileSnapshot(Object.entries(files).map(([path, text]) => ({ path, text }))).ir,
         ),
         ...(options.extProcMessageTimeout === undefined
           ? {}

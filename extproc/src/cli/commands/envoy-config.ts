@@ -151,7 +151,7 @@ export const envoyConfigCommand: Command = {
     const sessionKeys = [...(await readKeys((await sourcesOf(parsed, (line) => io.err(line))).keys)).keys];
     if (mode === 'attach') {
       io.out(
-        generateAttachSnippet(snap.table, {
+        generateAttachSnippet(snap.ir, {
           extProcAddress: flag(parsed, 'ext-proc-address') ?? EXT_PROC_ADDRESS_DEFAULT,
           wasmPath,
           ...(debug ? { debug } : {}),
@@ -162,13 +162,13 @@ export const envoyConfigCommand: Command = {
       );
       return 0;
     }
-    for (const w of generateGatewayResources(snap.table, { wasmPath, sessionKeys }).warnings) {
+    for (const w of generateGatewayResources(snap.ir, { wasmPath, sessionKeys }).warnings) {
       io.err(`steadfast envoy-config: warning: ${w}`);
     }
     if (boolFlag(parsed, 'compose')) {
       io.out(
         envoyYaml(
-          generateGatewayConfig(snap.table, composeGatewayOptions(sessionKeys), snap.tls),
+          generateGatewayConfig(snap.ir, composeGatewayOptions(sessionKeys), snap.tls),
           COMPOSE_HEADER,
         ),
       );
@@ -181,7 +181,7 @@ export const envoyConfigCommand: Command = {
       );
     }
     const config = generateGatewayConfig(
-      snap.table,
+      snap.ir,
       {
         address: flag(parsed, 'address') ?? '127.0.0.1',
         admin: { address: '127.0.0.1', port: intFlag(parsed, 'envoy-admin-port', 9901) },

@@ -48,7 +48,7 @@ export function adsRunner(
       let k = kept.get(kind);
       if (k?.key !== key) kept.set(kind, (k = { key, options, memo: new GenerationMemo(options) }));
       // The options the memo was made for, as the same object: it serves only those.
-      return xdsResources(snapshot.table, k.options, snapshot.tls, k.memo);
+      return xdsResources(snapshot.ir, k.options, snapshot.tls, k.memo);
     },
     log,
     ...(settings.token !== undefined ? { token: settings.token } : {}),

@@ -1,8 +1,8 @@
-// What a rule's retry and timeouts mean to Envoy's router, written once. Gateway mode
-// compiles this into each route's `retry_policy` and `timeout`; attach mode's filter
-// writes the same values as router headers (filter/assembly/policy/router-values.ts, which
-// tests/filter/router-plan-parity.test.ts holds to this module). docs/retries.md is the
-// table a user reads.
+// What a rule's retry and timeouts mean to Envoy's router, decided once per rule when the IR
+// is built (gateway-ir.ts). Gateway mode maps it to each route's `retry_policy` and `timeout`;
+// attach mode's filter writes the same values as router headers
+// (filter/assembly/policy/router-values.ts, which tests/envoy/router-plan.test.ts
+// holds to this module). docs/retries.md is the table a user reads.
 import type { Policy } from '../table/policy.js';
 
 /** Connection-level failures, retried whenever a rule has a retry stanza. */
@@ -102,9 +102,4 @@ export function routerPlan(policy: Policy): RouterPlan {
     ...(perTry !== undefined ? { perTryTimeoutMs: perTry } : {}),
     backoffMs,
   };
-}
-
-/** Milliseconds as an Envoy duration string. */
-export function durationMs(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${(ms / 1000).toFixed(3).replace(/0+$/, '')}s`;
 }

@@ -1,0 +1,127 @@
+// Builds the IR (gateway-ir.ts) from the policy table: the one place its decisions are taken.
+// Gateway mode's parts (rules' actions, clusters, virtual hosts) are built on first read, so
+// attach mode never pays for them; an IrMemo keeps what an unchanged rule or match made from one
+// build to the next. Pure: reads only the table.
+import type { PolicyTable, TableListener, TableMatch, TableRoute, TableRule } from '../table/policy-table.js';
+import { headersReadBy } from '../table/headers-read.js';
+import { matchRe2Problem } from '../table/re2-syntax.js';
+import { policyTableDigest } from '../table/table-digest.js';
+import { type IrCluster, shareRuleClusters } from './cluster-sharing.js';
+import type { GatewayIr, IrPort, IrVirtualHost, ServedRoute } from './gateway-ir.js';
+import { IrMemo } from './ir-memo.js';
+import { portGroups, servedOn } from './listener-ports.js';
+import { type IrEntry, type IrRule, ruleAction, ruleEntry } from './rule-action.js';
+import { ruleClusters } from './rule-clusters.js';
+import { routerPlan } from './router-plan.js';
+import { virtualHosts } from './virtual-hosts.js';
+
+interface Decided {
+  readonly clusters: readonly IrCluster[];
+  readonly rules: ReadonlyMap<TableRule, IrRule>;
+}
+
+/** Every rule's action, and the clusters they name, shared. */
+function decide(routes: readonly TableRoute[], memo: IrMemo): Decided {
+  memo.names.begin();
+  const clusters: IrCluster[] = [];
+  const rules = new Map<TableRule, IrRule>();
+  for (const route of routes) {
+    for (const rule of route.rules) {
+      if (rules.has(rule)) continue;
+      let kept = memo.rules.get(rule);
+      if (kept) {
+        // Names come from content, which comes from the rule: only the clusters' order is new.
+        if (kept.clusters) shareRuleClusters(kept.clusters, memo.names, clusters);
+      } else {
+        const plan = routerPlan(rule.policy);
+        const own = rule.invalid ? undefined : ruleClusters(route.kind, rule, plan.backoffMs);
+        const shared = own ? shareRuleClusters(own, memo.names, clusters) : undefined;
+        kept = { ...(own ? { clusters: own } : {}), ir: ruleAction(rule, plan, own, shared) };
+        memo.rules.set(rule, kept);
+      }
+      rules.set(rule, kept.ir);
+    }
+  }
+  memo.names.end();
+  return { clusters, rules };
+}
+
+function entryOf(rule: IrRule, match: TableMatch, memo: IrMemo): IrEntry {
+  const kept = memo.entries.get(match);
+  if (kept && kept.rule === rule) return kept;
+  const entry = ruleEntry(rule, match);
+  memo.entries.set(match, entry);
+  return entry;
+}
+
+/** A port's virtual hosts, without the matches RE2 would refuse (Envoy would refuse them all). */
+function portHosts(
+  routes: readonly ServedRoute[],
+  decided: Decided,
+  memo: IrMemo,
+): { virtualHosts: IrVirtualHost[]; warnings: string[] } {
+  const warnings = new Set<string>();
+  const hosts = virtualHosts(routes.map((r) => r.route)).map((vh): IrVirtualHost => {
+    const entries: IrEntry[] = [];
+    for (const m of vh.matches) {
+      const problem = matchRe2Problem(m.match);
+      const rule = decided.rules.get(m.rule);
+      if (problem !== undefined) warnings.add(`${problem}; the match is left out of Envoy's routes`);
+      else if (rule) entries.push(entryOf(rule, m.match, memo));
+    }
+    return { hostname: vh.hostname, entries, countsAttempts: entries.some((e) => e.rule.countsAttempts) };
+  });
+  return { virtualHosts: hosts, warnings: [...warnings] };
+}
+
+export function buildIr(table: PolicyTable, memo: IrMemo = new IrMemo()): GatewayIr {
+  const warnings: string[] = [];
+  for (const l of table.listeners) {
+    if (l.protocol !== 'HTTP' && l.protocol !== 'HTTPS') {
+      warnings.push(
+        `${l.id}: protocol ${l.protocol} is not served in gateway mode (HTTP and HTTPS listeners only)`,
+      );
+    }
+  }
+  let decided: Decided | undefined;
+  const decideOnce = () => (decided ??= decide(table.routes, memo));
+  const ports = portGroups(table, (w) => warnings.push(w)).map((group): IrPort => {
+    const routes: ServedRoute[] = [];
+    table.routes.forEach((route, order) => {
+      const served = servedOn(route, group);
+      if (served.hostnames.length > 0) routes.push({ route: served, order });
+    });
+    let hosts: ReturnType<typeof portHosts> | undefined;
+    const hostsOnce = () => (hosts ??= portHosts(routes, decideOnce(), memo));
+    return {
+      port: group.port,
+      protocol: group.protocol,
+      name: group.listeners.length === 1 ? (group.listeners[0] as TableListener).id : `port/${group.port}`,
+      listeners: group.listeners,
+      routes,
+      get virtualHosts() {
+        return hostsOnce().virtualHosts;
+      },
+      get warnings() {
+        return hostsOnce().warnings;
+      },
+    };
+  });
+  let headersRead: readonly string[] | undefined;
+  let digest: string | undefined;
+  return {
+    listeners: table.listeners,
+    routes: table.routes,
+    ports,
+    get clusters() {
+      return decideOnce().clusters;
+    },
+    warnings,
+    get headersRead() {
+      return (headersRead ??= headersReadBy(table));
+    },
+    get digest() {
+      return (digest ??= policyTableDigest(table));
+    },
+  };
+}

@@ -1,0 +1,18 @@
+// What one IR build keeps for the next, so that a change to one route among 10,000 decides
+// that route alone. Its keys are the table's own objects, which stay the same from one table
+// to the next while a route does not change (pipeline/table-json.ts); everything kept is a
+// pure function of its key, so a kept value equals a fresh one (a test holds the whole way to
+// Envoy equal to a fresh build after random edit sequences). What the IR keeps stays the same
+// object, and envoy/generation-memo.ts keeps what it generated from it by that object.
+import type { TableMatch, TableRule } from '../table/policy-table.js';
+import { ClusterNames } from './cluster-sharing.js';
+import type { IrEntry, IrRule } from './rule-action.js';
+import type { RuleClusters } from './rule-clusters.js';
+
+export class IrMemo {
+  readonly names = new ClusterNames();
+  /** Each rule's own clusters (none for a rule that fails closed) and decided action. */
+  readonly rules = new WeakMap<TableRule, { readonly clusters?: RuleClusters; readonly ir: IrRule }>();
+  /** Each match's entry, while its rule's decision is the same object. */
+  readonly entries = new WeakMap<TableMatch, IrEntry>();
+}

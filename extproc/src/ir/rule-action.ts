@@ -1,0 +1,131 @@
+// What one route rule does, decided once: answer a redirect, answer 500 (a rule that fails
+// closed, or one with nothing to send to), or forward to its clusters with the router plan
+// (router-plan.ts), timeout, mirrors and rewrite; and, for every match of it, the routes Envoy
+// needs — one, or two when the rule's retries differ by method and the match does not fix the
+// method (docs/retries.md). envoy/route-action.ts only spells these out.
+import type {
+  HeaderModifier,
+  TableCors,
+  TableMatch,
+  TableRedirect,
+  TableRewrite,
+  TableRule,
+} from '../table/policy-table.js';
+import { IDEMPOTENT_METHODS, type RouterPlan, type RouterRetry } from './router-plan.js';
+import type { RuleClusters } from './rule-clusters.js';
+import type { SharedTargets } from './cluster-sharing.js';
+
+export interface IrForward extends SharedTargets {
+  readonly type: 'forward';
+  /** Some targets name no cluster (unresolved backendRefs): their share answers 500. */
+  readonly unresolved: boolean;
+  /** A ws or wss backend: the route allows the WebSocket upgrade. */
+  readonly websocket: boolean;
+  readonly rewrite?: TableRewrite;
+  /**
+   * The whole exchange's timeout (ms): the rule's, else 0 (none) for WebSockets, which outlive
+   * any request timeout, and for GRPCRoute, which has no timeouts (the client's grpc-timeout
+   * bounds the call); undefined: Envoy's default.
+   */
+  readonly timeoutMs?: number;
+  /** GRPCRoute: the client's grpc-timeout header bounds the stream. */
+  readonly grpc: boolean;
+}
+
+export type IrAction =
+  | { readonly type: 'redirect'; readonly redirect: TableRedirect }
+  | { readonly type: 'direct-response'; readonly status: 500 }
+  | IrForward;
+
+export interface IrRule {
+  readonly id: string;
+  readonly plan: RouterPlan;
+  readonly action: IrAction;
+  readonly requestHeaders?: HeaderModifier;
+  readonly responseHeaders?: HeaderModifier;
+  /** Session rules run the filter (with the token in route metadata) and stateful_session. */
+  readonly session: boolean;
+  /** What reaches the filter (and what debug mode echoes). */
+  readonly token: string;
+  /** Only on a rule that does not fail closed: that one answers 500 to preflights too. */
+  readonly cors?: TableCors;
+  /** The rule's retries wait for a backoff floor: its virtual host counts attempts. */
+  readonly countsAttempts: boolean;
+}
+
+/** One Envoy route of a match. */
+export interface IrRoute {
+  /** The match's id, with `/idempotent` on the first of a split. */
+  readonly name: string;
+  /** Narrowed to the idempotent methods (the first of a split). */
+  readonly idempotentOnly: boolean;
+  /** The retries of this route's methods. */
+  readonly retry: RouterRetry;
+}
+
+/** One match of a rule, with its routes in the order Envoy must try them. */
+export interface IrEntry {
+  readonly match: TableMatch;
+  readonly rule: IrRule;
+  readonly routes: readonly IrRoute[];
+}
+
+/** The rule's action, from its own clusters (undefined for a rule that fails closed) shared. */
+export function ruleAction(
+  rule: TableRule,
+  plan: RouterPlan,
+  clusters: RuleClusters | undefined,
+  shared: SharedTargets | undefined,
+): IrRule {
+  const action = ((): IrAction => {
+    if (rule.redirect && !rule.invalid) return { type: 'redirect', redirect: rule.redirect };
+    if (rule.invalid || !clusters || !shared || shared.targets.length === 0) {
+      return { type: 'direct-response', status: 500 };
+    }
+    const grpc = rule.policy.kind === 'grpc';
+    const timeoutMs = plan.requestTimeoutMs ?? (clusters.websocket || grpc ? 0 : undefined);
+    return {
+      type: 'forward',
+      targets: shared.targets,
+      mirrors: shared.mirrors,
+      unresolved: clusters.unresolved,
+      websocket: clusters.websocket,
+      ...(rule.rewrite ? { rewrite: rule.rewrite } : {}),
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+      grpc,
+    };
+  })();
+  return {
+    id: rule.id,
+    plan,
+    action,
+    ...(rule.requestHeaders ? { requestHeaders: rule.requestHeaders } : {}),
+    ...(rule.responseHeaders ? { responseHeaders: rule.responseHeaders } : {}),
+    session: rule.policy.session !== undefined,
+    token: rule.token,
+    ...(rule.cors && !rule.invalid ? { cors: rule.cors } : {}),
+    countsAttempts: !rule.invalid && plan.backoffMs > 0,
+  };
+}
+
+/** A match's entry: one route, or a route for idempotent methods followed by one for the rest. */
+export function ruleEntry(rule: IrRule, match: TableMatch): IrEntry {
+  const { plan } = rule;
+  const method = match.method;
+  if (rule.action.type !== 'forward' || !plan.splitByMethod || method !== undefined) {
+    const idempotent = method !== undefined && IDEMPOTENT_METHODS.includes(method);
+    return {
+      match,
+      rule,
+      routes: [{ name: match.id, idempotentOnly: false, retry: idempotent ? plan.idempotent : plan.other }],
+    };
+  }
+  return {
+    match,
+    rule,
+    routes: [
+      { name: `${match.id}/idempotent`, idempotentOnly: true, retry: plan.idempotent },
+      { name: match.id, idempotentOnly: false, retry: plan.other },
+    ],
+  };
+}
