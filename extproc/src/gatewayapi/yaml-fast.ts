@@ -2,7 +2,8 @@
 // package keeps a full syntax tree with every node's position, which parse.ts needs only
 // to name the line of a field in a diagnostic, and which costs about 2 µs and 1 KB per byte
 // of input (a 3.4 MB file of 10,000 routes: 6 s). js-yaml builds the values alone, about
-// seven times faster, and holds nothing once done. So this loads the values with js-yaml,
+// eight times faster — whole, or a document at a time as the incremental compiler reads a new
+// file (`npm run bench:yaml`) — and holds nothing once done. So this loads the values with js-yaml,
 // under a schema written to give exactly the `yaml` package's YAML 1.2 core results, and
 // keeps each document's span of the text; a field's line is found later, by parsing that
 // one document with `yaml`, only when something asks for it.
