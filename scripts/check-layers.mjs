@@ -26,7 +26,6 @@ const TREES = [
       'table/policy.ts': [],
       gatewayapi: ['json.ts', 'table/policy.ts'],
       table: ['json.ts', 'table/policy.ts'],
-      session: ['json.ts'],
       // The RE2 decision: translation reports what RE2 would refuse, the IR leaves it out.
       'table/re2-syntax.ts': ['json.ts', 'table'],
       translate: ['json.ts', 'gatewayapi', 'table', 'table/re2-syntax.ts'],
@@ -45,7 +44,7 @@ const TREES = [
       // The concrete sources: files, key files, a Kubernetes API server.
       'provider/config-files.ts': ['json.ts', 'gatewayapi'],
       'provider/file.ts': ['json.ts', 'gatewayapi', 'provider', 'provider/config-files.ts'],
-      'provider/key-files.ts': ['json.ts', 'session', 'provider'],
+      'provider/key-files.ts': ['json.ts', 'provider'],
       'provider/kubernetes': ['json.ts', 'gatewayapi', 'translate', 'provider', 'provider/key-files.ts'],
       // Runs the stages: one compiler for every command, and the atomic swap of what it produced.
       pipeline: [
@@ -84,7 +83,6 @@ const TREES = [
         'json.ts',
         'gatewayapi',
         'table',
-        'session',
         'translate',
         'ir',
         'resolve',

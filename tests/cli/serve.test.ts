@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run } from '../../extproc/src/cli/main.js';
-import { generateSessionKey } from '../../extproc/src/session/keys.js';
+import { generateSessionKey } from '../../extproc/src/provider/key-files.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'steadfast-serve-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -24,7 +24,7 @@ import {
 } from './support/fleet.js';
 import { exchange } from './conformance/exchange.js';
 import { TEST_SESSION_KEY, cookieOf, freePort } from './support/gateway-fixture.js';
-import { sessionKeyId } from '../../extproc/src/session/keys.js';
+import { sessionKeyId } from '../../extproc/src/provider/key-files.js';
 
 const ENVOY_ADDRESSES = ['127.0.0.12', '127.0.0.13'] as const;
 const CONTROLLER = 'steadfast.dev/gateway-controller';

@@ -15,7 +15,7 @@ import { extProcForwardRules } from '../../extproc/src/envoy/attach-snippet.js';
 import { startEnvoy } from '../../extproc/src/local/envoy-process.js';
 import { startLocalGateway } from '../../extproc/src/local/local-gateway.js';
 import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
-import { openSessionToken } from '../../extproc/src/session/token.js';
+import { openSessionToken } from '../support/session-token.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { configDir } from './support/attach-config.js';
 import { BACKEND_ADDRESSES, untilExtProcAnswers, within } from './support/attach-stack.js';

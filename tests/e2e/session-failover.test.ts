@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
-import { openSessionToken } from '../../extproc/src/session/token.js';
+import { openSessionToken } from '../support/session-token.js';
 import { within } from './support/attach-stack.js';
 import { TEST_SESSION_KEY } from './support/gateway-fixture.js';
 import { MODES, type ModeStack, startMode } from './support/mode-stack.js';

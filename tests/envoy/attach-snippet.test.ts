@@ -10,7 +10,7 @@ import { generateAttachSnippet, parseHostPort } from '../../extproc/src/envoy/at
 import { run } from '../../extproc/src/cli/main.js';
 import { validateEnvoyConfig } from '../../extproc/src/local/envoy-binary.js';
 import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
-import { generateSessionKey } from '../../extproc/src/session/keys.js';
+import { generateSessionKey } from '../../extproc/src/provider/key-files.js';
 import { baseObjectsYaml, routesYaml } from '../e2e/support/attach-config.js';
 import { REPO_ROOT, filterWasm } from '../support/paths.js';
 import { buildIr } from '../../extproc/src/ir/build-ir.js';

@@ -2,7 +2,7 @@
 // same inputs and print the same canonical text (RFC 5952 for IPv6).
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { formatEndpoint, normalizeEndpoint } from '../../extproc/src/session/endpoint.js';
+import { formatEndpoint, normalizeEndpoint } from '../support/session-endpoint.js';
 import { loadKatWasm, type KatWasm } from '../filter/kat-wasm.js';
 import { SessionWasm } from './session-wasm.js';
 

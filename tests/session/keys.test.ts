@@ -6,7 +6,7 @@ import {
   MAX_SESSION_KEYS,
   parseSessionKeyFile,
   SessionKeyFileError,
-} from '../../extproc/src/session/keys.js';
+} from '../../extproc/src/provider/key-files.js';
 
 const K1 = Buffer.alloc(32, 1).toString('base64');
 const K2 = Buffer.alloc(32, 2).toString('base64');

@@ -1,8 +1,8 @@
 // Drives the filter's session-token codec (filter/assembly/session/) through the test
 // wasm, with JavaScript strings in and out, so suites can compare it with the
-// TypeScript twin in extproc/src/session/.
+// TypeScript twin in tests/support/session-token.ts.
 import type { KatWasm } from '../filter/kat-wasm.js';
-import type { SessionFields, SessionTokenFailure } from '../../extproc/src/session/token.js';
+import type { SessionFields, SessionTokenFailure } from '../support/session-token.js';
 
 export type FilterStatus = 'ok' | SessionTokenFailure;
 

@@ -7,8 +7,8 @@ import {
   sealSessionToken,
   SESSION_TOKEN_CHARS,
   type SessionFields,
-} from '../../extproc/src/session/token.js';
-import { sessionKeyId } from '../../extproc/src/session/keys.js';
+} from '../support/session-token.js';
+import { sessionKeyId } from '../../extproc/src/provider/key-files.js';
 import { callGraph, katWasmText, loadKatWasm, type KatWasm } from '../filter/kat-wasm.js';
 import { SessionWasm, type FilterOpened } from './session-wasm.js';
 

@@ -1,7 +1,7 @@
 // The one place flags become sources: a Provider of Gateway API objects (files, or a
 // Kubernetes API server) and a KeySource of session keys (a key file and inline keys, or a
 // Secret). Everything below the CLI takes only those two interfaces; nothing is started here.
-import { SessionKeyFileError } from '../session/keys.js';
+import { SessionKeyFileError } from '../provider/key-files.js';
 import { FileProvider } from '../provider/file.js';
 import { KeyFileSource } from '../provider/key-files.js';
 import type { KeySource, SessionKeyRing } from '../provider/key-source.js';

@@ -2,7 +2,7 @@
 // configured from the directory and reloaded when it changes, and the control service.
 // Prints one ready line; SIGINT/SIGTERM stop Envoy and exit 0.
 import { untilSignalled } from '../../server/control-service.js';
-import { generateSessionKey } from '../../session/keys.js';
+import { generateSessionKey } from '../../provider/key-files.js';
 import { type FlagSpecs, type ParsedArgs, boolFlag, flag, intFlag } from '../args.js';
 import { type Command, type CommandIO, UsageError } from '../command.js';
 import { checkConfigPaths } from '../config-paths.js';

@@ -1,14 +1,14 @@
 // The sealed session token, TypeScript twin of filter/assembly/session/token.ts (the
-// filter's codec is the one in the request path; this one lets tests and tools mint and
-// read tokens). The two must produce identical tokens for identical inputs; the suite in
+// filter's codec is the one in the request path; this one lets tests mint and read
+// tokens). The two must produce identical tokens for identical inputs; the suite in
 // tests/session/token.test.ts checks it both ways. Format: docs/session-token.md.
 //
 //   token  = base64url-nopad( version(1) | keyId(4) | nonce(12) | ciphertext(31) | tag(16) )
 //   plain  = issuedAt(u32 BE) | lastUsed(u32 BE) | expiresAt(u32 BE, 0 = none) | endpoint(19)
 //   AAD    = version | keyId | UTF-8 of the context (the route rule the session belongs to)
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { ENDPOINT_BYTES, formatEndpoint, parseEndpoint } from './endpoint.js';
-import { KEY_ID_BYTES, SESSION_KEY_BYTES, sessionKeyId } from './keys.js';
+import { ENDPOINT_BYTES, formatEndpoint, parseEndpoint } from './session-endpoint.js';
+import { KEY_ID_BYTES, SESSION_KEY_BYTES, sessionKeyId } from '../../extproc/src/provider/key-files.js';
 
 export const SESSION_TOKEN_VERSION = 1;
 export const SESSION_NONCE_BYTES = 12;
