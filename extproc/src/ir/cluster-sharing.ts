@@ -50,7 +50,7 @@ export class ClusterNames {
   cluster(content: IrClusterContent, key: string): { cluster: IrCluster; first: boolean } {
     const named = this.next.get(key);
     if (named) return { cluster: named, first: false };
-    const cluster = this.last.get(key) ?? { ...content, name: clusterName(content, key) };
+    const cluster = this.last.get(key) ?? { name: clusterName(content, key), ...content };
     this.next.set(key, cluster);
     return { cluster, first: true };
   }
