@@ -23,10 +23,8 @@ export interface CommandIO {
 
 export { UsageError } from './usage-error.js';
 
-/** Exit codes, the same for every command. */
-export const EXIT_OK = 0;
-/** The command ran and found problems (validate, resolve with no match). */
-export const EXIT_PROBLEMS = 1;
+// Exit codes, the same for every command: 0 success, 1 problems found (validate, resolve
+// without a match), and these two.
 /** Usage or I/O error: a bad flag, an unreadable file. */
 export const EXIT_USAGE = 2;
 /** A port the command needs cannot be bound (in use, privileged, not a local address). */

@@ -39,7 +39,7 @@ function help(): string {
   return lines.join('\n');
 }
 
-export function commandHelp(c: Command): string {
+function commandHelp(c: Command): string {
   return [
     `usage: ${c.usage}`,
     '',

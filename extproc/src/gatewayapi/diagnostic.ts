@@ -38,14 +38,14 @@ export interface Diagnostic extends Source {
  * unreadable path must not drop the routes it holds, so a reload with one of these keeps the
  * last good configuration, and a first load with one is not ready.
  */
-export const FATAL_DIAGNOSTIC_CODES: ReadonlySet<string> = new Set(['yaml-syntax', 'io-error']);
+const FATAL_DIAGNOSTIC_CODES: ReadonlySet<string> = new Set(['yaml-syntax', 'io-error']);
 
 export function isFatal(d: Diagnostic): boolean {
   return FATAL_DIAGNOSTIC_CODES.has(d.code);
 }
 
 /** Codes that are warnings: nothing is refused or fails closed because of them. */
-export const WARNING_DIAGNOSTIC_CODES: ReadonlySet<string> = new Set([
+const WARNING_DIAGNOSTIC_CODES: ReadonlySet<string> = new Set([
   'unknown-kind',
   'no-ready-endpoints',
   'underscore-session-header',
@@ -78,7 +78,7 @@ export function formatFieldPath(path: FieldPath): string {
   return out;
 }
 
-export function formatObjectRef(ref: ObjectRef): string {
+function formatObjectRef(ref: ObjectRef): string {
   return ref.namespace === '' ? `${ref.kind} ${ref.name}` : `${ref.kind} ${ref.namespace}/${ref.name}`;
 }
 

@@ -23,4 +23,3 @@ export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export const GATEWAY_GROUP = 'gateway.networking.k8s.io';
-export const GATEWAY_X_GROUP = 'gateway.networking.x-k8s.io';

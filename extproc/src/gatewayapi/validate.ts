@@ -13,7 +13,7 @@ export interface ValidateResult {
   readonly diagnostics: readonly Diagnostic[];
 }
 
-export function objectDiagnostics(o: AnyObject): Diagnostic[] {
+function objectDiagnostics(o: AnyObject): Diagnostic[] {
   return o.errors.map((e) => ({
     code: e.code,
     file: o.origin.source.file,

@@ -59,7 +59,7 @@ export interface LocalGateway extends EventEmitter<LocalGatewayEvents> {
   stop(): Promise<void>;
 }
 
-export function filterWasmPath(): string {
+function filterWasmPath(): string {
   const path = join(projectRoot(), 'filter', 'build', 'steadfast.wasm');
   if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first`);
   return path;

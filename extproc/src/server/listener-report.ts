@@ -10,14 +10,14 @@ import { METADATA_NAMESPACE } from '../table/policy-token.js';
 const METADATA_NAME = `${METADATA_NAMESPACE}.${GATEWAY_PORT_METADATA_KEY}`;
 
 /** Distinct cases kept; more are counted in the metrics only. */
-export const MAX_LISTENER_PROBLEMS = 32;
+const MAX_LISTENER_PROBLEMS = 32;
 
 function portsText(resolver: Resolver): string {
   return resolver.ports.length > 0 ? resolver.ports.join(', ') : 'none';
 }
 
 /** The problem a request shows, if any; its `key` names the case. */
-export function listenerProblem(
+function listenerProblem(
   resolver: Resolver,
   choice: ListenerChoice,
   listener: RequestListener | undefined,

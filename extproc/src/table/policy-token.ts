@@ -52,7 +52,7 @@ export class PolicyTokenError extends Error {
 }
 
 /** Percent-encodes every byte outside printable ASCII, and `%`, `;`, `=` and `,`. */
-export function escapeTokenValue(value: string): string {
+function escapeTokenValue(value: string): string {
   let out = '';
   for (const byte of Buffer.from(value, 'utf8')) {
     const safe =

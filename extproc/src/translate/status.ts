@@ -1,6 +1,7 @@
 // Status as a controller writes it: conditions with the upstream types and reasons, per
 // object, plus the located errors that made a condition False.
 import { CONTROLLER_NAME, type ReasonName } from '../gatewayapi/codes.js';
+import type { ParentRef } from '../gatewayapi/model.js';
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';
 
@@ -12,14 +13,8 @@ export interface Condition {
   readonly observedGeneration?: number;
 }
 
-export interface ParentReferenceStatus {
-  readonly group: string;
-  readonly kind: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly sectionName?: string;
-  readonly port?: number;
-}
+/** A route's parentRef as its status names it: the reference, without its place in the list. */
+export type ParentReferenceStatus = Omit<ParentRef, 'index'>;
 
 export interface RouteParentStatus {
   readonly parentRef: ParentReferenceStatus;

@@ -22,7 +22,7 @@ import type { Json } from '../json.js';
 import { encodeAny, envoyProtoRoot } from './envoy-protos.js';
 import { RouteFileEncoder } from './route-files.js';
 
-export const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
+const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
 const ADS_METHOD = `/${ADS_SERVICE}/StreamAggregatedResources`;
 
 /** What follows the clusters, in order. */

@@ -25,8 +25,8 @@ import { DEV_FLAGS, devSettings, readyLine, startDevGateway } from './dev.js';
 const PREFIX = 'steadfast quickstart';
 
 /** The Gateway, Secret and route `steadfast quickstart` adds for HTTPS (`docs/tls.md`). */
-export const QUICKSTART_TLS_SECRET = 'quickstart-dev-tls';
-export const QUICKSTART_HTTPS_PORT = 10443;
+const QUICKSTART_TLS_SECRET = 'quickstart-dev-tls';
+const QUICKSTART_HTTPS_PORT = 10443;
 
 /**
  * HTTPS for the quickstart, made fresh at every start so no key is ever committed: a development

@@ -9,7 +9,7 @@ import { CONFIG, OUTPUT, outputOf, requireConfigPaths } from '../flags.js';
 import { loadSnapshot } from '../load-snapshot.js';
 import { diagnosticsText, objectText } from '../status-text.js';
 
-export interface ValidateSummary {
+interface ValidateSummary {
   readonly files: number;
   readonly objects: number;
   /** Objects with an error or a False Accepted/Programmed/ResolvedRefs condition. */
@@ -22,7 +22,7 @@ export interface ValidateSummary {
   readonly ok: boolean;
 }
 
-export function validateSummary(snap: Snapshot, files: number): ValidateSummary {
+function validateSummary(snap: Snapshot, files: number): ValidateSummary {
   const objectsWithProblems = snap.statuses.filter((s) => !isHealthy(s)).length;
   const fileErrors = snap.diagnostics.filter((d) => !isWarning(d)).length;
   const warnings =
@@ -39,7 +39,7 @@ export function validateSummary(snap: Snapshot, files: number): ValidateSummary 
 }
 
 /** `ok: 12 object(s) in 3 file(s), all accepted and resolved` or `FAIL: 1 object(s) with problems, …`. */
-export function summaryLine(s: ValidateSummary): string {
+function summaryLine(s: ValidateSummary): string {
   const read = `${s.objects} object(s) in ${s.files} file(s)`;
   const warnings = s.warnings > 0 ? `, ${s.warnings} warning(s)` : '';
   if (s.ok) return `ok: ${read}, all accepted and resolved${warnings}`;

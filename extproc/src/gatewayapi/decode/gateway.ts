@@ -43,7 +43,7 @@ export function decodeGatewayClass(src: SourceObject): GatewayClass {
   };
 }
 
-export function decodeLabelSelector(sel: Rec, at: FieldPath, f: Fields): LabelSelector {
+function decodeLabelSelector(sel: Rec, at: FieldPath, f: Fields): LabelSelector {
   const matchLabels: Record<string, string> = {};
   const ml = f.rec(sel, 'matchLabels', at);
   if (ml) for (const [k, v] of Object.entries(ml)) if (typeof v === 'string') matchLabels[k] = v;

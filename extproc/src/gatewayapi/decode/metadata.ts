@@ -1,17 +1,11 @@
 // metadata: name, namespace, labels, creationTimestamp, generation.
 import { type Fields, type Rec, isRec } from '../fields.js';
+import type { ModelObject } from '../model.js';
 import type { SourceObject } from '../parse.js';
 import { DNS_LABEL, DNS_SUBDOMAIN } from '../patterns.js';
 
-export interface Meta {
-  readonly apiVersion: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly creationTimestamp?: string;
-  readonly generation?: number;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly origin: SourceObject;
-}
+/** What every object's metadata gives its model object. */
+export type Meta = Omit<ModelObject, 'kind' | 'errors'>;
 
 export function decodeMetadata(src: SourceObject, f: Fields): Meta {
   const meta = f.rec(src.body, 'metadata', [], true) ?? {};

@@ -36,7 +36,7 @@ function ownProtoDir(): string {
 }
 
 export const EXT_PROC_SERVICE = 'envoy.service.ext_proc.v3.ExternalProcessor';
-export const HEALTH_SERVICE = 'grpc.health.v1.Health';
+const HEALTH_SERVICE = 'grpc.health.v1.Health';
 
 export interface ServiceProtos {
   readonly extProc: grpc.ServiceDefinition;

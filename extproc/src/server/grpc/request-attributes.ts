@@ -22,10 +22,10 @@ export interface RequestAttributes {
 }
 
 /** Longest text of an invalid `gateway_port` kept for the report. */
-export const MAX_REPORTED_ATTRIBUTE = 64;
+const MAX_REPORTED_ATTRIBUTE = 64;
 
 /** A TCP port from an attribute's number or text ("80"); undefined for anything else. */
-export function portOf(value: number | string | undefined): number | undefined {
+function portOf(value: number | string | undefined): number | undefined {
   const n = typeof value === 'string' ? (/^\d{1,5}$/.test(value) ? Number(value) : NaN) : value;
   return n !== undefined && Number.isInteger(n) && n >= 1 && n <= 65535 ? n : undefined;
 }
