@@ -95,7 +95,7 @@ spec:
           host_statuses?: Array<{ address: { socket_address: { port_value: number } } }>;
         }>;
       }
-    ).cluster_statuses // The rule's cluster, named after its three backendRefs (rule-clusters.ts, shareClusters).
+    ).cluster_statuses // The rule's cluster, named after its three backendRefs (ir/rule-clusters.ts, ir/cluster-sharing.ts).
       .find((c) => c.name.startsWith('backend/default/stable:80+default/canary:80+default/retired:80/'));
     const ports = (rule?.host_statuses ?? []).map((h) => h.address.socket_address.port_value);
     expect(ports.sort()).toEqual(backends.map((b) => b.port).sort());

@@ -1,7 +1,7 @@
 // What a rule's retry and timeouts mean to Envoy's router, decided once per rule when the IR
 // is built (gateway-ir.ts). Gateway mode maps it to each route's `retry_policy` and `timeout`;
 // attach mode's filter writes the same values as router headers
-// (filter/assembly/policy/router-values.ts, which tests/envoy/router-plan.test.ts
+// (filter/assembly/policy/router-values.ts, which tests/ir/router-plan.test.ts
 // holds to this module). docs/retries.md is the table a user reads.
 import type { Policy } from '../table/policy.js';
 
