@@ -115,8 +115,6 @@ async function startAttach(
       },
       http2Clusters: ['app'],
       filterConfig: JSON.stringify({ policySource: 'metadata', sessionKeys: [TEST_SESSION_KEY] }),
-      // Retry and session semantics, not ext_proc latency (as in mode-stack.ts).
-      extProcMessageTimeout: '1s',
       extProcForwardRules: extProcForwardRules(
         compileSnapshot(Object.entries(files).map(([path, text]) => ({ path, text }))).ir,
       ),

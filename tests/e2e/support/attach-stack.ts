@@ -39,8 +39,6 @@ export interface AttachStackOptions {
   readonly serveArgs?: readonly string[];
   /** The downstream filter's configuration, e.g. with session keys. */
   readonly filterConfig?: string;
-  /** Overrides the example's ext_proc message_timeout (0.2 s). */
-  readonly extProcMessageTimeout?: string;
   /** Extra Envoy flags, e.g. `--concurrency 1`. */
   readonly envoyArgs?: readonly string[];
   /** false: the answer cache off (as `envoy-config --mode attach --answer-cache off` prints it). */
@@ -94,9 +92,6 @@ export async function startAttachStack(options: AttachStackOptions): Promise<Att
         extProcForwardRules: extProcForwardRules(
           compileSnapshot(Object.entries(files).map(([path, text]) => ({ path, text }))).ir,
         ),
-        ...(options.extProcMessageTimeout === undefined
-          ? {}
-          : { extProcMessageTimeout: options.extProcMessageTimeout }),
         ...(options.answerCache === false ? { answerCache: false } : {}),
       },
     );

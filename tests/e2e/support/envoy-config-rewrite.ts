@@ -14,8 +14,6 @@ export interface RewriteOptions {
   readonly clusters?: Readonly<Record<string, readonly Endpoint[]>>;
   /** Replaces the downstream steadfast filter's JSON configuration (a string). */
   readonly filterConfig?: string;
-  /** Replaces the ext_proc filter's message_timeout (e.g. `1s`). */
-  readonly extProcMessageTimeout?: string;
   /** Replaces the ext_proc filter's forward_rules (what the snippet generates for the test's rules). */
   readonly extProcForwardRules?: Readonly<Record<string, unknown>>;
   /** Clusters that speak HTTP/2 (prior knowledge) to their endpoints, as a gRPC backend needs. */
@@ -80,9 +78,6 @@ export function rewriteEnvoyConfig(yamlText: string, options: RewriteOptions = {
     const local = n['local'] as Node | undefined;
     if (typeof local?.['filename'] === 'string' && local['filename'].endsWith('.wasm')) {
       local['filename'] = filterWasm();
-    }
-    if (options.extProcMessageTimeout !== undefined && n['name'] === 'envoy.filters.http.ext_proc') {
-      (n['typed_config'] as Node)['message_timeout'] = options.extProcMessageTimeout;
     }
     if (options.extProcForwardRules !== undefined && n['name'] === 'envoy.filters.http.ext_proc') {
       (n['typed_config'] as Node)['forward_rules'] = options.extProcForwardRules;
