@@ -30,20 +30,19 @@ import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
 import { RETRY_BACK_OFF } from './route-action.js';
 import type { Json } from '../json.js';
 
-export const TYPE_EXT_PROC =
-  'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor';
+const TYPE_EXT_PROC = 'type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor';
 /** The cluster the snippet adds for the control service. */
-export const EXT_PROC_CLUSTER = 'steadfast_extproc';
+const EXT_PROC_CLUSTER = 'steadfast_extproc';
 /**
  * Envoy's ext_proc resets its side stream when a request ends unless this runtime feature
  * is on; Node's HTTP/2 server (nghttp2's rapid-reset guard: 1000 resets, then 33 a second)
  * then closes the ext_proc connection every ~1000 requests under load, and the requests in
  * flight on it go without policy. With it, Envoy half-closes and waits for our trailers.
  */
-export const EXT_PROC_GRACEFUL_CLOSE = 'envoy.reloadable_features.ext_proc_graceful_grpc_close';
+const EXT_PROC_GRACEFUL_CLOSE = 'envoy.reloadable_features.ext_proc_graceful_grpc_close';
 
 /** Envoy's default (docs/architecture.md, Envoy fact 10), and small enough that an outage costs little latency. */
-export const EXT_PROC_MESSAGE_TIMEOUT = '0.2s';
+const EXT_PROC_MESSAGE_TIMEOUT = '0.2s';
 
 export interface AttachSnippetOptions {
   /** Where the control service listens for ext_proc, `HOST:PORT` (`steadfast serve --ext-proc-address`). */
@@ -70,7 +69,7 @@ export interface AttachSnippetOptions {
  * Filter state the lookup instance of the filter sets when it knows the answer (the wasm
  * host prefixes `wasm.` to the name the filter uses); clients cannot set filter state.
  */
-export const CACHED_ANSWER_FILTER_STATE = 'wasm.steadfast_answer';
+const CACHED_ANSWER_FILTER_STATE = 'wasm.steadfast_answer';
 
 /** `HOST:PORT` or `[v6]:PORT` → its parts; throws on anything else. */
 export function parseHostPort(address: string): { host: string; port: number } {
@@ -85,7 +84,7 @@ export function parseHostPort(address: string): { host: string; port: number } {
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
 /** The wasm filter's JSON configuration in attach mode: policy from ext_proc metadata. */
-export function attachFilterConfiguration(options: AttachSnippetOptions): string {
+function attachFilterConfiguration(options: AttachSnippetOptions): string {
   return JSON.stringify({
     policySource: 'metadata',
     sessionKeys: [...(options.sessionKeys ?? [])],
@@ -95,7 +94,7 @@ export function attachFilterConfiguration(options: AttachSnippetOptions): string
 }
 
 /** The lookup instance's configuration: it only reads the VM's answer cache. */
-export const LOOKUP_FILTER_CONFIGURATION = JSON.stringify({ role: 'lookup' });
+const LOOKUP_FILTER_CONFIGURATION = JSON.stringify({ role: 'lookup' });
 
 /**
  * ext_proc, skipped (match_delegate's SkipFilter) when the lookup instance handed on a
@@ -123,7 +122,7 @@ export function extProcForwardRules(ir: GatewayIr): Json {
   return { allowed_headers: { patterns: names.map((exact) => ({ exact })) } };
 }
 
-export function attachHttpFilters(ir: GatewayIr, options: AttachSnippetOptions): Json[] {
+function attachHttpFilters(ir: GatewayIr, options: AttachSnippetOptions): Json[] {
   const extProc: Json = {
     name: 'envoy.filters.http.ext_proc',
     typed_config: {
@@ -161,11 +160,11 @@ export function attachHttpFilters(ir: GatewayIr, options: AttachSnippetOptions):
   ];
 }
 
-export function attachRouterFilter(options: AttachSnippetOptions): Json {
+function attachRouterFilter(options: AttachSnippetOptions): Json {
   return routerFilter(options.wasmPath);
 }
 
-export function extProcCluster(extProcAddress: string): Json {
+function extProcCluster(extProcAddress: string): Json {
   const { host, port } = parseHostPort(extProcAddress);
   const literal = IPV4.test(host) || host.includes(':');
   return {
@@ -189,7 +188,7 @@ export function extProcCluster(extProcAddress: string): Json {
   };
 }
 
-export function attachRuntime(): Json {
+function attachRuntime(): Json {
   return { layers: [{ name: 'steadfast', static_layer: { [EXT_PROC_GRACEFUL_CLOSE]: true } }] };
 }
 

@@ -36,7 +36,7 @@ function originPattern(origin: string): string {
 }
 
 /** The Origin header matcher of the allowed origins; undefined when none is allowed. */
-export function allowedOriginMatcher(cors: TableCors): Json | undefined {
+function allowedOriginMatcher(cors: TableCors): Json | undefined {
   if (cors.allowOrigins.length === 0) return undefined;
   if (cors.allowOrigins.includes('*')) return { name: 'origin', present_match: true };
   // Scheme and host compare without regard to case (RFC 6454 serialises them in lower case).

@@ -35,7 +35,7 @@ export interface EdgeOptions {
   readonly maxDownstreamConnections?: number;
 }
 
-export const EDGE_DEFAULTS: Required<EdgeOptions> = {
+const EDGE_DEFAULTS: Required<EdgeOptions> = {
   xffNumTrustedHops: 0,
   escapedSlashesAction: 'UNESCAPE_AND_REDIRECT',
   maxRequestHeadersKb: 60,

@@ -20,12 +20,12 @@ export const LDS_FILE = 'lds.json';
 export const CDS_FILE = 'cds.json';
 
 /** The SDS file of one certificate: its id with every character but `A-Za-z0-9._-` replaced. */
-export function sdsFileName(secretName: string): string {
+function sdsFileName(secretName: string): string {
   return `sds-${secretName.replace(/[^A-Za-z0-9._-]/g, '_')}.json`;
 }
 
 /** The RDS file of one listener (protobuf): its name with every character but `A-Za-z0-9._-` replaced. */
-export function rdsFileName(routeConfigName: string): string {
+function rdsFileName(routeConfigName: string): string {
   return `rds-${routeConfigName.replace(/[^A-Za-z0-9._-]/g, '_')}.pb`;
 }
 
@@ -59,7 +59,7 @@ export function fileBootstrap(directory: string, options: GatewayConfigOptions):
 }
 
 /** One discovery-response file's text (JSON, one line). */
-export function discoveryFile(type: string, resources: readonly Json[], version: string): string {
+function discoveryFile(type: string, resources: readonly Json[], version: string): string {
   return JSON.stringify({
     version_info: version,
     resources: resources.map((r) => ({ '@type': type, ...r })),

@@ -62,7 +62,7 @@ export interface GatewayResources {
   readonly warnings: readonly string[];
 }
 
-export const DEFAULT_SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
+const DEFAULT_SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
 
 function routeConfiguration(
   port: IrPort,
@@ -192,10 +192,10 @@ export function generateGatewayResources(
  * (up to 64) make one expression, and a user's own can be long: the gateway's Envoy takes
  * programs up to this size. RE2's matching time stays linear in the input whatever the size.
  */
-export const RE2_MAX_PROGRAM_SIZE = 16_384;
+const RE2_MAX_PROGRAM_SIZE = 16_384;
 
 /** The gateway's runtime layer. */
-export function gatewayRuntime(): Json {
+function gatewayRuntime(): Json {
   return {
     layers: [
       { name: 'steadfast', static_layer: { 're2.max_program_size.error_level': RE2_MAX_PROGRAM_SIZE } },

@@ -37,7 +37,7 @@ export interface FilterOptions {
  * the routes carry the retries and timeouts. Debug output is the route's own response
  * header (route-action.ts), so the filter need not run for it.
  */
-export function filterConfiguration(options: FilterOptions): string {
+function filterConfiguration(options: FilterOptions): string {
   return JSON.stringify({
     policySource: 'route',
     gatewayRoutes: true,

@@ -18,7 +18,7 @@ export interface OutlierDetectionOptions {
   readonly maxEjectionPercent?: number;
 }
 
-export const OUTLIER_DETECTION_DEFAULTS: Required<OutlierDetectionOptions> = {
+const OUTLIER_DETECTION_DEFAULTS: Required<OutlierDetectionOptions> = {
   consecutiveLocalOriginFailure: 3,
   baseEjectionTime: '5s',
   maxEjectionTime: '30s',

@@ -14,7 +14,7 @@ import {
 import type { Json } from '../json.js';
 
 /** The bootstrap's cluster that reaches the control plane. */
-export const XDS_CLUSTER = 'steadfast_xds';
+const XDS_CLUSTER = 'steadfast_xds';
 
 const ADS_SOURCE: Json = { ads: {}, resource_api_version: 'V3' };
 

@@ -6,11 +6,7 @@
 import type { Policy } from '../table/policy.js';
 
 /** Connection-level failures, retried whenever a rule has a retry stanza. */
-export const RETRY_ON_CONNECTION: readonly string[] = [
-  'connect-failure',
-  'refused-stream',
-  'reset-before-request',
-];
+const RETRY_ON_CONNECTION: readonly string[] = ['connect-failure', 'refused-stream', 'reset-before-request'];
 /**
  * Safe to send twice (RFC 9110 §9.2.2): these also retry a reset after the request was
  * sent and a per-try timeout, which Envoy retries only under `reset`, `5xx` or
@@ -53,7 +49,7 @@ function routerRetry(policy: Policy, idempotent: boolean): RouterRetry {
     // A session's pinned backend that cannot be reached may be retried once elsewhere
     // even without a retry stanza ("the implementation SHOULD ... route to another
     // backend", GEP-1619), retrying what a stanza would. The route keeps the conditions
-    // with no retries; the filter raises the count to PINNED_FALLBACK_RETRIES for a
+    // with no retries; the filter raises the count to one for a
     // request it pinned.
     if (!policy.session) return NO_RETRY;
     return {
@@ -73,9 +69,6 @@ function routerRetry(policy: Policy, idempotent: boolean): RouterRetry {
     codes: retry.codes,
   };
 }
-
-/** Retries a pinned request gets when its rule has no retry stanza (the session fallback). */
-export const PINNED_FALLBACK_RETRIES = 1;
 
 /**
  * The per-try timeout Envoy is given. Envoy starts a retry's per-try clock when it has a

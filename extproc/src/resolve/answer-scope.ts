@@ -4,7 +4,7 @@
 // nothing else; a scope names which of those the hostname's matches read, and the
 // configuration generation the answer came from. The filter's reader
 // (filter/assembly/answers/answer-scope.ts) refuses a scope with a field it does not know.
-export const ANSWER_SCOPE_VERSION = 'sc1';
+const ANSWER_SCOPE_VERSION = 'sc1';
 /** The dynamic metadata key (namespace `steadfast`) the scope travels under, beside `policy`. */
 export const METADATA_SCOPE_KEY = 'scope';
 

@@ -44,7 +44,7 @@ function decode(s: string): string {
 }
 
 /** The first value of a query parameter ("only the first entry with an equivalent name MUST be considered"). */
-export function queryParam(query: string, name: string): string | undefined {
+function queryParam(query: string, name: string): string | undefined {
   if (query === '') return undefined;
   for (const part of query.split('&')) {
     const eq = part.indexOf('=');

@@ -9,7 +9,7 @@ import type { TableMatch } from './policy-table.js';
 const UNSUPPORTED = /\(\?<?[=!]|\(\?>|\\[1-9]|\\k<|[*+?}]\+/;
 
 /** The reason RE2 would refuse `source`, or undefined when it looks acceptable. */
-export function re2Incompatibility(source: string): string | undefined {
+function re2Incompatibility(source: string): string | undefined {
   const m = UNSUPPORTED.exec(source);
   if (!m) return undefined;
   return `regular expression "${source}" uses "${m[0]}", which RE2 (Envoy's regex engine) does not support`;

@@ -19,9 +19,9 @@ import type {
   UpstreamProtocol,
 } from '../table/policy-table.js';
 
-export const APP_PROTOCOL_H2C = 'kubernetes.io/h2c';
-export const APP_PROTOCOL_WS = 'kubernetes.io/ws';
-export const APP_PROTOCOL_WSS = 'kubernetes.io/wss';
+const APP_PROTOCOL_H2C = 'kubernetes.io/h2c';
+const APP_PROTOCOL_WS = 'kubernetes.io/ws';
+const APP_PROTOCOL_WSS = 'kubernetes.io/wss';
 
 export interface BackendContext {
   readonly services: ReadonlyMap<string, Service>;
@@ -51,7 +51,7 @@ function permitted(route: Route, ref: BackendRef, grants: readonly ReferenceGran
 }
 
 /** GEP-1911: the upstream protocol a Service port asks for, or why it cannot be served. */
-export function upstreamProtocol(
+function upstreamProtocol(
   appProtocol: string | undefined,
   routeKind: Route['kind'],
   tls: boolean,
@@ -86,11 +86,7 @@ function endpointType(slice: EndpointSlice): TableEndpoint['type'] {
 }
 
 /** Endpoints of one Service port, from the Service's EndpointSlices. */
-export function resolveEndpoints(
-  svc: Service,
-  sp: ServicePort,
-  slices: readonly EndpointSlice[],
-): TableEndpoint[] {
+function resolveEndpoints(svc: Service, sp: ServicePort, slices: readonly EndpointSlice[]): TableEndpoint[] {
   if (svc.type === 'ExternalName' && svc.externalName) {
     const port = typeof sp.targetPort === 'number' ? sp.targetPort : sp.port;
     return [{ address: svc.externalName, port, type: 'fqdn', ready: true }];

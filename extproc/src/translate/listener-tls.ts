@@ -19,7 +19,7 @@ export interface ListenerCertificates {
   readonly problems: readonly CertificateProblem[];
 }
 
-export function certificateId(namespace: string, name: string): string {
+function certificateId(namespace: string, name: string): string {
   return `secret/${namespace}/${name}`;
 }
 

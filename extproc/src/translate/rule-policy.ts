@@ -4,7 +4,7 @@ import type { RetrySpec, SessionSpec, TimeoutsSpec } from '../gatewayapi/model.j
 import type { Policy, RouteKind, SessionPolicy } from '../table/policy.js';
 
 /** A cookie or header name unique per route rule, so two rules never share a session. */
-export function generatedSessionName(ruleId: string): string {
+function generatedSessionName(ruleId: string): string {
   return `sf-${createHash('sha256').update(ruleId).digest('hex').slice(0, 12)}`;
 }
 
@@ -13,7 +13,7 @@ function seconds(ms: number | undefined): number | undefined {
   return ms === undefined || ms === 0 ? undefined : Math.ceil(ms / 1000);
 }
 
-export function sessionPolicy(spec: SessionSpec, ruleId: string): SessionPolicy {
+function sessionPolicy(spec: SessionSpec, ruleId: string): SessionPolicy {
   const absoluteTimeoutS = seconds(spec.absoluteTimeoutMs);
   const idleTimeoutS = seconds(spec.idleTimeoutMs);
   return {

@@ -34,7 +34,7 @@ import {
 } from './status.js';
 
 /** Route filters steadfast carries into the table; any other type fails the rule closed. */
-export const SUPPORTED_FILTERS = [
+const SUPPORTED_FILTERS = [
   'RequestHeaderModifier',
   'ResponseHeaderModifier',
   'RequestRedirect',
