@@ -189,10 +189,11 @@ export function goals(v: Readonly<Record<string, VariantReport>>): Goal[] {
     measured: !v['V8'] ? 'V8 not measured' : `V8/V3 CPU per request ${fmt(c8)} (V8/V1 ${fmt(cpu('V8'))})`,
     met: c8 === null ? null : c8 <= 1.3,
   });
+  // Issue 12's goal (it replaced issue 8's 50%): 35% of plain Envoy, on the benchmark's one Envoy core.
   out.push({
-    goal: 'attach mode (V6) throughput at least 50% of plain Envoy (V1)',
+    goal: 'attach mode (V6) throughput at least 35% of plain Envoy (V1)',
     measured: `V6/V1 throughput ${g6?.rps?.toFixed(2) ?? 'n/a'} (V5, empty ext_proc: ${g5?.rps?.toFixed(2) ?? 'n/a'})`,
-    met: g6?.rps == null ? null : g6.rps >= 0.5,
+    met: g6?.rps == null ? null : g6.rps >= 0.35,
   });
   return out;
 }
