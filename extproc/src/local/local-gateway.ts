@@ -220,17 +220,11 @@ function checkListenersBound(envoy: EnvoyProcess, needs: readonly PortNeed[]): v
   throw new PortUnavailableError(missing, `could not be bound by Envoy${why[0] ? ` (${why[0]})` : ''}`);
 }
 
-export async function startLocalGateway(options: LocalGatewayOptions): Promise<LocalGateway> {
-  const envoyOptions: GatewayConfigOptions = {
-    address: options.address,
-    admin: { address: '127.0.0.1', port: options.envoyAdminPort },
-    wasmPath: filterWasmPath(),
-    sessionKeys: options.sessionKeys,
-    ...(options.listenerPorts ? { listenerPorts: options.listenerPorts } : {}),
-    ...(options.debug ? { debug: true } : {}),
-    exclusiveListeners: true,
-  };
-  const metrics = new ServiceMetrics();
+/** The served configuration, loaded, with every port the gateway needs checked free; closed on failure. */
+async function loadConfig(
+  options: LocalGatewayOptions,
+  metrics: ServiceMetrics,
+): Promise<{ config: ServedConfig; first: Snapshot; needs: PortNeed[] }> {
   const config = new ServedConfig({
     provider: options.provider,
     metrics,
@@ -238,88 +232,67 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
     whileCompiling: prepareControlService,
   });
-  await config.start().catch((e: unknown) => {
-    config.close();
-    throw e;
-  });
-  const first = config.snapshot;
-  if (!first) {
-    config.close();
-    throw new Error('the configuration did not load');
-  }
-  const needs = gatewayPortNeeds(first.table, options);
   try {
+    await config.start();
+    const first = config.snapshot;
+    if (!first) throw new Error('the configuration did not load');
+    const needs = gatewayPortNeeds(first.table, options);
     await checkPortsFree(needs);
+    return { config, first, needs };
   } catch (e) {
     config.close();
     throw e;
   }
-  const directory = mkdtempSync(join(tmpdir(), 'steadfast-gateway-'));
-  // Set once Envoy runs: what the writer and the rejection check ask it.
-  const after: { report?: (generation: number) => Promise<void>; envoy?: EnvoyProcess } = {};
-  const files = new GatewayFiles(directory, {
-    envoy: envoyOptions,
+}
+
+/** What the file writer asks of Envoy, set once Envoy runs. */
+interface EnvoyLink {
+  envoy?: EnvoyProcess;
+  /** Says whether Envoy took a generation (after it is written). */
+  report?: (generation: number) => Promise<void>;
+}
+
+/** The writer of Envoy's files in `directory`: it waits for Envoy to take each update. */
+function gatewayFiles(
+  directory: string,
+  wasmPath: string,
+  options: LocalGatewayOptions,
+  link: EnvoyLink,
+): GatewayFiles {
+  const envoy: GatewayConfigOptions = {
+    address: options.address,
+    admin: { address: '127.0.0.1', port: options.envoyAdminPort },
+    wasmPath,
+    sessionKeys: options.sessionKeys,
+    ...(options.listenerPorts ? { listenerPorts: options.listenerPorts } : {}),
+    ...(options.debug ? { debug: true } : {}),
+    exclusiveListeners: true,
+  };
+  return new GatewayFiles(directory, {
+    envoy,
     log: options.log,
-    untilClustersActive: (names) =>
-      after.envoy ? untilClustersActive(after.envoy, names) : Promise.resolve(),
+    untilClustersActive: (names) => (link.envoy ? untilClustersActive(link.envoy, names) : Promise.resolve()),
     watchRoutes: async () => {
-      const envoy = after.envoy;
-      if (!envoy) return async () => false;
-      const before = await routeUpdates(envoy);
-      return (written) => routesRefused(envoy, before, written);
+      const running = link.envoy;
+      if (!running) return async () => false;
+      const before = await routeUpdates(running);
+      return (written) => routesRefused(running, before, written);
     },
   });
-  const events = new EventEmitter<LocalGatewayEvents>();
+}
 
-  const apply = async (snapshot: Snapshot, generation: number): Promise<void> => {
-    if (await files.apply(snapshot, generation)) events.emit('applied', generation);
-  };
-
-  // Swaps that land while Envoy starts are written too: the writer serializes them.
-  config.onSwap((snapshot, generation) => {
-    void apply(snapshot, generation).then(() => after.report?.(generation));
-  });
-  await apply(first, config.generation);
-  const cleanup = (): void => {
-    config.close();
-    rmSync(directory, { recursive: true, force: true });
-  };
-  let envoy: EnvoyProcess | undefined;
-  try {
-    envoy = await startEnvoy({
-      config: files.bootstrap(),
-      guard: { removeOnOrphan: [directory] },
-    });
-    checkListenersBound(envoy, needs);
-  } catch (e) {
-    await envoy?.stop();
-    cleanup();
-    throw e;
-  }
-  let control: ControlService;
-  try {
-    control = await startControlService({
-      grpcAddress: options.grpcAddress ?? '127.0.0.1:0',
-      adminAddress: '127.0.0.1',
-      adminPort: options.adminPort,
-      // Gateway mode needs no callout: ext_proc still answers, for an Envoy attached next to this one.
-      lookup: config.lookup,
-      notReadyReason: () => config.notReadyReason(),
-      metrics,
-      config,
-    });
-  } catch (e) {
-    await envoy.stop();
-    cleanup();
-    throw e;
-  }
-
-  after.envoy = envoy;
-  // Envoy refuses an update it cannot load and keeps serving the previous one; say so, with
-  // Envoy's own reason, in the log and in /v1/status.
+/**
+ * Envoy refuses an update it cannot load and keeps serving the previous one: after each
+ * generation is written, says so, with Envoy's own reason, in the log and in /v1/status.
+ */
+async function rejectionReporter(
+  envoy: EnvoyProcess,
+  config: ServedConfig,
+  log: (line: string) => void,
+): Promise<(generation: number) => Promise<void>> {
   let rejected = await rejectedUpdates(envoy);
   let seen = envoy.output().length;
-  after.report = async (generation: number): Promise<void> => {
+  return async (generation) => {
     await new Promise((r) => setTimeout(r, 500));
     const now = await rejectedUpdates(envoy);
     const printed = envoy.output();
@@ -328,7 +301,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     if (now > rejected) {
       const why = envoyRefusal(fresh);
       config.envoyResult(generation, why ?? 'Envoy gave no reason in its log');
-      options.log(
+      log(
         `Envoy rejected configuration generation ${generation} and keeps serving the previous one: ` +
           `${why ?? 'see its log'} (${envoy.adminUrl}/stats?filter=update_rejected)`,
       );
@@ -337,7 +310,66 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     }
     rejected = now;
   };
+}
 
+/** Runs `start`; when it fails, runs `undo` (in reverse order) and rethrows. */
+async function orUndo<T>(start: () => Promise<T>, ...undo: (() => unknown)[]): Promise<T> {
+  try {
+    return await start();
+  } catch (e) {
+    for (const u of undo) await u();
+    throw e;
+  }
+}
+
+/** Loads the configuration, writes Envoy's files, starts Envoy, then the control service. */
+export async function startLocalGateway(options: LocalGatewayOptions): Promise<LocalGateway> {
+  const wasmPath = filterWasmPath();
+  const metrics = new ServiceMetrics();
+  const { config, first, needs } = await loadConfig(options, metrics);
+  const directory = mkdtempSync(join(tmpdir(), 'steadfast-gateway-'));
+  const link: EnvoyLink = {};
+  const files = gatewayFiles(directory, wasmPath, options, link);
+  const events = new EventEmitter<LocalGatewayEvents>();
+  const apply = async (snapshot: Snapshot, generation: number): Promise<void> => {
+    if (await files.apply(snapshot, generation)) events.emit('applied', generation);
+  };
+  // Swaps that land while Envoy starts are written too: the writer serializes them.
+  config.onSwap((snapshot, generation) => {
+    void apply(snapshot, generation).then(() => link.report?.(generation));
+  });
+  await apply(first, config.generation);
+  const cleanup = (): void => {
+    config.close();
+    rmSync(directory, { recursive: true, force: true });
+  };
+  let started: EnvoyProcess | undefined;
+  const envoy = await orUndo(
+    async () => {
+      started = await startEnvoy({ config: files.bootstrap(), guard: { removeOnOrphan: [directory] } });
+      checkListenersBound(started, needs);
+      return started;
+    },
+    () => started?.stop(),
+    cleanup,
+  );
+  const control = await orUndo(
+    () =>
+      startControlService({
+        grpcAddress: options.grpcAddress ?? '127.0.0.1:0',
+        adminAddress: '127.0.0.1',
+        adminPort: options.adminPort,
+        // Gateway mode needs no callout: ext_proc still answers, for an Envoy attached next to this one.
+        lookup: config.lookup,
+        notReadyReason: () => config.notReadyReason(),
+        metrics,
+        config,
+      }),
+    () => envoy.stop(),
+    cleanup,
+  );
+  link.envoy = envoy;
+  link.report = await rejectionReporter(envoy, config, options.log);
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {

@@ -44,108 +44,150 @@ export function defaultExtProcWorkers(cpus: number): number {
 }
 const METRICS_TIMEOUT_MS = 1000;
 
-export async function startExtProcWorkers(options: ExtProcWorkersOptions): Promise<ControlService> {
-  const { config, log } = options;
-  cluster.setupPrimary({ exec: fileURLToPath(new URL('./ext-proc-worker.js', import.meta.url)), args: [] });
-  const live = new Map<number, Worker>();
-  let stopping = false;
-  let nextRequest = 0;
-  const pendingMetrics = new Map<number, (m: WorkerMetrics) => void>();
-
+/** The primary's side of its workers: forks them, keeps each one's policy table fresh, restarts one that exits. */
+class WorkerPool {
+  readonly live = new Map<number, Worker>();
+  private stopping = false;
+  private nextRequest = 0;
+  private readonly pendingMetrics = new Map<number, (m: WorkerMetrics) => void>();
   /** What each worker was sent of the policy tables, by worker id. */
-  const senders = new Map<number, WorkerTableSender>();
+  private readonly senders = new Map<number, WorkerTableSender>();
+
+  constructor(private readonly options: ExtProcWorkersOptions) {
+    options.config?.onSwap(() => {
+      for (const w of this.live.values()) {
+        if (!w.isConnected()) continue;
+        const m = this.policyMessage(w);
+        if (m) w.send(m);
+      }
+    });
+  }
+
   /** The current policy for one worker: only what it does not hold crosses. */
-  const policyMessage = (worker: Worker, whole = false): ToWorker | undefined => {
+  private policyMessage(worker: Worker, whole = false): ToWorker | undefined {
+    const { config, staticToken } = this.options;
     const snap = config?.snapshot;
-    if (snap) {
-      let sender = senders.get(worker.id);
-      if (!sender) senders.set(worker.id, (sender = new WorkerTableSender()));
+    if (config && snap) {
+      let sender = this.senders.get(worker.id);
+      if (!sender) this.senders.set(worker.id, (sender = new WorkerTableSender()));
       return sender.message(snap, config.generation, whole);
     }
-    if (options.staticToken !== undefined)
-      return { type: 'steadfast:static-token', token: options.staticToken };
+    if (staticToken !== undefined) return { type: 'steadfast:static-token', token: staticToken };
     return undefined;
-  };
-  config?.onSwap(() => {
-    for (const w of live.values()) {
-      if (!w.isConnected()) continue;
-      const m = policyMessage(w);
-      if (m) w.send(m);
-    }
-  });
+  }
 
-  const fork = (): Promise<string> =>
-    new Promise((resolve, reject) => {
+  /** Starts a worker; resolves with the address it listens on. */
+  fork(): Promise<string> {
+    return new Promise((resolve, reject) => {
       // Every worker asks for the address as given: the primary shares one listening socket per
       // requested address (port 0 included), so all workers get the same port.
-      const worker = cluster.fork({ [WORKER_GRPC_ADDRESS_ENV]: options.grpcAddress });
-      live.set(worker.id, worker);
+      const worker = cluster.fork({ [WORKER_GRPC_ADDRESS_ENV]: this.options.grpcAddress });
+      this.live.set(worker.id, worker);
       worker.on('message', (m: unknown) => {
         if (!isMessage<FromWorker>(m)) return;
-        if (m.type === 'steadfast:waiting') {
-          const policy = policyMessage(worker);
-          if (policy) worker.send(policy);
-        } else if (m.type === 'steadfast:policy-refused') {
-          // A whole table refers to no other: sent again, it would be refused again.
-          if (senders.get(worker.id)?.sentWhole) {
-            log(
-              `worker ${worker.id} could not read the policy table (${m.message}); it keeps the one it has`,
-            );
-            return;
-          }
-          log(`worker ${worker.id} could not read the policy table (${m.message}); sending it whole`);
-          const policy = policyMessage(worker, true);
-          if (policy && worker.isConnected()) worker.send(policy);
-        } else if (m.type === 'steadfast:listening') resolve(m.address);
+        if (m.type === 'steadfast:listening') resolve(m.address);
         else if (m.type === 'steadfast:listen-failed') reject(new Error(m.message));
-        else if (m.type === 'steadfast:metrics') pendingMetrics.get(m.id)?.(m.metrics);
-        else if (m.type === 'steadfast:log') log(`worker ${worker.id}: ${m.line}`);
-        else if (m.type === 'steadfast:listener-problem') config?.noteListenerProblem(m.problem);
+        else this.onMessage(worker, m);
       });
       worker.on('exit', (code, signal) => {
-        live.delete(worker.id);
-        senders.delete(worker.id);
         reject(new Error(`ext_proc worker exited (${signal ?? code}) before it listened`));
-        if (stopping) return;
-        options.metrics.workerRestarts.inc();
-        log(`ext_proc worker ${worker.id} exited (${signal ?? code}); starting another`);
-        setTimeout(() => {
-          if (!stopping) fork().catch((e: Error) => log(`ext_proc worker did not start: ${e.message}`));
-        }, RESTART_DELAY_MS);
+        this.onExit(worker, signal ?? code);
       });
     });
+  }
 
-  const boundAddress = await fork();
-  await Promise.all(Array.from({ length: options.workers - 1 }, fork));
+  private onMessage(worker: Worker, m: FromWorker): void {
+    const log = this.options.log;
+    if (m.type === 'steadfast:waiting') {
+      const policy = this.policyMessage(worker);
+      if (policy) worker.send(policy);
+    } else if (m.type === 'steadfast:policy-refused') {
+      // A whole table refers to no other: sent again, it would be refused again.
+      if (this.senders.get(worker.id)?.sentWhole) {
+        log(`worker ${worker.id} could not read the policy table (${m.message}); it keeps the one it has`);
+        return;
+      }
+      log(`worker ${worker.id} could not read the policy table (${m.message}); sending it whole`);
+      const policy = this.policyMessage(worker, true);
+      if (policy && worker.isConnected()) worker.send(policy);
+    } else if (m.type === 'steadfast:metrics') this.pendingMetrics.get(m.id)?.(m.metrics);
+    else if (m.type === 'steadfast:log') log(`worker ${worker.id}: ${m.line}`);
+    else if (m.type === 'steadfast:listener-problem') this.options.config?.noteListenerProblem(m.problem);
+  }
 
-  const metricsText = async (): Promise<string> => {
-    const workers = [...live.values()].filter((w) => w.isConnected());
-    const answers = await Promise.all(
-      workers.map(
-        (w) =>
-          new Promise<WorkerMetrics>((resolve) => {
-            const id = ++nextRequest;
-            const timer = setTimeout(() => {
-              pendingMetrics.delete(id);
-              resolve([]);
-            }, METRICS_TIMEOUT_MS);
-            pendingMetrics.set(id, (m) => {
-              clearTimeout(timer);
-              pendingMetrics.delete(id);
-              resolve(m);
-            });
-            w.send({ type: 'steadfast:metrics-request', id } satisfies ToWorker);
-          }),
-      ),
-    );
-    const own = await options.metrics.registry.getMetricsAsJSON();
+  private onExit(worker: Worker, why: string | number | null): void {
+    this.live.delete(worker.id);
+    this.senders.delete(worker.id);
+    if (this.stopping) return;
+    this.options.metrics.workerRestarts.inc();
+    this.options.log(`ext_proc worker ${worker.id} exited (${why}); starting another`);
+    setTimeout(() => {
+      if (!this.stopping)
+        this.fork().catch((e: Error) => this.options.log(`ext_proc worker did not start: ${e.message}`));
+    }, RESTART_DELAY_MS);
+  }
+
+  /** Every worker's metrics with the primary's, as one Prometheus text. */
+  async metricsText(): Promise<string> {
+    const workers = [...this.live.values()].filter((w) => w.isConnected());
+    const answers = await Promise.all(workers.map((w) => this.metricsOf(w)));
+    const own = await this.options.metrics.registry.getMetricsAsJSON();
     return AggregatorRegistry.aggregate([own, ...answers.filter((a) => a.length > 0)]).metrics();
-  };
+  }
 
+  /** A worker's metrics; none when it does not answer in time. */
+  private metricsOf(w: Worker): Promise<WorkerMetrics> {
+    return new Promise<WorkerMetrics>((resolve) => {
+      const id = ++this.nextRequest;
+      const timer = setTimeout(() => {
+        this.pendingMetrics.delete(id);
+        resolve([]);
+      }, METRICS_TIMEOUT_MS);
+      this.pendingMetrics.set(id, (m) => {
+        clearTimeout(timer);
+        this.pendingMetrics.delete(id);
+        resolve(m);
+      });
+      w.send({ type: 'steadfast:metrics-request', id } satisfies ToWorker);
+    });
+  }
+
+  /** Kills every worker at once (the admin API could not start). */
+  kill(): void {
+    this.stopping = true;
+    for (const w of this.live.values()) w.kill();
+  }
+
+  /** Asks every worker to drain and waits for it to exit (killed after 6 s). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    const exits = [...this.live.values()].map(
+      (w) =>
+        new Promise<void>((resolve) => {
+          const killer = setTimeout(() => w.kill('SIGKILL'), 6000);
+          w.once('exit', () => {
+            clearTimeout(killer);
+            resolve();
+          });
+          if (w.isConnected()) w.send({ type: 'steadfast:stop' } satisfies ToWorker);
+          else w.kill();
+        }),
+    );
+    await Promise.all(exits);
+  }
+}
+
+export async function startExtProcWorkers(options: ExtProcWorkersOptions): Promise<ControlService> {
+  const { config } = options;
+  cluster.setupPrimary({ exec: fileURLToPath(new URL('./ext-proc-worker.js', import.meta.url)), args: [] });
+  const pool = new WorkerPool(options);
+  const boundAddress = await pool.fork();
+  await Promise.all(Array.from({ length: options.workers - 1 }, () => pool.fork()));
   const admin = buildAdminServer({
     metrics: options.metrics,
-    notReadyReason: () => options.notReadyReason() ?? (live.size === 0 ? 'no ext_proc worker running' : null),
-    metricsText,
+    notReadyReason: () =>
+      options.notReadyReason() ?? (pool.live.size === 0 ? 'no ext_proc worker running' : null),
+    metricsText: () => pool.metricsText(),
     ...(config ? { config } : {}),
     ...(options.xds ? { xds: options.xds } : {}),
   });
@@ -153,32 +195,17 @@ export async function startExtProcWorkers(options: ExtProcWorkersOptions): Promi
   try {
     adminUrl = await admin.listen({ host: options.adminAddress, port: options.adminPort });
   } catch (e) {
-    stopping = true;
-    for (const w of live.values()) w.kill();
+    pool.kill();
     throw new Error(
       `cannot serve the admin API on ${options.adminAddress}:${options.adminPort}: ${(e as Error).message}`,
     );
   }
-
   return {
     grpcAddress: boundAddress,
     adminUrl,
     metrics: options.metrics,
     stop: async () => {
-      stopping = true;
-      const exits = [...live.values()].map(
-        (w) =>
-          new Promise<void>((resolve) => {
-            const killer = setTimeout(() => w.kill('SIGKILL'), 6000);
-            w.once('exit', () => {
-              clearTimeout(killer);
-              resolve();
-            });
-            if (w.isConnected()) w.send({ type: 'steadfast:stop' } satisfies ToWorker);
-            else w.kill();
-          }),
-      );
-      await Promise.all([...exits, admin.close()]);
+      await Promise.all([pool.stop(), admin.close()]);
     },
   };
 }
