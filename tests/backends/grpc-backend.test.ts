@@ -263,7 +263,10 @@ describe('grpc backend: delays and attempts', () => {
 
   it('a deadline shorter than delay_ms leaves an aborted attempt', async () => {
     const id = uuid();
-    const { error } = await echoUnary({ uuid: id, delay_ms: 300 }, 100);
+    // A delay far past the deadline: client and backend share this process's event loop, and a
+    // stall under load must not let the delay run out before the cancellation is seen (it ends
+    // early on the cancellation, so the test takes no longer).
+    const { error } = await echoUnary({ uuid: id, delay_ms: 2000 }, 100);
     expect(error?.code).toBe(status.DEADLINE_EXCEEDED);
     // The client's deadline reaches the backend as a cancellation a moment later: wait for it.
     const outcomes = async () =>
