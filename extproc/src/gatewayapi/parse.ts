@@ -62,6 +62,7 @@ function lineFinder(doc: Document, counter: LineCounter, fallback: number): (pat
  * Parses multi-document YAML files. A broken file yields a located diagnostic; the others
  * still load. Files are read the fast way when they can be (yaml-fast.ts; `fast: false`
  * forces the `yaml` package's full syntax tree, which the equivalence test compares with).
+ * Long on purpose: each way a document can fail is reported where it fails, in reading order.
  */
 export function parseConfigFiles(
   files: readonly ConfigFile[],

@@ -57,12 +57,13 @@ function guardScript(): string {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-export async function startEnvoy(options: StartEnvoyOptions): Promise<EnvoyProcess> {
-  const dir = mkdtempSync(join(tmpdir(), 'steadfast-envoy-'));
-  const configPath = join(dir, 'envoy.yaml');
-  const adminPath = join(dir, 'admin-address');
-  writeFileSync(configPath, options.config);
-  let output = '';
+/** Envoy on `configPath`, behind the guard when asked (it stops Envoy if this process dies). */
+function spawnEnvoy(
+  options: StartEnvoyOptions,
+  dir: string,
+  configPath: string,
+  adminPath: string,
+): ChildProcess {
   const envoyArgs = [
     '-c',
     configPath,
@@ -75,22 +76,68 @@ export async function startEnvoy(options: StartEnvoyOptions): Promise<EnvoyProce
     ...(options.args ?? []),
   ];
   const stream = options.inheritOutput ? 'inherit' : 'pipe';
-  let child: ChildProcess;
-  if (options.guard) {
-    const spec: GuardSpec = {
-      binary: envoyBinary(),
-      args: envoyArgs,
-      cwd: projectRoot(),
-      removeOnOrphan: [dir, ...options.guard.removeOnOrphan],
-    };
-    // The guard's stdin stays open for as long as this process lives: its end is the signal.
-    child = spawn(process.execPath, [guardScript(), JSON.stringify(spec)], {
-      cwd: projectRoot(),
-      stdio: ['pipe', stream, stream],
-    });
-  } else {
-    child = spawn(envoyBinary(), envoyArgs, { cwd: projectRoot(), stdio: ['ignore', stream, stream] });
+  if (!options.guard) {
+    return spawn(envoyBinary(), envoyArgs, { cwd: projectRoot(), stdio: ['ignore', stream, stream] });
   }
+  const spec: GuardSpec = {
+    binary: envoyBinary(),
+    args: envoyArgs,
+    cwd: projectRoot(),
+    removeOnOrphan: [dir, ...options.guard.removeOnOrphan],
+  };
+  // The guard's stdin stays open for as long as this process lives: its end is the signal.
+  return spawn(process.execPath, [guardScript(), JSON.stringify(spec)], {
+    cwd: projectRoot(),
+    stdio: ['pipe', stream, stream],
+  });
+}
+
+/** Waits until Envoy's admin says LIVE; its admin URL. Throws when Envoy exits or the deadline passes. */
+async function untilLive(
+  adminPath: string,
+  deadline: number,
+  envoy: { readonly exitCode: () => number | null; readonly output: () => string },
+): Promise<string> {
+  let adminUrl = '';
+  for (;;) {
+    const code = envoy.exitCode();
+    if (code !== null)
+      throw new Error(`Envoy exited with code ${code} before it was ready:\n${envoy.output()}`);
+    if (Date.now() > deadline)
+      throw new Error(`Envoy was not ready within the time allowed:\n${envoy.output()}`);
+    await sleep(100);
+    if (!adminUrl && existsSync(adminPath)) {
+      const addr = readFileSync(adminPath, 'utf8').trim();
+      if (addr) adminUrl = `http://${addr}`;
+    }
+    if (!adminUrl) continue;
+    const state = await fetch(`${adminUrl}/ready`).then(
+      (r) => r.text(),
+      () => '',
+    );
+    if (state.trim() === 'LIVE') return adminUrl;
+  }
+}
+
+/** Envoy's counters and gauges whose names match `filter` (a regular expression), by name. */
+async function envoyStats(adminUrl: string, filter?: string): Promise<Map<string, number>> {
+  const query = filter === undefined ? '' : `?${new URLSearchParams({ filter })}`;
+  const text = await (await fetch(`${adminUrl}/stats${query}`)).text();
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const m = /^([^:]+): (\d+)$/.exec(line);
+    if (m?.[1] && m[2]) out.set(m[1], Number(m[2]));
+  }
+  return out;
+}
+
+export async function startEnvoy(options: StartEnvoyOptions): Promise<EnvoyProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'steadfast-envoy-'));
+  const configPath = join(dir, 'envoy.yaml');
+  const adminPath = join(dir, 'admin-address');
+  writeFileSync(configPath, options.config);
+  const child = spawnEnvoy(options, dir, configPath, adminPath);
+  let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   let exitCode: number | null = null;
@@ -100,7 +147,6 @@ export async function startEnvoy(options: StartEnvoyOptions): Promise<EnvoyProce
       resolve();
     }),
   );
-
   const stop = async (): Promise<void> => {
     if (exitCode === null) {
       child.kill('SIGTERM');
@@ -110,29 +156,12 @@ export async function startEnvoy(options: StartEnvoyOptions): Promise<EnvoyProce
     }
     rmSync(dir, { recursive: true, force: true });
   };
-
-  const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
-  let adminUrl = '';
-  let listeners = new Map<string, string>();
+  let adminUrl: string;
+  let listeners: Map<string, string>;
   try {
-    for (;;) {
-      if (exitCode !== null)
-        throw new Error(`Envoy exited with code ${exitCode} before it was ready:\n${output}`);
-      if (Date.now() > deadline) throw new Error(`Envoy was not ready within the time allowed:\n${output}`);
-      await sleep(100);
-      if (!adminUrl && existsSync(adminPath)) {
-        const addr = readFileSync(adminPath, 'utf8').trim();
-        if (addr) adminUrl = `http://${addr}`;
-      }
-      if (!adminUrl) continue;
-      const state = await fetch(`${adminUrl}/ready`).then(
-        (r) => r.text(),
-        () => '',
-      );
-      if (state.trim() !== 'LIVE') continue;
-      listeners = await boundListeners(adminUrl);
-      break;
-    }
+    const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
+    adminUrl = await untilLive(adminPath, deadline, { exitCode: () => exitCode, output: () => output });
+    listeners = await boundListeners(adminUrl);
   } catch (e) {
     await stop();
     throw e;
@@ -150,16 +179,7 @@ export async function startEnvoy(options: StartEnvoyOptions): Promise<EnvoyProce
         );
       return `http://${addr}`;
     },
-    async stats(filter?: string) {
-      const query = filter === undefined ? '' : `?${new URLSearchParams({ filter })}`;
-      const text = await (await fetch(`${adminUrl}/stats${query}`)).text();
-      const out = new Map<string, number>();
-      for (const line of text.split('\n')) {
-        const m = /^([^:]+): (\d+)$/.exec(line);
-        if (m?.[1] && m[2]) out.set(m[1], Number(m[2]));
-      }
-      return out;
-    },
+    stats: (filter?: string) => envoyStats(adminUrl, filter),
     output: () => output,
     stop,
   };

@@ -20,6 +20,8 @@ const send = (m: FromWorker): void => {
   process.send?.(m);
 };
 
+// Long on purpose: the worker's whole life — its resolver, its gRPC server and the messages
+// from the primary that change them — shares a few variables.
 async function main(): Promise<void> {
   const address = process.env[WORKER_GRPC_ADDRESS_ENV];
   if (!address || !process.send) {

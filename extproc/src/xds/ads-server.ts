@@ -311,6 +311,7 @@ export class AdsServer {
     call.on('cancelled', gone);
   }
 
+  /** Long on purpose: the node's first request, an ACK, a NACK and a subscription, in the order ADS defines. */
   private onRequest(s: Stream, req: DiscoveryRequest): void {
     const type = req.type_url ?? '';
     if (s.node === '') {

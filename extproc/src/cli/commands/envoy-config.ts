@@ -14,6 +14,7 @@ import { projectRoot } from '../../local/project-root.js';
 import { type FlagSpecs, type ParsedArgs, boolFlag, flag, intFlag } from '../args.js';
 import { type Command, type CommandIO, UsageError } from '../command.js';
 import { loadSnapshot } from '../load-snapshot.js';
+import type { Snapshot } from '../../pipeline/snapshot.js';
 import { formatDiagnostic, isWarning } from '../../gatewayapi/diagnostic.js';
 import {
   ADDRESS,
@@ -130,20 +131,7 @@ export const envoyConfigCommand: Command = {
     const loaded = await loadSnapshot(configPaths, io);
     if (!loaded) return 2;
     const snap = loaded.snapshot;
-    // Only what is really wrong, each located; then what it means for the generated config.
-    for (const d of snap.errors) {
-      io.err(`steadfast envoy-config: ${isWarning(d) ? 'warning' : 'problem'}: ${formatDiagnostic(d)}`);
-    }
-    for (const d of snap.warnings) io.err(`steadfast envoy-config: warning: ${formatDiagnostic(d)}`);
-    const rules = snap.table.routes.flatMap((r) => r.rules);
-    const closed = rules.filter((r) => r.invalid);
-    if (closed.length > 0) {
-      io.err(
-        `steadfast envoy-config: ${closed.length} rule(s) fail closed and answer 500: ` +
-          `${closed.map((r) => r.id).join(', ')} (\`steadfast validate\` shows why)`,
-      );
-    }
-    const needsKeys = rules.some((r) => !r.invalid && r.policy.session !== undefined);
+    reportProblems(snap, io);
     // Relative to the project root, where `envoy -c` is documented to run from.
     const wasmPath =
       flag(parsed, 'wasm-path') ?? relative(process.cwd(), `${projectRoot()}/filter/build/steadfast.wasm`);
@@ -162,41 +150,67 @@ export const envoyConfigCommand: Command = {
       );
       return 0;
     }
-    for (const w of generateGatewayResources(snap.ir, { wasmPath, sessionKeys }).warnings) {
-      io.err(`steadfast envoy-config: warning: ${w}`);
-    }
-    if (boolFlag(parsed, 'compose')) {
-      io.out(
-        envoyYaml(
-          generateGatewayConfig(snap.ir, composeGatewayOptions(sessionKeys), snap.tls),
-          COMPOSE_HEADER,
-        ),
-      );
-      return 0;
-    }
-    if (sessionKeys.length === 0 && needsKeys) {
-      io.err(
-        'steadfast envoy-config: warning: no --session-key-file or --session-key given, but rules use ' +
-          'session persistence: without a key they cannot issue tokens. Add --session-key "$(openssl rand -base64 32)".',
-      );
-    }
-    const config = generateGatewayConfig(
-      snap.ir,
-      {
-        address: flag(parsed, 'address') ?? '127.0.0.1',
-        admin: { address: '127.0.0.1', port: intFlag(parsed, 'envoy-admin-port', 9901) },
-        wasmPath,
-        sessionKeys,
-        ...(debug ? { debug } : {}),
-        // A second Envoy started on the same ports fails to bind instead of sharing them.
-        exclusiveListeners: true,
-      },
-      snap.tls,
-    );
-    io.out(envoyYaml(config));
+    printGatewayConfig(parsed, snap, { wasmPath, sessionKeys, debug }, io);
     return 0;
   },
 };
+
+/** Only what is really wrong, each located; then what it means for the generated config. */
+function reportProblems(snap: Snapshot, io: CommandIO): void {
+  for (const d of snap.errors) {
+    io.err(`steadfast envoy-config: ${isWarning(d) ? 'warning' : 'problem'}: ${formatDiagnostic(d)}`);
+  }
+  for (const d of snap.warnings) io.err(`steadfast envoy-config: warning: ${formatDiagnostic(d)}`);
+  const closed = snap.table.routes.flatMap((r) => r.rules).filter((r) => r.invalid);
+  if (closed.length > 0) {
+    io.err(
+      `steadfast envoy-config: ${closed.length} rule(s) fail closed and answer 500: ` +
+        `${closed.map((r) => r.id).join(', ')} (\`steadfast validate\` shows why)`,
+    );
+  }
+}
+
+/** Gateway mode: the whole configuration, or docker compose's (--compose). */
+function printGatewayConfig(
+  parsed: ParsedArgs,
+  snap: Snapshot,
+  filter: { readonly wasmPath: string; readonly sessionKeys: readonly string[]; readonly debug: boolean },
+  io: CommandIO,
+): void {
+  const { wasmPath, sessionKeys, debug } = filter;
+  for (const w of generateGatewayResources(snap.ir, { wasmPath, sessionKeys }).warnings) {
+    io.err(`steadfast envoy-config: warning: ${w}`);
+  }
+  if (boolFlag(parsed, 'compose')) {
+    io.out(
+      envoyYaml(generateGatewayConfig(snap.ir, composeGatewayOptions(sessionKeys), snap.tls), COMPOSE_HEADER),
+    );
+    return;
+  }
+  const needsKeys = snap.table.routes.some((r) =>
+    r.rules.some((rule) => !rule.invalid && rule.policy.session),
+  );
+  if (sessionKeys.length === 0 && needsKeys) {
+    io.err(
+      'steadfast envoy-config: warning: no --session-key-file or --session-key given, but rules use ' +
+        'session persistence: without a key they cannot issue tokens. Add --session-key "$(openssl rand -base64 32)".',
+    );
+  }
+  const config = generateGatewayConfig(
+    snap.ir,
+    {
+      address: flag(parsed, 'address') ?? '127.0.0.1',
+      admin: { address: '127.0.0.1', port: intFlag(parsed, 'envoy-admin-port', 9901) },
+      wasmPath,
+      sessionKeys,
+      ...(debug ? { debug } : {}),
+      // A second Envoy started on the same ports fails to bind instead of sharing them.
+      exclusiveListeners: true,
+    },
+    snap.tls,
+  );
+  io.out(envoyYaml(config));
+}
 
 /**
  * The bootstrap of one Envoy of a fleet: its listeners bind --address (0.0.0.0 when not

@@ -88,6 +88,7 @@ function decodeListenerTls(
   return { mode, certificateRefs, frontendValidation: tls.frontendValidation != null };
 }
 
+/** Long on purpose: field after field in the schema's order, each with its CEL rules. */
 function decodeListener(l: Rec, i: number, gatewayNamespace: string, f: Fields): Listener | undefined {
   const at = ['spec', 'listeners', i];
   f.known(l, at, ['name', 'hostname', 'port', 'protocol', 'tls', 'allowedRoutes']);

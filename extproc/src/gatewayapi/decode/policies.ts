@@ -74,6 +74,7 @@ function targetRefs(spec: Rec, f: Fields, sections: boolean): PolicyTargetRef[] 
   return out;
 }
 
+/** Long on purpose: field after field in the schema's order, each with its CEL rules. */
 export function decodeBackendTlsPolicy(src: SourceObject): BackendTLSPolicy {
   const f = new Fields();
   const meta = decodeMetadata(src, f);

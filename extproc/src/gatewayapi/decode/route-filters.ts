@@ -41,6 +41,7 @@ function headerList(mod: Rec, key: string, at: FieldPath, f: Fields): { name: st
   return out;
 }
 
+/** Long on purpose: one case per filter type, in the schema's order, each with its CEL rules. */
 export function decodeFilters(
   rule: Rec,
   path: FieldPath,

@@ -11,6 +11,7 @@ import { decodeGrpcMatches, decodeHttpMatches } from './route-matches.js';
 import { decodeBackendRefs, decodeHostnames, decodeParentRefs } from './route-refs.js';
 import { decodeSessionPersistence } from './session-persistence.js';
 
+/** Long on purpose: field after field in the schema's order, each with its CEL rules. */
 export function decodeRoute(src: SourceObject, kind: 'HTTPRoute' | 'GRPCRoute'): Route {
   const f = new Fields();
   const meta = decodeMetadata(src, f);

@@ -26,7 +26,11 @@ function checkCookiePath(path: string | undefined, at: FieldPath, f: Fields): st
   return path;
 }
 
-/** `rules[].sessionPersistence` and `XBackendTrafficPolicy.spec.sessionPersistence`. */
+/**
+ * `rules[].sessionPersistence` and `XBackendTrafficPolicy.spec.sessionPersistence`. Long on
+ * purpose, as every decoder here: field after field in the schema's order, each with the CEL
+ * rules that tie it to the others.
+ */
 export function decodeSessionPersistence(sp: Rec, path: FieldPath, f: Fields): SessionSpec | undefined {
   const hasUnion = UNION_KEYS.some((k) => sp[k] !== undefined);
   const legacy = LEGACY_KEYS.filter((k) => sp[k] !== undefined);

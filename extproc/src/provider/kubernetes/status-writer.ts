@@ -65,6 +65,8 @@ export interface Ownership {
 /**
  * The status `live` should have, or undefined when it has it already. `which` is where the
  * kind's status goes; `desired` what the compiler computed for it (undefined: nothing of ours).
+ * Long on purpose: the two shapes of status (conditions and listeners; entries per parent or
+ * ancestor) end in the same comparison with what the object holds.
  */
 export function statusFor(
   which: NonNullable<WatchedKind['status']>,

@@ -103,7 +103,11 @@ function answerRequestHeaders(req: ExtProcRequest, deps: ExtProcDeps, answers: A
   return answers.answer(outcome.result === 'matched' ? outcome.token : undefined, outcome.scope);
 }
 
-/** The Process handler; its messages come decoded by ext-proc-codec.ts and go out encoded. */
+/**
+ * The Process handler; its messages come decoded by ext-proc-codec.ts and go out encoded.
+ * Long on purpose: one stream's state (open, answered, ended, given up) is shared by the
+ * handlers of its events, which must see each other's changes.
+ */
 export function extProcHandler(deps: ExtProcDeps) {
   const answers = new AnswerCache();
   return (call: grpc.ServerDuplexStream<ExtProcRequest, Buffer>): void => {
