@@ -20,6 +20,8 @@ const TREES = [
     layers: {
       // Shared definitions every stage may use.
       'json.ts': [],
+      // Where steadfast's own .proto files are: the gRPC services and the xDS encoder read them.
+      'proto-dir.ts': [],
       // The data stages pass on, and the pure stages in the order data flows through them.
       // The policy module's types and gRPC retry reasons (table/policy.ts): the Gateway API
       // decoder checks reasons against them, so they sit below both it and the rest of table/.
@@ -60,7 +62,7 @@ const TREES = [
       ],
       // Servers for what the pipeline produced: ext_proc and health over gRPC, the admin API
       // (fastify), and the wiring of the two with their workers and metrics.
-      'server/grpc': ['json.ts', 'table', 'ir', 'resolve'],
+      'server/grpc': ['json.ts', 'proto-dir.ts', 'table', 'ir', 'resolve'],
       'server/admin': ['json.ts', 'gatewayapi', 'table', 'ir', 'resolve', 'translate'],
       server: [
         'json.ts',
@@ -76,7 +78,7 @@ const TREES = [
         'server/admin',
       ],
       // Delivers gateway mode's Envoy resources: files one local Envoy watches, or ADS to a fleet.
-      xds: ['json.ts', 'table', 'ir', 'envoy', 'pipeline'],
+      xds: ['json.ts', 'proto-dir.ts', 'table', 'ir', 'envoy', 'pipeline'],
       // The local gateway: one Envoy process this service starts, configures and watches.
       local: ['json.ts', 'table', 'envoy', 'provider', 'pipeline', 'server', 'xds'],
       cli: [
@@ -127,7 +129,7 @@ const TREES = [
       policy: ['abi'],
       retry: ['abi', 'headers.ts', 'policy'],
       session: ['abi', 'crypto', 'encoding', 'headers.ts', 'metrics.ts', 'policy', 'properties.ts'],
-      testing: ['abi', 'crypto', 'encoding', 'session'],
+      testing: ['abi', 'crypto', 'encoding', 'session', 'steadfast.ts'],
       // Attach mode's answer cache: keys from request headers, answers from metadata.
       answers: ['abi', 'headers.ts', 'properties.ts'],
       // The filter: wires the capabilities into proxy-wasm's callbacks.

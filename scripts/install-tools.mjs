@@ -124,6 +124,43 @@ function installGrpcurl() {
   say(`grpcurl ${want} installed: ${bin}`);
 }
 
+/**
+ * wasm2c and its runtime header (Debian's `wabt`), which build the filter's native module
+ * (scripts/build-native.mjs). Installed with apt-get where this runs as root on Debian;
+ * elsewhere the build says once that it makes the wasm filter only.
+ */
+function installWabt() {
+  const want = pins.wabt;
+  const have = has('wasm2c');
+  if (have === want) {
+    say(`wabt ${want} already installed (wasm2c)`);
+    return;
+  }
+  const why = have === null ? 'wasm2c is not installed' : `wasm2c is ${have}, not the pinned ${want}`;
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!root || !has('apt-get', ['--version'])) {
+    say(
+      `${why}; the native filter needs Debian's wabt ${want} (\`apt-get install wabt\`): building the wasm filter only`,
+    );
+    return;
+  }
+  say(`${why}: installing Debian's wabt ${want} with apt-get`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const install = () =>
+    spawnSync('apt-get', ['install', '-y', '--no-install-recommends', `wabt=${want}-*`], {
+      stdio: 'inherit',
+      env,
+    });
+  if (install().status !== 0) {
+    spawnSync('apt-get', ['update'], { stdio: 'inherit', env });
+    if (install().status !== 0) {
+      say(`apt-get could not install wabt ${want}: building the wasm filter only`);
+      return;
+    }
+  }
+  say(`wabt ${has('wasm2c')} installed`);
+}
+
 /** The version a wrapper module's go.mod requires of `module`. */
 function requiredVersion(goMod, module) {
   const text = readFileSync(goMod, 'utf8');
@@ -248,4 +285,5 @@ if (process.env.ENVOY_BIN && process.env.STEADFAST_SKIP_ENVOY_INSTALL === '1') {
   installEnvoy();
 }
 installGrpcurl();
+installWabt();
 if (process.argv.includes('--kubernetes')) await installKubernetes();

@@ -4,6 +4,7 @@
 // control service) serves every manifest at once, as their paths do not overlap.
 // scripts/conformance-table.mjs turns this file's results into docs/gateway-api.md's table,
 // and the file's last test checks that table against the results this run really had.
+import { FILTER_BUILDS } from '../support/filter-builds.js';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,7 +57,7 @@ function outcome(c: ConformanceCase): string {
   return `should be answered ${c.response?.statuses.join(' or ') ?? ''} by the gateway`;
 }
 
-describe('Gateway API conformance tables (gateway mode)', () => {
+describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s filter)', (build) => {
   const config = new ConfigDir();
   let backends: RunningBackend[] = [];
   let gateway: LocalGateway;
@@ -85,6 +86,7 @@ describe('Gateway API conformance tables (gateway mode)', () => {
       envoyAdminPort: 0,
       sessionKeys: [TEST_SESSION_KEY],
       listenerPorts: Object.fromEntries(Object.values(GATEWAY_PORTS).map((p) => [p, 0])),
+      filter: build,
       debounceMs: 50,
       log: () => undefined,
     });

@@ -22,7 +22,8 @@ import { BACKEND_ADDRESSES, untilExtProcAnswers, within } from './support/attach
 import { startControlService } from './support/control-service.js';
 import { rewriteEnvoyConfig } from './support/envoy-config-rewrite.js';
 import { TEST_SESSION_KEY } from './support/gateway-fixture.js';
-import { MODES, type ModeName } from './support/mode-stack.js';
+import { MODES, type ModeName, isGatewayMode } from './support/mode-stack.js';
+import type { FilterBuildName } from '../support/filter-builds.js';
 import { FileProvider } from '../../extproc/src/provider/file.js';
 
 const RULE = 'grpcroute/default/echo/rule/0';
@@ -70,7 +71,7 @@ interface Stack {
   stop(): Promise<void>;
 }
 
-async function startGateway(files: Record<string, string>): Promise<Stack> {
+async function startGateway(files: Record<string, string>, build: FilterBuildName): Promise<Stack> {
   const dir = configDir(files);
   const gateway = await startLocalGateway({
     provider: new FileProvider({ paths: [dir.path] }),
@@ -79,6 +80,7 @@ async function startGateway(files: Record<string, string>): Promise<Stack> {
     envoyAdminPort: 0,
     sessionKeys: [TEST_SESSION_KEY],
     listenerPorts: { [LISTENER_PORT]: 0 },
+    filter: build,
     debounceMs: 50,
     log: () => undefined,
   }).catch((e: unknown) => {
@@ -98,6 +100,7 @@ async function startGateway(files: Record<string, string>): Promise<Stack> {
 async function startAttach(
   files: Record<string, string>,
   backends: readonly RunningBackend[],
+  mode: ModeName,
 ): Promise<Stack> {
   const dir = configDir(files);
   const control = await startControlService(
@@ -118,6 +121,8 @@ async function startAttach(
       extProcForwardRules: extProcForwardRules(
         compileSnapshot(Object.entries(files).map(([path, text]) => ({ path, text }))).ir,
       ),
+      ...(mode === 'attach-uncached' ? { answerCache: false } : {}),
+      build: mode === 'attach-native' ? 'native' : 'wasm',
     });
     const envoy = await startEnvoy({ config });
     await untilExtProcAnswers(envoy, envoy.url('ingress'));
@@ -167,7 +172,9 @@ describe.each(MODES)('%s mode: gRPC with a header session', (mode: ModeName) => 
       backends.push(await startGrpcBackend({ address, port, name: `grpc-${address}`, ledger }));
     }
     const files = { 'grpc.yaml': objectsYaml(backends) };
-    stack = mode === 'gateway' ? await startGateway(files) : await startAttach(files, backends);
+    stack = isGatewayMode(mode)
+      ? await startGateway(files, mode === 'gateway' ? 'native' : 'wasm')
+      : await startAttach(files, backends, mode);
     client = new Echo(stack.address, credentials.createInsecure()) as unknown as EchoClient;
   }, 120_000);
 

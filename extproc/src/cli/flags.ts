@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import type { FlagSpec, ParsedArgs } from './args.js';
 import { UsageError } from './command.js';
+import { FILTER_CHOICES, type FilterChoice } from '../local/filter-build.js';
 
 export const CONFIG: FlagSpec = {
   type: 'string',
@@ -124,3 +125,22 @@ export const XDS_TOKEN_FILE: FlagSpec = {
   description:
     'a secret every Envoy presents on the ADS stream (its first line, 16+ characters); required unless --xds is on loopback, as the stream carries the session keys',
 };
+
+/** Which build of the filter a generated Envoy configuration loads (docs/native-filter.md). */
+export function filterFlag(defaultText: string, what: string): FlagSpec {
+  return {
+    type: 'string',
+    value: FILTER_CHOICES.join('|'),
+    description:
+      `${what}: native (the filter compiled into an Envoy dynamic module, no VM; for the Envoy it was built for), ` +
+      "wasm (steadfast.wasm in Envoy's wasm VM; any Envoy), or auto (native where it was built for the Envoy this runs, else wasm)",
+    default: defaultText,
+  };
+}
+
+export function filterChoiceOf(parsed: ParsedArgs, name: string, defaultChoice: FilterChoice): FilterChoice {
+  const value = parsed.flags.get(name)?.[0] ?? defaultChoice;
+  if (!(FILTER_CHOICES as readonly string[]).includes(value))
+    throw new UsageError(`--${name} must be one of ${FILTER_CHOICES.join(', ')}, not ${value}`);
+  return value as FilterChoice;
+}

@@ -17,7 +17,7 @@ import {
   routerFilter,
   skippedWhen,
   statefulSessionFilter,
-  steadfastWasmFilter,
+  steadfastFilter,
 } from './http-filters.js';
 import { outlierDetection } from './outlier-detection.js';
 import {
@@ -144,16 +144,11 @@ function attachHttpFilters(ir: GatewayIr, options: AttachSnippetOptions): Json[]
       ...(options.forwardAllHeaders ? {} : { forward_rules: extProcForwardRules(ir) }),
     },
   };
-  const apply = steadfastWasmFilter('steadfast', attachFilterConfiguration(options), options.wasmPath);
+  const apply = steadfastFilter('steadfast', attachFilterConfiguration(options), options.wasmPath);
   const tail = [statefulSessionFilter(), pinRemovalFilter()];
   if (options.answerCache === false) return [extProc, apply, ...tail];
   return [
-    steadfastWasmFilter(
-      'steadfast-lookup',
-      LOOKUP_FILTER_CONFIGURATION,
-      options.wasmPath,
-      'steadfast-lookup',
-    ),
+    steadfastFilter('steadfast-lookup', LOOKUP_FILTER_CONFIGURATION, options.wasmPath, 'steadfast-lookup'),
     skippedWhenAnswered(extProc),
     apply,
     ...tail,

@@ -7,6 +7,8 @@ export { METADATA_NAMESPACE, METADATA_POLICY_KEY } from '../table/policy-token.j
 export const TYPE_HCM =
   'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 export const TYPE_WASM = 'type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm';
+export const TYPE_DYNAMIC_MODULE_FILTER =
+  'type.googleapis.com/envoy.extensions.filters.http.dynamic_modules.v3.DynamicModuleFilter';
 export const TYPE_STRING_VALUE = 'type.googleapis.com/google.protobuf.StringValue';
 export const TYPE_STATEFUL_SESSION =
   'type.googleapis.com/envoy.extensions.filters.http.stateful_session.v3.StatefulSession';
@@ -35,7 +37,11 @@ export const TYPE_DOWNSTREAM_CONNECTIONS =
 export const TYPE_PREVIOUS_HOSTS =
   'type.googleapis.com/envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate';
 
-/** The HTTP filter names in gateway mode's chain: routes without a session switch them off by name. */
+/**
+ * The HTTP filter names in gateway mode's chain: routes without a session switch them off by name.
+ * The filter keeps its slot's name whichever build runs in it (wasm or the native module), so
+ * routes are the same for both.
+ */
 export const STEADFAST_FILTER_NAME = 'envoy.filters.http.wasm';
 export const STATEFUL_SESSION_FILTER_NAME = 'envoy.filters.http.stateful_session';
 /** Debug only: the policy token echoed on responses. */

@@ -19,11 +19,15 @@ import {
   TYPE_STRING_VALUE,
   TYPE_UPSTREAM_CODEC,
   TYPE_WASM,
+  TYPE_DYNAMIC_MODULE_FILTER,
 } from './envoy-names.js';
 import type { Json } from '../json.js';
 
 export interface FilterOptions {
-  /** Path of steadfast.wasm as Envoy sees it (relative paths resolve against Envoy's working directory). */
+  /**
+   * The filter build Envoy loads, as Envoy sees its path (relative paths resolve against
+   * Envoy's working directory): steadfast.wasm, or the native libsteadfast.so.
+   */
   readonly wasmPath: string;
   /** Base64 session keys; the first seals, all open. */
   readonly sessionKeys: readonly string[];
@@ -45,17 +49,25 @@ function filterConfiguration(options: FilterOptions): string {
   });
 }
 
-/** The steadfast wasm filter: one VM for both roles, as their vm_config is the same. */
+/** Whether `path` names the native build of the filter (an Envoy dynamic module), not steadfast.wasm. */
+export function isNativeFilter(path: string): boolean {
+  return path.endsWith('.so');
+}
+
 /**
- * One instance of steadfast.wasm. Instances with the same vm_config share one VM per worker
- * (and its memory: attach mode's answer cache), each with a root context of its own.
+ * One instance of the steadfast filter, from the build `filterPath` names: steadfast.wasm in
+ * Envoy's wasm VM, or libsteadfast.so, the same filter compiled to a native dynamic module
+ * (docs/native-filter.md). Both read the same configuration. Instances share one VM (one
+ * module instance) per worker, and its memory: attach mode's answer cache; each has a root
+ * context of its own.
  */
-export function steadfastWasmFilter(
+export function steadfastFilter(
   name: string,
   configuration: string,
-  wasmPath: string,
+  filterPath: string,
   rootId = 'steadfast',
 ): Json {
+  if (isNativeFilter(filterPath)) return steadfastNativeFilter(configuration, filterPath);
   return {
     name: 'envoy.filters.http.wasm',
     typed_config: {
@@ -67,9 +79,29 @@ export function steadfastWasmFilter(
         vm_config: {
           vm_id: 'steadfast',
           runtime: 'envoy.wasm.runtime.v8',
-          code: { local: { filename: wasmPath } },
+          code: { local: { filename: filterPath } },
         },
       },
+    },
+  };
+}
+
+/**
+ * The native build as Envoy loads it. Its counters keep the wasm filter's names
+ * (`wasmcustom.steadfast_*`), so a switch of builds changes no dashboard.
+ */
+function steadfastNativeFilter(configuration: string, modulePath: string): Json {
+  return {
+    name: 'envoy.filters.http.wasm',
+    typed_config: {
+      '@type': TYPE_DYNAMIC_MODULE_FILTER,
+      dynamic_module_config: {
+        name: 'steadfast',
+        metrics_namespace: 'wasmcustom',
+        module: { local: { filename: modulePath } },
+      },
+      filter_name: 'steadfast',
+      filter_config: { '@type': TYPE_STRING_VALUE, value: configuration },
     },
   };
 }
@@ -127,7 +159,7 @@ const UPSTREAM_CODEC: Json = {
  */
 export function backoffFloorFilters(wasmPath: string): Json[] {
   return [
-    steadfastWasmFilter('steadfast-upstream', JSON.stringify({ role: 'upstream' }), wasmPath),
+    steadfastFilter('steadfast-upstream', JSON.stringify({ role: 'upstream' }), wasmPath),
     UPSTREAM_CODEC,
   ];
 }
@@ -141,7 +173,7 @@ export function backoffFloorFilters(wasmPath: string): Json[] {
  * overwritten) is 1.
  */
 export function clusterBackoffFilters(wasmPath: string, backoffMs: number): Json[] {
-  const wasm = steadfastWasmFilter(
+  const wasm = steadfastFilter(
     'steadfast-upstream',
     JSON.stringify({ role: 'upstream', backoffMs }),
     wasmPath,
@@ -205,7 +237,7 @@ export function routerFilter(wasmPath: string): Json {
  */
 export function gatewayHttpFilters(options: FilterOptions): Json[] {
   return [
-    { ...steadfastWasmFilter('steadfast', filterConfiguration(options), options.wasmPath), disabled: true },
+    { ...steadfastFilter('steadfast', filterConfiguration(options), options.wasmPath), disabled: true },
     { ...statefulSessionFilter(), disabled: true },
     { name: 'envoy.filters.http.router', typed_config: { '@type': TYPE_ROUTER } },
   ];

@@ -4,7 +4,7 @@
 // answers from); a snapshot that compiles is turned into Envoy resources and written
 // where Envoy watches; one that does not keeps the last good one.
 import { EventEmitter } from 'node:events';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GatewayConfigOptions } from '../envoy/gateway-config.js';
@@ -17,7 +17,8 @@ import { type EnvoyProcess, startEnvoy } from './envoy-process.js';
 import { GatewayFiles } from '../xds/gateway-files.js';
 import { ServiceMetrics } from '../server/metrics.js';
 import { type PortNeed, PortUnavailableError, checkPortsFree, splitHostPort } from './port-check.js';
-import { projectRoot } from './project-root.js';
+import { chooseFilterBuild, type FilterChoice } from './filter-build.js';
+import { envoyVersion } from './envoy-binary.js';
 import { ServedConfig } from '../server/served-config.js';
 import type { Snapshot } from '../pipeline/snapshot.js';
 import type { Provider } from '../provider/provider.js';
@@ -40,6 +41,10 @@ export interface LocalGatewayOptions {
   readonly grpcAddress?: string;
   /** The filter adds x-steadfast-policy to responses. */
   readonly debug?: boolean;
+  /** Which build of the filter Envoy runs (filter-build.ts); default `auto`. */
+  readonly filter?: FilterChoice;
+  /** A filter build at this path instead (tests run a test-only build); its name says which kind. */
+  readonly filterPath?: string;
   readonly debounceMs?: number;
   readonly log: (line: string) => void;
 }
@@ -59,10 +64,12 @@ export interface LocalGateway extends EventEmitter<LocalGatewayEvents> {
   stop(): Promise<void>;
 }
 
-function filterWasmPath(): string {
-  const path = join(projectRoot(), 'filter', 'build', 'steadfast.wasm');
-  if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run build\` first`);
-  return path;
+/** The filter build Envoy loads: the one the options name, or the one `--filter` picks (said once when it falls back). */
+function filterPath(options: LocalGatewayOptions): string {
+  if (options.filterPath) return options.filterPath;
+  const build = chooseFilterBuild(options.filter ?? 'auto', envoyVersion());
+  if (build.fallback) options.log(build.fallback);
+  return build.path;
 }
 
 /** A regular expression that matches exactly these names (RE2, as Envoy's admin reads it). */
@@ -324,7 +331,7 @@ async function orUndo<T>(start: () => Promise<T>, ...undo: (() => unknown)[]): P
 
 /** Loads the configuration, writes Envoy's files, starts Envoy, then the control service. */
 export async function startLocalGateway(options: LocalGatewayOptions): Promise<LocalGateway> {
-  const wasmPath = filterWasmPath();
+  const wasmPath = filterPath(options);
   const metrics = new ServiceMetrics();
   const { config, first, needs } = await loadConfig(options, metrics);
   const directory = mkdtempSync(join(tmpdir(), 'steadfast-gateway-'));

@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { accessSync, constants } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import protobuf from 'protobufjs';
+import { ownProtoDir } from '../proto-dir.js';
 
 const require = createRequire(import.meta.url);
 
@@ -22,6 +23,8 @@ const RESOURCE_PROTOS = [
   'envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto',
   'envoy/extensions/filters/http/router/v3/router.proto',
   'envoy/extensions/filters/http/wasm/v3/wasm.proto',
+  // Not among @grpc/grpc-js-xds's protos: steadfast declares the native filter's messages itself.
+  'steadfast/dynamic-modules-filter.proto',
   'envoy/extensions/filters/http/stateful_session/v3/stateful_session.proto',
   'envoy/extensions/http/stateful_session/header/v3/header.proto',
   'envoy/extensions/filters/http/header_mutation/v3/header_mutation.proto',
@@ -45,7 +48,10 @@ let cachedRoot: protobuf.Root | undefined;
 
 function includeDirs(): string[] {
   const deps = join(dirname(require.resolve('@grpc/grpc-js-xds/package.json')), 'deps');
-  return ['envoy-api', 'xds', 'protoc-gen-validate', 'googleapis'].map((d) => join(deps, d));
+  return [
+    ...['envoy-api', 'xds', 'protoc-gen-validate', 'googleapis'].map((d) => join(deps, d)),
+    ownProtoDir(),
+  ];
 }
 
 /** Envoy's message types, loaded once (about a second). */

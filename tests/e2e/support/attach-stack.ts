@@ -1,6 +1,7 @@
 // Attach mode end to end: echo backends on 127.0.0.2–4 (one shared attempt ledger, one
 // port), a Gateway API config directory, the real `steadfast serve` on it, and the pinned
 // Envoy running envoy/attach-example.yaml pointed at both.
+import type { FilterBuildName } from '../../support/filter-builds.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AttemptLedger } from '../../../backends/attempt-ledger.js';
@@ -45,6 +46,8 @@ export interface AttachStackOptions {
   readonly answerCache?: boolean;
   /** How long `steadfast serve` may take to load the configuration and be ready. */
   readonly readyTimeoutMs?: number;
+  /** The filter build Envoy loads (default: the example's steadfast.wasm). */
+  readonly build?: FilterBuildName;
 }
 
 export async function startAttachStack(options: AttachStackOptions): Promise<AttachStack> {
@@ -93,6 +96,7 @@ export async function startAttachStack(options: AttachStackOptions): Promise<Att
           compileSnapshot(Object.entries(files).map(([path, text]) => ({ path, text }))).ir,
         ),
         ...(options.answerCache === false ? { answerCache: false } : {}),
+        ...(options.build === undefined ? {} : { build: options.build }),
       },
     );
     const envoy = await startEnvoy({ config: envoyConfig, args: options.envoyArgs ?? [] });

@@ -3,6 +3,7 @@
 // and the built filter by absolute path. The rest of the configuration is kept as is.
 import { parse, stringify } from 'yaml';
 import { filterWasm } from '../../support/paths.js';
+import { type FilterBuildName, nativeFilterPath } from '../../support/filter-builds.js';
 
 export interface Endpoint {
   readonly address: string;
@@ -24,6 +25,8 @@ export interface RewriteOptions {
    * Otherwise the configuration's own; a replaced filterConfig keeps its `answerCache`.
    */
   readonly answerCache?: boolean;
+  /** The filter build Envoy loads: steadfast.wasm (the configuration's own) or the native module. */
+  readonly build?: FilterBuildName;
 }
 
 type Node = Record<string, unknown>;
@@ -96,7 +99,28 @@ export function rewriteEnvoyConfig(yamlText: string, options: RewriteOptions = {
     }
   });
   if (options.answerCache === false) walk(doc, withoutAnswerCache);
+  if (options.build === 'native') walk(doc, toNativeFilter);
   return stringify(doc);
+}
+
+/**
+ * The same filter instance as the native module, as `envoy-config --filter native` writes it:
+ * the configuration kept, the counters under the wasm filter's names.
+ */
+function toNativeFilter(n: Node): void {
+  const typed = n['typed_config'] as Node | undefined;
+  if (typed?.['@type'] !== 'type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm') return;
+  const configuration = (typed['config'] as Node)['configuration'];
+  n['typed_config'] = {
+    '@type': 'type.googleapis.com/envoy.extensions.filters.http.dynamic_modules.v3.DynamicModuleFilter',
+    dynamic_module_config: {
+      name: 'steadfast',
+      metrics_namespace: 'wasmcustom',
+      module: { local: { filename: nativeFilterPath() } },
+    },
+    filter_name: 'steadfast',
+    filter_config: configuration,
+  };
 }
 
 /** Drops the lookup filter and unwraps ext_proc from its match_delegate, in every filter list. */

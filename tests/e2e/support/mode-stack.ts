@@ -11,14 +11,33 @@ import { startLocalGateway } from '../../../extproc/src/local/local-gateway.js';
 import { type AttachRoute, baseObjectsYaml, configDir, routesYaml } from './attach-config.js';
 import { BACKEND_ADDRESSES, startAttachStack } from './attach-stack.js';
 import { TEST_SESSION_KEY } from './gateway-fixture.js';
+import type { FilterBuildName } from '../../support/filter-builds.js';
 import { FileProvider } from '../../../extproc/src/provider/file.js';
 
-/** `attach-uncached`: attach mode with the answer cache off (every request asks ext_proc). */
-export type ModeName = 'gateway' | 'attach' | 'attach-uncached';
-export const MODES: readonly ModeName[] = ['gateway', 'attach', 'attach-uncached'];
+/**
+ * `gateway`: gateway mode with the native filter (what it runs by default); `gateway-wasm`:
+ * the same with steadfast.wasm. `attach`: attach mode with steadfast.wasm (its default) and
+ * the answer cache; `attach-native`: the same with the native filter; `attach-uncached`: the
+ * wasm with the answer cache off (every request asks ext_proc).
+ */
+export type ModeName = 'gateway' | 'gateway-wasm' | 'attach' | 'attach-native' | 'attach-uncached';
+export const MODES: readonly ModeName[] = [
+  'gateway',
+  'gateway-wasm',
+  'attach',
+  'attach-native',
+  'attach-uncached',
+];
+
+/** Whether `mode` is gateway mode, with either build of the filter. */
+export function isGatewayMode(mode: ModeName): boolean {
+  return mode === 'gateway' || mode === 'gateway-wasm';
+}
 
 export interface ModeStack {
   readonly mode: ModeName;
+  /** The build of the filter Envoy runs. */
+  readonly build: FilterBuildName;
   /** `http://host:port` of the listener the routes attach to. */
   readonly url: string;
   readonly envoy: EnvoyProcess;
@@ -29,7 +48,10 @@ export interface ModeStack {
 /** The Gateway listener port the shared objects declare (bound elsewhere by the test). */
 const LISTENER_PORT = 10000;
 
-async function startGatewayMode(routes: readonly AttachRoute[] | string): Promise<ModeStack> {
+async function startGatewayMode(
+  routes: readonly AttachRoute[] | string,
+  build: FilterBuildName,
+): Promise<ModeStack> {
   const ledger = new AttemptLedger();
   const backends: RunningBackend[] = [];
   for (const address of BACKEND_ADDRESSES) {
@@ -50,11 +72,13 @@ async function startGatewayMode(routes: readonly AttachRoute[] | string): Promis
       sessionKeys: [TEST_SESSION_KEY],
       listenerPorts: { [LISTENER_PORT]: 0 },
       debug: true,
+      filter: build,
       debounceMs: 50,
       log: () => undefined,
     });
     return {
-      mode: 'gateway',
+      mode: build === 'native' ? 'gateway' : 'gateway-wasm',
+      build,
       url: gateway.envoy.url(),
       envoy: gateway.envoy,
       backends,
@@ -74,6 +98,7 @@ async function startGatewayMode(routes: readonly AttachRoute[] | string): Promis
 async function startAttachMode(
   routes: readonly AttachRoute[] | string,
   answerCache: boolean,
+  build: FilterBuildName,
 ): Promise<ModeStack> {
   // The attach snippet carries the operator's session keys in the filter configuration.
   const filterConfig = JSON.stringify({
@@ -86,9 +111,11 @@ async function startAttachMode(
     routes,
     filterConfig,
     ...(answerCache ? {} : { answerCache: false }),
+    build,
   });
   return {
-    mode: answerCache ? 'attach' : 'attach-uncached',
+    mode: !answerCache ? 'attach-uncached' : build === 'native' ? 'attach-native' : 'attach',
+    build,
     url: stack.url,
     envoy: stack.envoy,
     backends: stack.backends,
@@ -98,5 +125,6 @@ async function startAttachMode(
 
 /** Starts `mode` serving `routes` (rules, or HTTPRoute YAML attached to Gateway `edge`). */
 export function startMode(mode: ModeName, routes: readonly AttachRoute[] | string): Promise<ModeStack> {
-  return mode === 'gateway' ? startGatewayMode(routes) : startAttachMode(routes, mode === 'attach');
+  if (isGatewayMode(mode)) return startGatewayMode(routes, mode === 'gateway' ? 'native' : 'wasm');
+  return startAttachMode(routes, mode !== 'attach-uncached', mode === 'attach-native' ? 'native' : 'wasm');
 }

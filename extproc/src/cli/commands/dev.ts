@@ -17,7 +17,10 @@ import {
   SESSION_KEY,
   SESSION_KEY_FILE,
   SESSION_KEY_SECRET,
+  filterChoiceOf,
+  filterFlag,
 } from '../flags.js';
+import type { FilterChoice } from '../../local/filter-build.js';
 import type { KeySource } from '../../provider/key-source.js';
 import type { Provider } from '../../provider/provider.js';
 import { type RunningGateway, localGatewayRunner } from '../run/local-gateway-runner.js';
@@ -44,6 +47,7 @@ export const DEV_FLAGS: FlagSpecs = {
     default: 'off',
   },
   'allow-empty': ALLOW_EMPTY,
+  filter: filterFlag('auto', 'the filter Envoy runs'),
 };
 
 /** The session keys given, or one ephemeral key (with a warning) without any. */
@@ -66,6 +70,7 @@ export interface DevSettings {
   readonly envoyAdminPort: number;
   readonly sessionKeys: readonly string[];
   readonly debug: boolean;
+  readonly filter: FilterChoice;
 }
 
 export async function devSettings(
@@ -87,6 +92,7 @@ export async function devSettings(
     envoyAdminPort: intFlag(parsed, 'envoy-admin-port', 9901),
     sessionKeys,
     debug: boolFlag(parsed, 'debug', defaults.debug),
+    filter: filterChoiceOf(parsed, 'filter', 'auto'),
   });
 }
 

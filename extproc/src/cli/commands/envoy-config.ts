@@ -10,7 +10,8 @@ import { envoyYaml } from '../../envoy/envoy-yaml.js';
 import { generateGatewayConfig, generateGatewayResources } from '../../envoy/gateway-config.js';
 import { xdsBootstrap } from '../../envoy/xds-resources.js';
 import { splitHostPort } from '../../local/port-check.js';
-import { projectRoot } from '../../local/project-root.js';
+import { envoyVersion } from '../../local/envoy-binary.js';
+import { chooseFilterBuild, nativeTargetEnvoy, wasmFilterPath } from '../../local/filter-build.js';
 import { type FlagSpecs, type ParsedArgs, boolFlag, flag, intFlag } from '../args.js';
 import { type Command, type CommandIO, UsageError } from '../command.js';
 import { loadSnapshot } from '../load-snapshot.js';
@@ -24,6 +25,8 @@ import {
   SESSION_KEY,
   SESSION_KEY_FILE,
   XDS_TOKEN_FILE,
+  filterChoiceOf,
+  filterFlag,
   readXdsToken,
   requireConfigPaths,
 } from '../flags.js';
@@ -40,11 +43,13 @@ const ENVOY_CONFIG_FLAGS: FlagSpecs = {
   },
   address: { ...ADDRESS, description: `${ADDRESS.description} (gateway mode)` },
   'envoy-admin-port': { ...ENVOY_ADMIN_PORT, description: "Envoy's admin port, on 127.0.0.1 (gateway mode)" },
+  filter: filterFlag('auto in gateway mode, wasm in attach mode', 'the filter build the configuration loads'),
   'wasm-path': {
     type: 'string',
     value: 'PATH',
-    description: 'where Envoy finds steadfast.wasm (built by `npm run build` into filter/build/)',
-    default: 'filter/build/steadfast.wasm, relative to the current directory',
+    description:
+      'where Envoy finds the filter: steadfast.wasm, or libsteadfast.so for the native build (both built by `npm run build` into filter/build/); given, it decides over --filter',
+    default: 'the build --filter picks in filter/build/, relative to the current directory',
   },
   'session-key-file': {
     ...SESSION_KEY_FILE,
@@ -102,6 +107,37 @@ const ENVOY_CONFIG_FLAGS: FlagSpecs = {
   },
 };
 
+/**
+ * The filter build the printed configuration loads, relative to the project root where `envoy
+ * -c` is documented to run from: --wasm-path as given, else the build --filter picks (gateway
+ * mode: native where it was built for this checkout's Envoy; attach mode: the wasm, as an
+ * operator's Envoy may be any version).
+ */
+function printedFilterPath(parsed: ParsedArgs, mode: 'gateway' | 'attach', io: CommandIO): string {
+  const given = flag(parsed, 'wasm-path');
+  if (given !== undefined) return given;
+  const choice = filterChoiceOf(parsed, 'filter', mode === 'attach' ? 'wasm' : 'auto');
+  let version: string | undefined;
+  if (choice === 'auto') {
+    try {
+      version = envoyVersion();
+    } catch {
+      // No Envoy here to check the native module against: the wasm runs on any.
+      return relative(process.cwd(), wasmFilterPath());
+    }
+  }
+  let build;
+  try {
+    build = chooseFilterBuild(choice, version);
+  } catch (e) {
+    throw new UsageError(`--filter ${choice}: ${(e as Error).message}`);
+  }
+  if (build.kind === 'native' && choice === 'native') {
+    io.err(`steadfast envoy-config: the native filter loads only into Envoy ${nativeTargetEnvoy() ?? '?'}`);
+  }
+  return relative(process.cwd(), build.path);
+}
+
 export const envoyConfigCommand: Command = {
   name: 'envoy-config',
   summary: 'print the Envoy configuration for gateway mode, or the snippet for attach mode',
@@ -133,8 +169,7 @@ export const envoyConfigCommand: Command = {
     const snap = loaded.snapshot;
     reportProblems(snap, io);
     // Relative to the project root, where `envoy -c` is documented to run from.
-    const wasmPath =
-      flag(parsed, 'wasm-path') ?? relative(process.cwd(), `${projectRoot()}/filter/build/steadfast.wasm`);
+    const wasmPath = printedFilterPath(parsed, mode, io);
     // Keys read now: Envoy's wasm configuration is inline.
     const sessionKeys = [...(await readKeys((await sourcesOf(parsed, (line) => io.err(line))).keys)).keys];
     if (mode === 'attach') {

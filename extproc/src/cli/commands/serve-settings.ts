@@ -1,9 +1,9 @@
 // `steadfast serve`'s flags, checked and frozen before anything starts: the sources, the
 // addresses, the fixed token or the configuration, and every port free.
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
 import { checkPortsFree, splitHostPort } from '../../local/port-check.js';
-import { projectRoot } from '../../local/project-root.js';
+import { envoyVersion } from '../../local/envoy-binary.js';
+import { chooseFilterBuild, wasmFilterPath } from '../../local/filter-build.js';
 import type { KeySource, SessionKeyRing } from '../../provider/key-source.js';
 import type { Provider } from '../../provider/provider.js';
 import { explainPolicy } from '../../resolve/resolve-answer.js';
@@ -12,7 +12,7 @@ import { checkPolicyToken } from '../../table/policy-token.js';
 import { type ParsedArgs, boolFlag, flag, intFlag } from '../args.js';
 import { type CommandIO, UsageError } from '../command.js';
 import { checkConfigPaths } from '../config-paths.js';
-import { EXT_PROC_ADDRESS_DEFAULT, readXdsToken } from '../flags.js';
+import { EXT_PROC_ADDRESS_DEFAULT, filterChoiceOf, readXdsToken } from '../flags.js';
 import type { AdsSettings } from '../run/ads-runner.js';
 import type { ExtProcSettings } from '../run/ext-proc-runner.js';
 import { readKeys, sourcesOf } from '../sources.js';
@@ -99,8 +99,27 @@ async function adsSettingsOf(parsed: ParsedArgs, loadsConfig: boolean): Promise<
   return {
     address,
     token: tokenFile !== undefined ? await readXdsToken(tokenFile) : undefined,
-    wasmPath: flag(parsed, 'xds-wasm-path') ?? join(projectRoot(), 'filter/build/steadfast.wasm'),
+    wasmPath: flag(parsed, 'xds-wasm-path') ?? xdsFilterPath(parsed),
   };
+}
+
+/**
+ * The filter build the Envoys fed over ADS load: `--xds-filter` (auto: native where it was
+ * built for this checkout's Envoy, the version a fleet started from `envoy-config --xds` runs).
+ */
+function xdsFilterPath(parsed: ParsedArgs): string {
+  const choice = filterChoiceOf(parsed, 'xds-filter', 'auto');
+  let version: string | undefined;
+  try {
+    version = envoyVersion();
+  } catch {
+    if (choice === 'auto') return wasmFilterPath();
+  }
+  try {
+    return chooseFilterBuild(choice, choice === 'native' ? undefined : version).path;
+  } catch (e) {
+    throw new UsageError(`--xds-filter ${choice}: ${(e as Error).message}`);
+  }
 }
 
 /** The log lines that say what a fixed --policy-token does; a token that does not decode is a usage error. */

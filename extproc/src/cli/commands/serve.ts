@@ -22,6 +22,7 @@ import {
   SESSION_KEY_FILE,
   SESSION_KEY_SECRET,
   XDS_TOKEN_FILE,
+  filterFlag,
 } from '../flags.js';
 import { adsRunner } from '../run/ads-runner.js';
 import { envoyFilesRunner } from '../run/envoy-files-runner.js';
@@ -83,11 +84,13 @@ const SERVE_FLAGS: FlagSpecs = {
       'also serve gateway mode over ADS to any number of Envoys (their bootstrap: envoy-config --xds HOST:PORT; docs/fleet.md)',
   },
   'xds-token-file': XDS_TOKEN_FILE,
+  'xds-filter': filterFlag('auto', 'the filter build the Envoys fed over ADS load'),
   'xds-wasm-path': {
     type: 'string',
     value: 'PATH',
-    description: 'where the Envoys fed over ADS find steadfast.wasm on their own machines',
-    default: "this checkout's filter/build/steadfast.wasm",
+    description:
+      'where the Envoys fed over ADS find the filter on their own machines (steadfast.wasm, or libsteadfast.so for the native build); given, it decides over --xds-filter',
+    default: "the build --xds-filter picks in this checkout's filter/build/",
   },
 };
 

@@ -4,7 +4,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ownProtoDir } from '../../proto-dir.js';
 
 const require = createRequire(import.meta.url);
 
@@ -18,21 +18,6 @@ const LOADER_OPTIONS: protoLoader.Options = {
 
 function xdsDeps(): string {
   return join(dirname(require.resolve('@grpc/grpc-js-xds/package.json')), 'deps');
-}
-
-/** Our own protos live in extproc/proto; from dist/ the source tree is two levels further up. */
-function ownProtoDir(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  for (const up of ['../../../proto', '../../../../../extproc/proto']) {
-    const dir = join(here, up);
-    try {
-      require.resolve(join(dir, 'grpc/health/v1/health.proto'));
-      return dir;
-    } catch {
-      // try the next layout
-    }
-  }
-  throw new Error(`cannot find extproc/proto from ${here}`);
 }
 
 export const EXT_PROC_SERVICE = 'envoy.service.ext_proc.v3.ExternalProcessor';

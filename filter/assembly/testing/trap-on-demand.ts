@@ -1,0 +1,45 @@
+// A test-only build of the filter that traps when a request asks it to, so the end-to-end
+// tests can show that a trap in the native module never reaches Envoy
+// (tests/e2e/native-filter-trap.test.ts). Never shipped: `npm run build` does not build it.
+import { RootContext, setRootContextFactory } from '../abi/context';
+import { HeaderMapType } from '../abi/enums';
+import { proxy_on_request_headers as filterRequestHeaders } from '../abi/exports';
+import { getHeader } from '../abi/host';
+import { Utf8 } from '../abi/memory';
+import '../abi/runtime';
+import { SteadfastRoot } from '../steadfast';
+
+export {
+  proxy_abi_version_0_2_1,
+  proxy_on_memory_allocate,
+  proxy_on_context_create,
+  proxy_on_vm_start,
+  proxy_on_configure,
+  proxy_on_tick,
+  proxy_on_response_headers,
+  proxy_on_done,
+  proxy_on_log,
+  proxy_on_delete,
+} from '../abi/exports';
+
+const H_TRAP = new Utf8('x-steadfast-test-trap');
+
+function deeper(n: u32): u32 {
+  return n == u32.MAX_VALUE ? n : deeper(n + 1) + 1;
+}
+
+/** The filter's own callback, unless `x-steadfast-test-trap` names a way to trap. */
+export function proxy_on_request_headers(contextId: u32, headerCount: u32, endOfStream: bool): u32 {
+  const how = getHeader(HeaderMapType.RequestHeaders, H_TRAP);
+  if (how == 'unreachable') unreachable();
+  // Far past the end of linear memory (a few pages).
+  if (how == 'out-of-bounds') return load<u32>(<usize>0xfff0_0000);
+  if (how == 'stack') return deeper(0);
+  return filterRequestHeaders(contextId, headerCount, endOfStream);
+}
+
+function createRoot(contextId: u32): RootContext {
+  return new SteadfastRoot(contextId);
+}
+
+setRootContextFactory(createRoot);
