@@ -85,6 +85,7 @@ export function variantReports(
     cpu_us_per_req_at_rate: (m: Measurement) => totalCpu(m, true),
     service_p50_us: (m: Measurement) => m.latency.serviceP50Us,
     client_send_lag_p99_us: (m: Measurement) => m.latency.sendLagP99Us,
+    envoy_rss_mib: (m: Measurement) => m.envoyRssMiB,
   };
   const out: Record<string, VariantReport> = {};
   for (const v of variants) {
@@ -189,6 +190,7 @@ export function goals(v: Readonly<Record<string, VariantReport>>): Goal[] {
     measured: !v['V8'] ? 'V8 not measured' : `V8/V3 CPU per request ${fmt(c8)} (V8/V1 ${fmt(cpu('V8'))})`,
     met: c8 === null ? null : c8 <= 1.3,
   });
+  out.push(...nativeGoals(v));
   // Issue 12's goal (it replaced issue 8's 50%): 35% of plain Envoy, on the benchmark's one Envoy core.
   out.push({
     goal: 'attach mode (V6) throughput at least 35% of plain Envoy (V1)',
@@ -196,4 +198,55 @@ export function goals(v: Readonly<Record<string, VariantReport>>): Goal[] {
     met: g6?.rps == null ? null : g6.rps >= 0.35,
   });
   return out;
+}
+
+/** Issue 31's goals for the native filter (the `…n` rows), CPU per request as ratios to V1. */
+function nativeGoals(v: Readonly<Record<string, VariantReport>>): Goal[] {
+  const cpu = (id: string): number | null => v[id]?.vs_v1.cpu_us_per_req ?? null;
+  const fmt = (x: number | null): string => x?.toFixed(2) ?? 'n/a';
+  const within = (a: number | null, b: number | null, margin: number): boolean | null =>
+    a === null || b === null ? null : a <= b + margin;
+  const c2n = cpu('V2n');
+  const c3n = cpu('V3n');
+  const c3rn = cpu('V3rn');
+  const c7n = cpu('V7n');
+  const c4 = cpu('V4');
+  const c4r = cpu('V4r');
+  const v8n = v['V8n']?.cpu_us_per_req ?? null;
+  const v3n = v['V3n']?.cpu_us_per_req ?? null;
+  const c8n = v8n === null || v3n === null ? null : v8n / v3n;
+  const rss = (id: string): number | null => v[id]?.spread['envoy_rss_mib']?.median ?? null;
+  const [m3, m3n] = [rss('V3'), rss('V3n')];
+  return [
+    {
+      goal: "native: a sealed, gateway-tracked cookie session (V7n) for what Envoy's clear-text one costs: V7n/V1 ≤ V4/V1 + 0.05",
+      measured: `V7n/V1 ${fmt(c7n)}, V4/V1 ${fmt(c4)} (V7/V1, wasm: ${fmt(cpu('V7'))})`,
+      met: within(c7n, c4, 0.05),
+    },
+    {
+      goal: "native: retry + sealed session (V3n) no dearer than Envoy's own retry + stateful_session: V3n/V1 ≤ V4/V1",
+      measured: `V3n/V1 ${fmt(c3n)}, V4/V1 ${fmt(c4)} (V3/V1, wasm: ${fmt(cpu('V3'))})`,
+      met: within(c3n, c4, 0),
+    },
+    {
+      goal: 'native: no policy costs nothing: V2n/V1 ≤ 1.03',
+      measured: `V2n/V1 ${fmt(c2n)}`,
+      met: within(c2n, 1.03, 0),
+    },
+    {
+      goal: 'native: retries only (V3rn) ≤ V4r/V1 + 0.03',
+      measured: `V3rn/V1 ${fmt(c3rn)}, V4r/V1 ${fmt(c4r)}`,
+      met: within(c3rn, c4r, 0.03),
+    },
+    {
+      goal: 'native: attach mode with a warm answer cache (V8n) ≤ 1.15 × V3n',
+      measured: `V8n/V3n CPU per request ${fmt(c8n)} (V8n/V1 ${fmt(cpu('V8n'))})`,
+      met: c8n === null ? null : c8n <= 1.15,
+    },
+    {
+      goal: "native: Envoy's resident memory with the native module (V3n) ≤ with the wasm VM (V3), one worker",
+      measured: `V3n ${m3n?.toFixed(1) ?? 'n/a'} MiB, V3 ${m3?.toFixed(1) ?? 'n/a'} MiB`,
+      met: m3 === null || m3n === null ? null : m3n <= m3,
+    },
+  ];
 }

@@ -71,11 +71,41 @@ async function main(): Promise<void> {
   const pinning = planCpuPinning(-10);
   const variants = benchVariants({ root, sessionKey: randomBytes(32).toString('base64') });
   const v1 = variants.find((v) => v.id === 'V1') as Variant;
-  const v3 = variants.find((v) => v.id === 'V3') as Variant;
-  const v3Config = v3.envoyConfig as string;
   const rule = 'sf1;id=httproute/default/bench/rule/0;k=h';
   const retry = ';ra=2;rc=500,502,503;rb=10;tr=5000;tb=1000';
   const session = ';st=c;sn=bench-session;sp=/;sl=p;sa=3600';
+  // The same chain with each build of the filter: V3's configuration, and V3n's.
+  const chainCases = (
+    build: string,
+    config: string,
+  ): Array<{ name: string; config: string; cookie: boolean }> => [
+    {
+      name: `+ downstream ${build}, no token`,
+      config: edited(config, (d) => (chain(true, false, false)(d), setToken(null)(d))),
+      cookie: false,
+    },
+    {
+      name: `+ upstream ${build}, no token`,
+      config: edited(config, (d) => (chain(true, false, true)(d), setToken(null)(d))),
+      cookie: false,
+    },
+    { name: `${build}: + stateful_session, no token`, config: edited(config, setToken(null)), cookie: false },
+    { name: `${build}: full chain, no-policy token`, config: edited(config, setToken(rule)), cookie: false },
+    {
+      name: `${build}: full chain, retry only`,
+      config: edited(config, setToken(rule + retry)),
+      cookie: false,
+    },
+    {
+      name: `${build}: full chain, session only, resumed`,
+      config: edited(config, setToken(rule + session)),
+      cookie: true,
+    },
+    { name: `${build}: full chain, retry + session, resumed`, config, cookie: true },
+    { name: `${build}: full chain, retry + session, new session each`, config, cookie: false },
+  ];
+  const v3Config = (variants.find((v) => v.id === 'V3') as Variant).envoyConfig as string;
+  const v3nConfig = (variants.find((v) => v.id === 'V3n') as Variant).envoyConfig as string;
   const cases: Array<{ name: string; config: string; cookie: boolean }> = [
     { name: 'plain Envoy (V1)', config: v1.envoyConfig as string, cookie: false },
     {
@@ -83,26 +113,8 @@ async function main(): Promise<void> {
       config: edited(v3Config, (d) => (chain(false, false, false)(d), setToken(null)(d))),
       cookie: false,
     },
-    {
-      name: '+ downstream wasm, no token',
-      config: edited(v3Config, (d) => (chain(true, false, false)(d), setToken(null)(d))),
-      cookie: false,
-    },
-    {
-      name: '+ upstream wasm, no token',
-      config: edited(v3Config, (d) => (chain(true, false, true)(d), setToken(null)(d))),
-      cookie: false,
-    },
-    { name: '+ stateful_session, no token', config: edited(v3Config, setToken(null)), cookie: false },
-    { name: 'full chain, no-policy token (V2)', config: edited(v3Config, setToken(rule)), cookie: false },
-    { name: 'full chain, retry only', config: edited(v3Config, setToken(rule + retry)), cookie: false },
-    {
-      name: 'full chain, session only, resumed',
-      config: edited(v3Config, setToken(rule + session)),
-      cookie: true,
-    },
-    { name: 'full chain, retry + session, resumed (V3)', config: v3Config, cookie: true },
-    { name: 'full chain, retry + session, new session each', config: v3Config, cookie: false },
+    ...chainCases('wasm', v3Config),
+    ...chainCases('native', v3nConfig),
   ];
   const addresses = ['127.0.0.2', '127.0.0.3'];
   const backend = await startBackendProcess(root, 'minimal', addresses, pinning.driver);
@@ -111,6 +123,7 @@ async function main(): Promise<void> {
     const env = {
       root,
       wasmPath: join(root, 'filter', 'build', 'steadfast.wasm'),
+      nativePath: join(root, 'filter', 'build', 'libsteadfast.so'),
       backendAddresses: addresses,
       backendPort: backend.port,
       backendPid: backend.pid,

@@ -3,6 +3,9 @@
 // Port 18080 in bench/configs is the backends' placeholder; a cluster named `app` gets
 // the backends whatever it held (envoy/attach-example.yaml names its own).
 import { parse, stringify } from 'yaml';
+import { TYPE_WASM } from '../extproc/src/envoy/envoy-names.js';
+import { nativeFilterConfig } from '../extproc/src/envoy/http-filters.js';
+import type { Json } from '../extproc/src/json.js';
 
 export const BACKEND_PLACEHOLDER_PORT = 18080;
 
@@ -11,6 +14,10 @@ export interface ConfigBinding {
   readonly backendPort: number;
   readonly extProcPort?: number;
   readonly wasmPath: string;
+  /** The native filter's absolute path (filter/build/libsteadfast.so). */
+  readonly nativePath: string;
+  /** `native`: every steadfast wasm filter runs as the native module instead. */
+  readonly build?: 'native';
   /** Replaces the downstream steadfast filter's JSON configuration. */
   readonly filterConfig?: string;
   /** false: the attach answer cache taken out (no lookup filter, ext_proc unwrapped). */
@@ -94,11 +101,22 @@ export function bindEnvoyConfig(yamlText: string, b: ConfigBinding): string {
     if (isNode(local) && typeof local['filename'] === 'string' && local['filename'].endsWith('.wasm')) {
       local['filename'] = b.wasmPath;
     }
+    if (isNode(local) && typeof local['filename'] === 'string' && local['filename'].endsWith('.so')) {
+      local['filename'] = b.nativePath;
+    }
     // The downstream filter's configuration (the upstream one is named steadfast-upstream).
     if (b.filterConfig !== undefined && n['name'] === 'steadfast' && isNode(n['configuration'])) {
       n['configuration']['value'] = b.filterConfig;
     }
   });
   if (b.answerCache === false) walk(statics, withoutAnswerCache);
+  if (b.build === 'native') {
+    walk(statics, (n) => {
+      const typed = n['typed_config'];
+      if (isNode(typed) && typed['@type'] === TYPE_WASM && isNode(typed['config'])) {
+        n['typed_config'] = nativeFilterConfig(typed['config']['configuration'] as Json, b.nativePath);
+      }
+    });
+  }
   return stringify(doc);
 }

@@ -93,9 +93,14 @@ async function main(): Promise<void> {
   const wrk = wrkVersion();
   const envoy = envoyVersion(envoyBinary());
   const wasmPath = join(root, 'filter', 'build', 'steadfast.wasm');
-  if (!existsSync(wasmPath) || !existsSync(join(root, 'dist', 'extproc', 'src', 'cli', 'main.js')))
+  const nativePath = join(root, 'filter', 'build', 'libsteadfast.so');
+  if (
+    !existsSync(wasmPath) ||
+    !existsSync(nativePath) ||
+    !existsSync(join(root, 'dist', 'extproc', 'src', 'cli', 'main.js'))
+  )
     throw new Error(
-      'the filter or the control service is not built: run `npm run build` (npm run bench does)',
+      'the filter (both builds) or the control service is not built: run `npm run build` (npm run bench does)',
     );
   const cpus = nproc(); // before this process is pinned to one CPU, which nproc would then report
   const pinning = planCpuPinning(nice);
@@ -172,6 +177,7 @@ async function runAll(
     const env: VariantEnvironment = {
       root,
       wasmPath,
+      nativePath: join(root, 'filter', 'build', 'libsteadfast.so'),
       backendAddresses: addresses,
       backendPort: backend.port,
       backendPid: backend.pid,

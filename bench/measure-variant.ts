@@ -1,5 +1,6 @@
 // One measurement of one variant: a wrk run for throughput and CPU per request, then a
 // fixed-rate run for latency, with the CPU Envoy and the control service used in each.
+import { readFileSync } from 'node:fs';
 import { runOpenLoop, type OpenLoopResult } from './open-loop-client.js';
 import { CpuMeter } from './process-cpu.js';
 import { BENCH_PATH, startVariant, type VariantEnvironment } from './running-variant.js';
@@ -31,6 +32,19 @@ export interface Measurement {
   /** CPU other programs used during the latency run, per cent of the machine. */
   readonly othersCpuPercent?: number;
   readonly filterCounters: Readonly<Record<string, number>>;
+  /** Envoy's resident memory after the throughput run, MiB (one worker: `--concurrency 1`). */
+  readonly envoyRssMiB?: number;
+}
+
+/** A process's resident set, MiB, from /proc; undefined where there is none. */
+function residentMiB(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m?.[1] ? Number(m[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const perRequest = (us: number | undefined, requests: number): number | undefined =>
@@ -51,6 +65,7 @@ export async function measureVariant(
     const meter = new CpuMeter(pids);
     const load = await runWrk({ ...wrk, durationS: s.durationS });
     const [envoyUs, controlUs] = meter.read();
+    const envoyRssMiB = residentMiB(running.envoyPid);
 
     let atRate: CpuMeter | undefined;
     let system: SystemCpuMeter | undefined;
@@ -100,6 +115,7 @@ export async function measureVariant(
       ...optional('controlCpuUsPerReqAtRate', perRequest(atRateUs[1], completedAtRate)),
       ...optional('othersCpuPercent', othersCpuPercent),
       filterCounters: Object.fromEntries(counters),
+      ...optional('envoyRssMiB', envoyRssMiB),
     };
   } finally {
     await running.stop();

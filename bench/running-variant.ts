@@ -25,6 +25,7 @@ export interface RunningVariant {
 export interface VariantEnvironment {
   readonly root: string;
   readonly wasmPath: string;
+  readonly nativePath: string;
   readonly backendAddresses: readonly string[];
   readonly backendPort: number;
   /** The backend process, whose CPU counts as the benchmark's own. */
@@ -162,6 +163,8 @@ export async function startVariant(v: Variant, env: VariantEnvironment): Promise
         backendAddresses: env.backendAddresses,
         backendPort: env.backendPort,
         wasmPath: env.wasmPath,
+        nativePath: env.nativePath,
+        ...(v.build ? { build: v.build } : {}),
         ...(serve ? { extProcPort: serve.grpcPort } : {}),
         ...(v.filterConfig !== undefined ? { filterConfig: v.filterConfig } : {}),
         ...(v.answerCache === false ? { answerCache: false } : {}),
@@ -195,9 +198,10 @@ export async function startVariant(v: Variant, env: VariantEnvironment): Promise
       controlPid: serve?.child.pid,
       filterCounters: async () => {
         const out = new Map<string, number>();
+        // Summed over scopes: the native filter's upstream half counts under its cluster.
         for (const [k, n] of await envoy.stats()) {
-          const m = /^wasmcustom\.(steadfast_\w+)$/.exec(k);
-          if (m?.[1]) out.set(m[1], n);
+          const m = /(?:^|\.)wasmcustom\.(steadfast_\w+)$/.exec(k);
+          if (m?.[1]) out.set(m[1], (out.get(m[1]) ?? 0) + n);
         }
         return out;
       },

@@ -135,6 +135,7 @@ async function main(): Promise<void> {
     const running = await startVariant(variant, {
       root,
       wasmPath: join(root, 'filter', 'build', 'steadfast.wasm'),
+      nativePath: join(root, 'filter', 'build', 'libsteadfast.so'),
       backendAddresses: addresses,
       backendPort: backend.port,
       backendPid: backend.pid,

@@ -93,16 +93,25 @@ export function steadfastFilter(
 function steadfastNativeFilter(configuration: string, modulePath: string): Json {
   return {
     name: 'envoy.filters.http.wasm',
-    typed_config: {
-      '@type': TYPE_DYNAMIC_MODULE_FILTER,
-      dynamic_module_config: {
-        name: 'steadfast',
-        metrics_namespace: 'wasmcustom',
-        module: { local: { filename: modulePath } },
-      },
-      filter_name: 'steadfast',
-      filter_config: { '@type': TYPE_STRING_VALUE, value: configuration },
+    typed_config: nativeFilterConfig({ '@type': TYPE_STRING_VALUE, value: configuration }, modulePath),
+  };
+}
+
+/**
+ * The native filter's typed_config, from the filter's configuration (a StringValue, as the
+ * wasm filter's `configuration` holds it) — also how a wasm filter of a hand-written Envoy
+ * configuration becomes the native one (the tests' and the benchmark's).
+ */
+export function nativeFilterConfig(configuration: Json, modulePath: string): Json {
+  return {
+    '@type': TYPE_DYNAMIC_MODULE_FILTER,
+    dynamic_module_config: {
+      name: 'steadfast',
+      metrics_namespace: 'wasmcustom',
+      module: { local: { filename: modulePath } },
     },
+    filter_name: 'steadfast',
+    filter_config: configuration,
   };
 }
 

@@ -4,6 +4,8 @@
 import { parse, stringify } from 'yaml';
 import { filterWasm } from '../../support/paths.js';
 import { type FilterBuildName, nativeFilterPath } from '../../support/filter-builds.js';
+import { nativeFilterConfig } from '../../../extproc/src/envoy/http-filters.js';
+import type { Json } from '../../../extproc/src/json.js';
 
 export interface Endpoint {
   readonly address: string;
@@ -103,24 +105,14 @@ export function rewriteEnvoyConfig(yamlText: string, options: RewriteOptions = {
   return stringify(doc);
 }
 
-/**
- * The same filter instance as the native module, as `envoy-config --filter native` writes it:
- * the configuration kept, the counters under the wasm filter's names.
- */
+/** The same filter instance as the native module, as `envoy-config --filter native` writes it. */
 function toNativeFilter(n: Node): void {
   const typed = n['typed_config'] as Node | undefined;
   if (typed?.['@type'] !== 'type.googleapis.com/envoy.extensions.filters.http.wasm.v3.Wasm') return;
-  const configuration = (typed['config'] as Node)['configuration'];
-  n['typed_config'] = {
-    '@type': 'type.googleapis.com/envoy.extensions.filters.http.dynamic_modules.v3.DynamicModuleFilter',
-    dynamic_module_config: {
-      name: 'steadfast',
-      metrics_namespace: 'wasmcustom',
-      module: { local: { filename: nativeFilterPath() } },
-    },
-    filter_name: 'steadfast',
-    filter_config: configuration,
-  };
+  n['typed_config'] = nativeFilterConfig(
+    (typed['config'] as Node)['configuration'] as Json,
+    nativeFilterPath(),
+  );
 }
 
 /** Drops the lookup filter and unwraps ext_proc from its match_delegate, in every filter list. */
