@@ -28,6 +28,16 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+#if defined(__x86_64__) && defined(__GLIBC__)
+// The oldest versions of these glibc still provides: the module then needs no newer glibc
+// than Envoy's own release binary does (2.30), whatever the machine that built it has. Since
+// glibc 2.34 the default versions are new ones (libpthread moved into libc).
+__asm__(".symver pthread_create,pthread_create@GLIBC_2.2.5");
+__asm__(".symver pthread_detach,pthread_detach@GLIBC_2.2.5");
+__asm__(".symver pthread_once,pthread_once@GLIBC_2.2.5");
+__asm__(".symver pthread_condattr_setclock,pthread_condattr_setclock@GLIBC_2.3.3");
+#endif
+
 // proxy-wasm results and enums (ABI 0.2.1).
 enum { WASM_OK = 0, WASM_NOT_FOUND = 1, WASM_BAD_ARGUMENT = 2, WASM_INVALID_MEMORY = 6, WASM_UNIMPLEMENTED = 12 };
 enum { BUFFER_PLUGIN_CONFIGURATION = 7 };
