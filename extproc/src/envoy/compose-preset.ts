@@ -1,7 +1,8 @@
 // The gateway configuration `docker compose up` runs: the control service writes it for the
 // Envoy container (`steadfast serve --envoy-files`), which runs in /steadfast with the filter
-// mounted at filter/build/steadfast.wasm — the repository's own layout, so the same
-// configuration is also checked with `envoy --mode validate` from the repository root.
+// mounted at filter/build/ — the repository's own layout, so the same configuration is also
+// checked with `envoy --mode validate` from the repository root. Compose's Envoy is the
+// pinned version and the image builds the native module, so compose runs the native filter.
 import type { GatewayConfigOptions } from './gateway-config.js';
 
 /**
@@ -22,7 +23,7 @@ export function composeGatewayOptions(sessionKeys: readonly string[]): GatewayCo
     // Inside the container: reachable through the ports compose publishes.
     address: '0.0.0.0',
     admin: { address: '0.0.0.0', port: 9901 },
-    wasmPath: 'filter/build/steadfast.wasm',
+    wasmPath: 'filter/build/libsteadfast.so',
     sessionKeys: sessionKeys.length > 0 ? sessionKeys : [COMPOSE_DEMO_SESSION_KEY],
     debug: true,
   };
