@@ -3,6 +3,7 @@
 import type { FieldError } from './fields.js';
 import type { SourceObject } from './parse.js';
 import type { GrpcRetryReason } from '../table/policy.js';
+import type { HeaderModifier, TableCors, TableRedirect, TableRewrite } from '../table/route-filters.js';
 
 export interface ModelObject {
   readonly kind: string;
@@ -139,28 +140,6 @@ export interface SessionSpec {
   readonly idleTimeoutMs?: number;
 }
 
-/** HTTPPathModifier: how a redirect or a rewrite changes the path. */
-export interface PathModifier {
-  readonly type: 'ReplaceFullPath' | 'ReplacePrefixMatch';
-  /** replaceFullPath or replacePrefixMatch (may be empty for ReplacePrefixMatch). */
-  readonly value: string;
-}
-
-/** HTTPRequestRedirectFilter; statusCode defaulted (302). */
-export interface RedirectSpec {
-  readonly scheme?: 'http' | 'https';
-  readonly hostname?: string;
-  readonly port?: number;
-  readonly path?: PathModifier;
-  readonly statusCode: 301 | 302 | 303 | 307 | 308;
-}
-
-/** HTTPURLRewriteFilter. */
-export interface RewriteSpec {
-  readonly hostname?: string;
-  readonly path?: PathModifier;
-}
-
 /** HTTPRequestMirrorFilter: where a copy goes, and for how many requests. */
 export interface MirrorSpec {
   readonly backendRef: BackendRef;
@@ -168,31 +147,14 @@ export interface MirrorSpec {
   readonly perMillion: number;
 }
 
-/** HTTPCORSFilter (GEP-1767); maxAge defaulted (5), allowCredentials false when absent. */
-export interface CorsSpec {
-  /** `*`, or `<scheme>://<host>[:<port>]` where the host may start with `*.` or be `*`. */
-  readonly allowOrigins: readonly string[];
-  readonly allowMethods: readonly string[];
-  readonly allowHeaders: readonly string[];
-  readonly exposeHeaders: readonly string[];
-  readonly allowCredentials: boolean;
-  /** Seconds. */
-  readonly maxAge: number;
-}
-
 export interface RouteFilter {
   readonly index: number;
   readonly type: string;
-  /** Header modifications, kept as plain data for the table. */
-  readonly headers?: {
-    readonly set: readonly { name: string; value: string }[];
-    readonly add: readonly { name: string; value: string }[];
-    readonly remove: readonly string[];
-  };
-  readonly redirect?: RedirectSpec;
-  readonly rewrite?: RewriteSpec;
+  readonly headers?: HeaderModifier;
+  readonly redirect?: TableRedirect;
+  readonly rewrite?: TableRewrite;
   readonly mirror?: MirrorSpec;
-  readonly cors?: CorsSpec;
+  readonly cors?: TableCors;
 }
 
 export interface RouteRule {

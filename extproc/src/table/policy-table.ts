@@ -2,6 +2,7 @@
 // serializable data free of Kubernetes types. translate/ writes it; resolve/ and the
 // Envoy config generator read it. Names trace back to the objects they came from.
 import type { Policy } from './policy.js';
+import type { HeaderModifier, TableCors, TableRedirect, TableRewrite } from './route-filters.js';
 
 export const POLICY_TABLE_VERSION = 1;
 
@@ -114,52 +115,11 @@ export interface TableBackend {
   readonly invalid?: { readonly reason: string; readonly message: string };
 }
 
-export interface HeaderModifier {
-  readonly set: readonly { readonly name: string; readonly value: string }[];
-  readonly add: readonly { readonly name: string; readonly value: string }[];
-  readonly remove: readonly string[];
-}
-
-/** How a redirect or a rewrite changes the path (HTTPPathModifier). */
-export interface TablePathModifier {
-  readonly type: 'ReplaceFullPath' | 'ReplacePrefixMatch';
-  readonly value: string;
-}
-
-/** RequestRedirect: the rule answers with a redirect and has no backends. */
-export interface TableRedirect {
-  readonly scheme?: 'http' | 'https';
-  readonly hostname?: string;
-  readonly port?: number;
-  readonly path?: TablePathModifier;
-  readonly statusCode: 301 | 302 | 303 | 307 | 308;
-}
-
-/** URLRewrite: what the backend is sent instead of the request's Host and path. */
-export interface TableRewrite {
-  readonly hostname?: string;
-  readonly path?: TablePathModifier;
-}
-
 /** RequestMirror: a copy of the request to one backend, for a share of requests; its answer is dropped. */
 export interface TableMirror {
   readonly backend: TableBackend;
   /** Share of requests mirrored, in millionths. */
   readonly perMillion: number;
-}
-
-/**
- * CORS (GEP-1767): the gateway answers preflights from allowed origins and adds the CORS
- * headers to the answers to their other requests.
- */
-export interface TableCors {
-  readonly allowOrigins: readonly string[];
-  readonly allowMethods: readonly string[];
-  readonly allowHeaders: readonly string[];
-  readonly exposeHeaders: readonly string[];
-  readonly allowCredentials: boolean;
-  /** Seconds. */
-  readonly maxAge: number;
 }
 
 export interface TableRule {

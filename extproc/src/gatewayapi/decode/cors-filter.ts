@@ -2,7 +2,7 @@
 // ('*' only alone), and its default (maxAge 5).
 import type { FieldPath } from '../diagnostic.js';
 import type { Fields, Rec } from '../fields.js';
-import type { CorsSpec } from '../model.js';
+import type { TableCors } from '../../table/route-filters.js';
 import { TOKEN } from '../patterns.js';
 
 /** CORSOrigin: `*`, or a scheme, a host (a leading `*.` or `*` alone allowed) and an optional port. */
@@ -44,7 +44,7 @@ function stringSet(
   return out;
 }
 
-export function decodeCors(flt: Rec, at: FieldPath, f: Fields): CorsSpec | undefined {
+export function decodeCors(flt: Rec, at: FieldPath, f: Fields): TableCors | undefined {
   const cors = f.rec(flt, 'cors', at);
   if (!cors) return undefined;
   const cat = [...at, 'cors'];

@@ -3,12 +3,13 @@
 // that a prefix replacement needs exactly one PathPrefix match.
 import type { FieldPath } from '../diagnostic.js';
 import type { Fields, Rec } from '../fields.js';
-import type { HttpRouteMatch, PathModifier, RedirectSpec, RewriteSpec, RouteFilter } from '../model.js';
+import type { HttpRouteMatch, RouteFilter } from '../model.js';
+import type { TablePathModifier, TableRedirect, TableRewrite } from '../../table/route-filters.js';
 import { PRECISE_HOSTNAME } from '../patterns.js';
 
 const STATUS_CODES = [301, 302, 303, 307, 308] as const;
 
-function decodePathModifier(parent: Rec, at: FieldPath, f: Fields): PathModifier | undefined {
+function decodePathModifier(parent: Rec, at: FieldPath, f: Fields): TablePathModifier | undefined {
   const p = f.rec(parent, 'path', at);
   if (!p) return undefined;
   const pat = [...at, 'path'];
@@ -34,12 +35,12 @@ function decodePathModifier(parent: Rec, at: FieldPath, f: Fields): PathModifier
   return undefined;
 }
 
-export function decodeRedirect(flt: Rec, at: FieldPath, f: Fields): RedirectSpec | undefined {
+export function decodeRedirect(flt: Rec, at: FieldPath, f: Fields): TableRedirect | undefined {
   const r = f.rec(flt, 'requestRedirect', at);
   if (!r) return undefined;
   const rat = [...at, 'requestRedirect'];
   f.known(r, rat, ['scheme', 'hostname', 'path', 'port', 'statusCode']);
-  const scheme = f.str(r, 'scheme', rat, { enum: ['http', 'https'] }) as RedirectSpec['scheme'];
+  const scheme = f.str(r, 'scheme', rat, { enum: ['http', 'https'] }) as TableRedirect['scheme'];
   const hostname = f.str(r, 'hostname', rat, { minLength: 1, maxLength: 253, pattern: PRECISE_HOSTNAME });
   const port = f.int(r, 'port', rat, { min: 1, max: 65535 });
   const code = f.int(r, 'statusCode', rat, {}) ?? 302;
@@ -52,11 +53,11 @@ export function decodeRedirect(flt: Rec, at: FieldPath, f: Fields): RedirectSpec
     ...(hostname !== undefined ? { hostname } : {}),
     ...(port !== undefined ? { port } : {}),
     ...(path ? { path } : {}),
-    statusCode: code as RedirectSpec['statusCode'],
+    statusCode: code as TableRedirect['statusCode'],
   };
 }
 
-export function decodeRewrite(flt: Rec, at: FieldPath, f: Fields): RewriteSpec | undefined {
+export function decodeRewrite(flt: Rec, at: FieldPath, f: Fields): TableRewrite | undefined {
   const r = f.rec(flt, 'urlRewrite', at);
   if (!r) return undefined;
   const rat = [...at, 'urlRewrite'];
