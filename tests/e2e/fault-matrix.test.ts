@@ -2,7 +2,7 @@
 // stay bounded), hostile cookies (never a 5xx, never a wasm VM failure), and request
 // smuggling (refused before any backend sees it). Gateway mode besides: a backend that
 // resets mid-response, and a broken reload under load. Timeouts against a slow backend are
-// in retry-semantics.test.ts; hostile configuration files in tests/runtime/config-limits.test.ts.
+// in retry-semantics.test.ts; hostile configuration files in tests/provider/config-limits.test.ts.
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';

@@ -1,7 +1,7 @@
 // The sealed session token, TypeScript twin of filter/assembly/session/token.ts (the
 // filter's codec is the one in the request path; this one lets tests mint and read
 // tokens). The two must produce identical tokens for identical inputs; the suite in
-// tests/session/token.test.ts checks it both ways. Format: docs/session-token.md.
+// tests/filter/session-token.test.ts checks it both ways. Format: docs/session-token.md.
 //
 //   token  = base64url-nopad( version(1) | keyId(4) | nonce(12) | ciphertext(31) | tag(16) )
 //   plain  = issuedAt(u32 BE) | lastUsed(u32 BE) | expiresAt(u32 BE, 0 = none) | endpoint(19)

@@ -2,7 +2,7 @@
 // instead of a generic protobuf codec that builds an object for every field of every
 // header. Field numbers are those of envoy/service/ext_proc/v3/external_processor.proto
 // and envoy/config/core/v3/base.proto (read from the protos @grpc/grpc-js-xds ships);
-// tests/extproc/ext-proc-codec.test.ts checks both directions against protobufjs.
+// tests/server/grpc/ext-proc-codec.test.ts checks both directions against protobufjs.
 import type { Phase } from './ext-proc-messages.js';
 import {
   MAX_HEADER_VALUE_BYTES,

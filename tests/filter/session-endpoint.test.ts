@@ -3,7 +3,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { formatEndpoint, normalizeEndpoint } from '../support/session-endpoint.js';
-import { loadKatWasm, type KatWasm } from '../filter/kat-wasm.js';
+import { loadKatWasm, type KatWasm } from './kat-wasm.js';
 import { SessionWasm } from './session-wasm.js';
 
 let wasm: KatWasm;

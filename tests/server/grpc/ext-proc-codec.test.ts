@@ -10,14 +10,14 @@ import {
   encodeMetadataAnswer,
   encodePolicyAnswer,
   encodedContinue,
-} from '../../extproc/src/server/grpc/ext-proc-codec.js';
-import type { HttpHeaders, Phase } from '../../extproc/src/server/grpc/ext-proc-messages.js';
-import { loadServiceProtos } from '../../extproc/src/server/grpc/protos.js';
+} from '../../../extproc/src/server/grpc/ext-proc-codec.js';
+import type { HttpHeaders, Phase } from '../../../extproc/src/server/grpc/ext-proc-messages.js';
+import { loadServiceProtos } from '../../../extproc/src/server/grpc/protos.js';
 import {
   MAX_HEADERS,
   requestAttributes,
   requestListener,
-} from '../../extproc/src/server/grpc/request-attributes.js';
+} from '../../../extproc/src/server/grpc/request-attributes.js';
 
 type Message = Record<string, unknown>;
 const process = loadServiceProtos().extProc['Process'] as grpc.MethodDefinition<Message, Message>;

@@ -2,12 +2,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ADMIN_ERROR_CODES } from '../../extproc/src/server/admin/admin-errors.js';
-import { buildAdminServer } from '../../extproc/src/server/admin/admin-server.js';
-import { ServiceMetrics } from '../../extproc/src/server/metrics.js';
-import type { ConfigView } from '../../extproc/src/server/admin/config-view.js';
-import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
-import { REPO_ROOT } from '../support/paths.js';
+import { ADMIN_ERROR_CODES } from '../../../extproc/src/server/admin/admin-errors.js';
+import { buildAdminServer } from '../../../extproc/src/server/admin/admin-server.js';
+import { ServiceMetrics } from '../../../extproc/src/server/metrics.js';
+import type { ConfigView } from '../../../extproc/src/server/admin/config-view.js';
+import { compileSnapshot } from '../../../extproc/src/pipeline/snapshot.js';
+import { REPO_ROOT } from '../../support/paths.js';
 
 describe('admin API', () => {
   it('answers /healthz', async () => {

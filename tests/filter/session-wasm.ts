@@ -1,7 +1,7 @@
 // Drives the filter's session-token codec (filter/assembly/session/) through the test
 // wasm, with JavaScript strings in and out, so suites can compare it with the
 // TypeScript twin in tests/support/session-token.ts.
-import type { KatWasm } from '../filter/kat-wasm.js';
+import type { KatWasm } from './kat-wasm.js';
 import type { SessionFields, SessionTokenFailure } from '../support/session-token.js';
 
 export type FilterStatus = 'ok' | SessionTokenFailure;

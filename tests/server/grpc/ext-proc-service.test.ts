@@ -2,11 +2,11 @@
 // one stream per request, request headers first, other phases answered "continue".
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGrpcServer, type GrpcServerHandle } from '../../extproc/src/server/grpc/grpc-server.js';
-import type { RequestAttributes } from '../../extproc/src/server/grpc/request-attributes.js';
-import { loadServiceProtos } from '../../extproc/src/server/grpc/protos.js';
-import { ServiceMetrics } from '../../extproc/src/server/metrics.js';
-import { waitUntil } from '../support/wait-until.js';
+import { startGrpcServer, type GrpcServerHandle } from '../../../extproc/src/server/grpc/grpc-server.js';
+import type { RequestAttributes } from '../../../extproc/src/server/grpc/request-attributes.js';
+import { loadServiceProtos } from '../../../extproc/src/server/grpc/protos.js';
+import { ServiceMetrics } from '../../../extproc/src/server/metrics.js';
+import { waitUntil } from '../../support/wait-until.js';
 
 type Message = Record<string, unknown>;
 

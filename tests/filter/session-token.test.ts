@@ -9,7 +9,7 @@ import {
   type SessionFields,
 } from '../support/session-token.js';
 import { sessionKeyId } from '../../extproc/src/provider/key-files.js';
-import { callGraph, katWasmText, loadKatWasm, type KatWasm } from '../filter/kat-wasm.js';
+import { callGraph, katWasmText, loadKatWasm, type KatWasm } from './kat-wasm.js';
 import { SessionWasm, type FilterOpened } from './session-wasm.js';
 
 let wasm: KatWasm;
