@@ -34,15 +34,78 @@ describe('answer scopes', () => {
     expect(resolver.scope('nobody.example')).toBe(`sc1;g=${g}`);
   });
 
-  it("gives no scope where the hostname's matches read headers, and to every host when a catch-all does", () => {
-    expect(resolver.scope('h.example.com')).toBeUndefined();
+  it("names the headers the hostname's matches read, sorted and lower-case, and every host's when a catch-all reads them", () => {
+    expect(resolver.scope('h.example.com')).toBe(`sc1;g=${g};h=x-v`);
+    const several = route({
+      name: 'several',
+      hostnames: ['s.example.com', '*.w.example.com'],
+      rules: [
+        [{ headers: [{ type: 'Exact', name: 'X-Zeta', value: '1' }] }],
+        [
+          {
+            headers: [
+              { type: 'RegularExpression', name: 'x-alpha', value: 'a.*' },
+              { type: 'Exact', name: 'X-V', value: '2' },
+            ],
+            queryParams: [{ type: 'Exact', name: 'v', value: '1' }],
+          },
+        ],
+      ],
+    });
+    const wildcard = route({
+      name: 'wildcard',
+      hostnames: ['*.example.com'],
+      rules: [[{ headers: [{ type: 'Exact', name: 'x-beta', value: 'on' }] }]],
+    });
+    const withSeveral = compileResolver(buildIr(table(plain, headers, several, wildcard)));
+    const gs = withSeveral.generation;
+    expect(withSeveral.scope('s.example.com')).toBe(`sc1;g=${gs};q=1;h=x-alpha,x-beta,x-v,x-zeta`);
+    // A covering wildcard's names are read too; the exact hostname's own and the wildcard's.
+    expect(withSeveral.scope('h.example.com')).toBe(`sc1;g=${gs};h=x-beta,x-v`);
+    expect(withSeveral.scope('a.example.com')).toBe(`sc1;g=${gs};h=x-beta`);
+    expect(withSeveral.scope('b.w.example.com')).toBe(`sc1;g=${gs};q=1;h=x-alpha,x-beta,x-v,x-zeta`);
+    expect(withSeveral.scope('other.org')).toBe(`sc1;g=${gs}`);
+
     const anyHost = route({
       name: 'any',
-      rules: [[{ headers: [{ type: 'Exact', name: 'x-v', value: '1' }] }]],
+      rules: [
+        [{ headers: [{ type: 'Exact', name: 'x-v', value: '1' }] }],
+        [{ headers: [{ type: 'Exact', name: 'X-Any', value: '1' }] }],
+      ],
     });
-    const withAny = compileResolver(buildIr(table(plain, anyHost)));
-    expect(withAny.scope('a.example.com')).toBeUndefined();
-    expect(withAny.scope('nobody.example')).toBeUndefined();
+    const withAny = compileResolver(buildIr(table(plain, anyHost, headers)));
+    const ga = withAny.generation;
+    expect(withAny.scope('a.example.com')).toBe(`sc1;g=${ga};h=x-any,x-v`);
+    expect(withAny.scope('h.example.com')).toBe(`sc1;g=${ga};h=x-any,x-v`);
+    expect(withAny.scope('nobody.example')).toBe(`sc1;g=${ga};h=x-any,x-v`);
+  });
+
+  it("gives no scope where the headers cannot be named within the filter's bounds", () => {
+    const many = route({
+      name: 'many',
+      hostnames: ['m.example.com'],
+      rules: Array.from({ length: 9 }, (_, i) => [
+        { headers: [{ type: 'Exact' as const, name: `x-h${i}`, value: '1' }] },
+      ]),
+    });
+    const eight = route({
+      name: 'eight',
+      hostnames: ['e.example.com'],
+      rules: Array.from({ length: 8 }, (_, i) => [
+        { headers: [{ type: 'Exact' as const, name: `x-h${i}`, value: '1' }] },
+      ]),
+    });
+    const long = route({
+      name: 'long',
+      hostnames: ['l.example.com'],
+      rules: [[{ headers: [{ type: 'Exact', name: `x-${'l'.repeat(600)}`, value: '1' }] }]],
+    });
+    const bounded = compileResolver(buildIr(table(many, eight, long)));
+    expect(bounded.scope('m.example.com')).toBeUndefined();
+    expect(bounded.scope('l.example.com')).toBeUndefined();
+    expect(bounded.scope('e.example.com')).toBe(
+      `sc1;g=${bounded.generation};h=${Array.from({ length: 8 }, (_, i) => `x-h${i}`).join(',')}`,
+    );
   });
 
   it('sends the scope with matched and unmatched answers, never with one that fails closed', () => {

@@ -30,8 +30,9 @@ export interface Resolver {
   readonly generation: string;
   /**
    * The scope of every answer for requests to this authority (answer-scope.ts): what beyond
-   * host, method and path the answer depends on. Undefined when the hostname's matches read
-   * request headers: such answers are not reused.
+   * host, method and path the answer depends on (the query, the listener, the values of the
+   * headers the hostname's matches read). Undefined when that cannot be keyed within the
+   * filter's bounds (too many or too long header names): such answers are not reused.
    */
   scope(authority: string): string | undefined;
 }
@@ -231,10 +232,12 @@ export function compileResolver(
   // key holds whenever the table has listeners (`l=1`).
   const scopeOf = (host: string): string | null => {
     const consulted = all.flatMap((index) => index.consulted(host));
-    if (consulted.some((b) => b.readsHeaders)) return null;
+    const headers = new Set<string>();
+    for (const b of consulted) for (const name of b.headersRead) headers.add(name);
     return encodeAnswerScope(generation, {
       query: consulted.some((b) => b.readsQuery),
       listener: !noListeners,
+      headers: [...headers],
     });
   };
 

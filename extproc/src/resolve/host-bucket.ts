@@ -27,8 +27,8 @@ export class HostBucket {
   private readonly results = new Map<Entry, ResolveResult>();
   /** Whether any match of this bucket reads a query parameter (set by seal). */
   readsQuery = false;
-  /** Whether any match of this bucket reads a request header (set by seal). */
-  readsHeaders = false;
+  /** The lower-case names of the request headers this bucket's matches read (set by seal). */
+  readonly headersRead = new Set<string>();
 
   /** @param hostname the hostname this bucket serves, as reported in results (`*` for any). */
   constructor(private readonly hostname: string) {}
@@ -52,7 +52,7 @@ export class HostBucket {
     for (const e of this.pending) {
       this.result(e);
       if (e.match.queryParams.length > 0) this.readsQuery = true;
-      if (e.match.headers.length > 0) this.readsHeaders = true;
+      for (const h of e.match.headers) this.headersRead.add(h.name.toLowerCase());
       const { type, value } = e.match.path;
       if (type === 'Exact') push(this.exact, value, e);
       else if (type === 'PathPrefix') push(this.prefix, prefixKey(value), e);
