@@ -6,13 +6,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { listenerFrom } from '../../extproc/src/server/grpc/request-attributes.js';
+import { MAX_HEADERS, listenerFrom } from '../../extproc/src/server/grpc/request-attributes.js';
 import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import { compileResolver } from '../../extproc/src/resolve/compile.js';
 import type { ResolveRequest } from '../../extproc/src/resolve/request.js';
 import { outcomeOf } from '../../extproc/src/server/served-config.js';
 import type { PolicyTable } from '../../extproc/src/table/policy-table.js';
 import { LogLevel, propertyKey, ProxyWasmHost } from '../emulator/proxy-wasm-host.js';
+import type { StringMatch } from '../../extproc/src/table/policy-table.js';
 import { HOSTS, pick, randomRules, rng } from '../resolve/random-table.js';
 import { route, table } from '../resolve/table-builder.js';
 import { REPO_ROOT, filterWasm } from '../support/paths.js';
@@ -37,17 +38,28 @@ async function cacheVm(clock: { ns: bigint }, ttlMs = 500): Promise<ProxyWasmHos
   return host;
 }
 
-function headersOf(req: ResolveRequest): Array<[string, string]> {
+/** A request as Envoy holds it: its other headers as pairs, a name may come more than once. */
+type CacheRequest = ResolveRequest & { readonly pairs?: ReadonlyArray<readonly [string, string]> };
+
+function headersOf(req: CacheRequest): Array<[string, string]> {
   return [
     [':authority', req.authority],
     [':method', req.method],
     [':path', req.path],
     ...Object.entries(req.headers ?? {}),
+    ...(req.pairs ?? []).map(([k, v]): [string, string] => [k, v]),
   ];
 }
 
+/** What the control service reads of a request's pairs: repeated names joined by commas, as ext_proc decoding does. */
+function joined(pairs: ReadonlyArray<readonly [string, string]>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of pairs) out[k] = k in out ? `${out[k]},${v}` : v;
+  return out;
+}
+
 /** The lookup's answer for a request: the value it handed on, or undefined (miss). */
-function lookUp(host: ProxyWasmHost, req: ResolveRequest): string | undefined {
+function lookUp(host: ProxyWasmHost, req: CacheRequest): string | undefined {
   const s = host.newStream({}, LOOKUP_ROOT);
   s.sendRequestHeaders(headersOf(req));
   const v = s.properties.get(CACHED_ANSWER);
@@ -56,7 +68,7 @@ function lookUp(host: ProxyWasmHost, req: ResolveRequest): string | undefined {
 }
 
 /** The applying instance with ext_proc's answer as metadata: what Envoy does on a miss. */
-function applyFresh(host: ProxyWasmHost, req: ResolveRequest, token?: string, scope?: string): void {
+function applyFresh(host: ProxyWasmHost, req: CacheRequest, token?: string, scope?: string): void {
   const props: Record<string, string> = {};
   if (token !== undefined) props[METADATA_POLICY] = token;
   if (scope !== undefined) props[METADATA_SCOPE] = scope;
@@ -66,12 +78,29 @@ function applyFresh(host: ProxyWasmHost, req: ResolveRequest, token?: string, sc
   s.complete();
 }
 
-/** Random routes; without header matches when `headers` is false (answers that read headers are never reused). */
+/** A header condition over the names and values randomRequest sends. */
+function randomHeaderMatch(rand: () => number): StringMatch {
+  const name = pick(rand, ['x-v', 'x-w', 'X-W']);
+  return rand() < 0.7
+    ? { type: 'Exact', name, value: pick(rand, ['1', '2', '', '1,2']) }
+    : { type: 'RegularExpression', name, value: pick(rand, ['1.*', '.*2', '']) };
+}
+
+/** Random routes; without header matches when `headers` is false, else with one or two per match on several names. */
 function randomTable(rand: () => number, headers: boolean): PolicyTable {
   const routes = [];
   for (let i = 0; i < 8; i++) {
     const rules = randomRules(rand, { segments: SEGMENTS, maxMatches: 2 }).map((matches) =>
-      headers ? matches : matches.map((m) => ({ ...m, headers: [] })),
+      matches.map((m) => ({
+        ...m,
+        headers: !headers
+          ? []
+          : (m.headers ?? []).length === 0
+            ? []
+            : rand() < 0.5
+              ? [randomHeaderMatch(rand)]
+              : [randomHeaderMatch(rand), randomHeaderMatch(rand)],
+      })),
     );
     const hostnames = rand() < 0.2 ? [pick(rand, HOSTS), pick(rand, HOSTS)] : [pick(rand, HOSTS)];
     routes.push(route({ name: `r${i}`, hostnames: [...new Set(hostnames)], rules }));
@@ -79,7 +108,7 @@ function randomTable(rand: () => number, headers: boolean): PolicyTable {
   return table(...routes);
 }
 
-function randomRequest(rand: () => number): ResolveRequest {
+function randomRequest(rand: () => number): CacheRequest {
   const host = pick(rand, [
     'a.example.com',
     'A.Example.com:8080',
@@ -95,26 +124,32 @@ function randomRequest(rand: () => number): ResolveRequest {
     method: pick(rand, ['GET', 'POST']),
     authority: host,
     path: `/${seg}${rand() < 0.2 ? '/' : ''}${query}`,
-    headers: rand() < 0.5 ? { 'x-v': pick(rand, ['1', '2']) } : {},
+    pairs: Array.from({ length: pick(rand, [0, 1, 1, 2, 3]) }, (): [string, string] => [
+      pick(rand, ['x-v', 'x-v', 'x-w', 'x-other']),
+      pick(rand, ['1', '2', '', '1,2']),
+    ]),
   };
 }
 
 describe('the answer cache (compiled filter)', () => {
   it('hands on only answers equal to what the resolver answers, over random tables and requests', async () => {
     let hits = 0;
+    let headerHits = 0;
     let seeds = 0;
     for (let seed = 1; seed <= 40; seed++) {
       const rand = rng(seed);
-      const resolver = compileResolver(buildIr(randomTable(rand, seed % 3 === 0)));
+      const readsHeaders = seed % 3 === 0;
+      const resolver = compileResolver(buildIr(randomTable(rand, readsHeaders)));
       const clock = { ns: 1_000_000_000_000n };
       const host = await cacheVm(clock);
       for (let i = 0; i < 500; i++) {
         const req = randomRequest(rand);
-        const outcome = outcomeOf(resolver, { ...req, headers: req.headers ?? {} });
+        const outcome = outcomeOf(resolver, { ...req, headers: joined(req.pairs ?? []) });
         const want = outcome.result === 'matched' ? outcome.token : undefined;
         const cached = lookUp(host, req);
         if (cached !== undefined) {
           hits++;
+          if (outcome.scope?.includes(';h=')) headerHits++;
           expect(cached === 'sf0' ? undefined : cached, `seed ${seed}: ${JSON.stringify(req)}`).toBe(want);
         } else {
           applyFresh(host, req, want, outcome.scope);
@@ -124,8 +159,10 @@ describe('the answer cache (compiled filter)', () => {
       expect(host.logged(LogLevel.Error)).toEqual([]);
     }
     expect(seeds).toBe(40);
-    // Not vacuous: most repeated requests are answered from the cache.
+    // Not vacuous: most repeated requests are answered from the cache, those of hosts whose
+    // rules read headers included.
     expect(hits).toBeGreaterThan(3000);
+    expect(headerHits).toBeGreaterThan(300);
   });
 
   it('refreshes answers after their TTL (one request asks, the others wait at most 300 ms) and forgets them on a new generation', async () => {
@@ -166,8 +203,19 @@ describe('the answer cache (compiled filter)', () => {
       'sc1',
       'sc1;',
       'sc2;g=1',
-      'sc1;g=1;h=x-v',
       'sc1;g=1;q=2',
+      'sc1;g=1;x=1',
+      'sc1;g=1;h2=x-v',
+      'sc1;g=1;h=',
+      'sc1;g=1;h=x-v,',
+      'sc1;g=1;h=X-V',
+      'sc1;g=1;h=x-w,x-v',
+      'sc1;g=1;h=x-v,x-v',
+      'sc1;g=1;h=x v',
+      'sc1;g=1;h=x:v',
+      'sc1;g=1;h=x-v;h=x-w',
+      `sc1;g=1;h=${Array.from({ length: 9 }, (_, i) => `x-${i}`).join(',')}`,
+      `sc1;g=1;h=x-${'v'.repeat(1100)}`,
       `sc1;g=${'9'.repeat(300)}`,
     ]) {
       applyFresh(host, plain, 'sf1;id=a', scope);
@@ -213,6 +261,155 @@ describe('the answer cache (compiled filter)', () => {
     applyFresh(host, last, 'sf1;id=late', 'sc1;g=1');
     expect(lookUp(host, last)).toBe('sf1;id=late');
     expect(host.memoryBytes()).toBeLessThan(16 << 20);
+  });
+});
+
+describe('the answer cache for hosts whose rules read headers (scope h=)', () => {
+  const at = (pairs: Array<[string, string]>, path = '/cart'): CacheRequest => ({
+    method: 'GET',
+    authority: 'shop.example',
+    path,
+    pairs,
+  });
+
+  it('keys answers on every value of each named header, telling absent, empty and repeated apart', async () => {
+    const host = await cacheVm({ ns: 5_000_000_000n });
+    const scope = 'sc1;g=1;h=x-beta,x-env';
+    const cases: Array<[string, Array<[string, string]>]> = [
+      ['absent', []],
+      ['empty', [['x-beta', '']]],
+      ['on', [['x-beta', 'on']]],
+      ['off', [['x-beta', 'off']]],
+      [
+        'on-on',
+        [
+          ['x-beta', 'on'],
+          ['x-beta', 'on'],
+        ],
+      ],
+      [
+        'on-off',
+        [
+          ['x-beta', 'on'],
+          ['x-beta', 'off'],
+        ],
+      ],
+      [
+        'off-on',
+        [
+          ['x-beta', 'off'],
+          ['x-beta', 'on'],
+        ],
+      ],
+      ['joined', [['x-beta', 'on,off']]],
+      ['env', [['x-env', 'on']]],
+      [
+        'both',
+        [
+          ['x-beta', 'on'],
+          ['x-env', 'prod'],
+        ],
+      ],
+    ];
+    for (const [name, pairs] of cases) applyFresh(host, at(pairs), `sf1;id=${name}`, scope);
+    for (const [name, pairs] of cases) expect(lookUp(host, at(pairs)), name).toBe(`sf1;id=${name}`);
+    // Different headers in another order: the same values of each, the same answer.
+    expect(
+      lookUp(
+        host,
+        at([
+          ['x-env', 'prod'],
+          ['x-beta', 'on'],
+        ]),
+      ),
+    ).toBe('sf1;id=both');
+    // Headers the scope does not name do not change the key, wherever they are.
+    expect(
+      lookUp(
+        host,
+        at([
+          ['x-other', '1'],
+          ['x-beta', 'on'],
+          ['cookie', 'a=b'],
+        ]),
+      ),
+    ).toBe('sf1;id=on');
+    expect(lookUp(host, at([['x-beta', 'maybe']]))).toBeUndefined();
+    expect(lookUp(host, at([['x-beta', 'on']], '/other'))).toBeUndefined();
+  });
+
+  it('reads the request headers with one host call on the lookup path', async () => {
+    const host = await cacheVm({ ns: 5_000_000_000n });
+    const req = at([
+      ['x-a', '1'],
+      ['x-b', '2'],
+      ['x-c', '3'],
+      ['x-a', '4'],
+    ]);
+    applyFresh(host, req, 'sf1;id=abc', 'sc1;g=1;h=x-a,x-b,x-c');
+    host.calls.clear();
+    expect(lookUp(host, req)).toBe('sf1;id=abc');
+    expect(host.calls.get('proxy_get_header_map_pairs')).toBe(1);
+  });
+
+  it('never keys a request over the bounds: too many header pairs, too many value bytes, values outside printable ASCII', async () => {
+    const host = await cacheVm({ ns: 5_000_000_000n });
+    const scope = 'sc1;g=1;h=x-beta';
+    /** `n` header pairs in all, the three of the request line included. */
+    const padded = (n: number, beta: string): CacheRequest =>
+      at([
+        ...Array.from({ length: n - 4 }, (_, i): [string, string] => [`x-pad-${i}`, '1']),
+        ['x-beta', beta],
+      ]);
+    // The control service reads the first MAX_HEADERS entries: up to there the key holds.
+    expect(MAX_HEADERS).toBe(256);
+    applyFresh(host, padded(256, 'on'), 'sf1;id=256', scope);
+    expect(lookUp(host, padded(256, 'on'))).toBe('sf1;id=256');
+    applyFresh(host, padded(257, 'off'), 'sf1;id=257', scope);
+    expect(lookUp(host, padded(257, 'off'))).toBeUndefined();
+    // One header more than the resolver reads: no answer from the cache, even a known one.
+    expect(lookUp(host, padded(257, 'on'))).toBeUndefined();
+
+    const v1024 = 'v'.repeat(1024);
+    applyFresh(host, at([['x-beta', v1024]]), 'sf1;id=1024', scope);
+    expect(lookUp(host, at([['x-beta', v1024]]))).toBe('sf1;id=1024');
+    const split = at([
+      ['x-beta', 'v'.repeat(600)],
+      ['x-beta', 'v'.repeat(425)],
+    ]);
+    applyFresh(host, split, 'sf1;id=1025', scope);
+    expect(lookUp(host, split)).toBeUndefined();
+    for (const odd of ['caf\u00e9', 'a\u0001b', 'tab\there']) {
+      applyFresh(host, at([['x-beta', odd]]), 'sf1;id=odd', scope);
+      expect(lookUp(host, at([['x-beta', odd]])), JSON.stringify(odd)).toBeUndefined();
+    }
+    // Other headers count toward the pairs only, never toward the value bytes.
+    const big = at([
+      ['x-other', 'o'.repeat(5000)],
+      ['x-beta', 'on'],
+    ]);
+    applyFresh(host, big, 'sf1;id=big', scope);
+    expect(lookUp(host, big)).toBe('sf1;id=big');
+    expect(host.logged(LogLevel.Error)).toEqual([]);
+  });
+
+  it('never traps on a malformed header map', async () => {
+    const host = await cacheVm({ ns: 5_000_000_000n });
+    const req = at([['x-beta', 'on']]);
+    applyFresh(host, req, 'sf1;id=on', 'sc1;g=1;h=x-beta');
+    expect(lookUp(host, req)).toBe('sf1;id=on');
+    const serialize = host.serializeHeaderPairs;
+    for (const garbage of [
+      new Uint8Array(0),
+      new Uint8Array([1, 2]),
+      new Uint8Array([255, 255, 255, 255, 0, 0, 0, 0]),
+      serialize([['x-beta', 'on']]).slice(0, 12),
+    ]) {
+      host.serializeHeaderPairs = () => garbage;
+      expect(lookUp(host, req)).toBeUndefined();
+    }
+    host.serializeHeaderPairs = serialize;
+    expect(lookUp(host, req)).toBe('sf1;id=on');
   });
 });
 

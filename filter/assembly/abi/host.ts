@@ -134,6 +134,74 @@ export function getHeaderValues(map: HeaderMapType, name: Utf8, out: string[], m
   return out.length;
 }
 
+/** Whether the `len` bytes at `p` spell `name` (lower-case ASCII), ignoring ASCII case. */
+function keyIs(p: usize, len: usize, name: string): bool {
+  if (len != <usize>name.length) return false;
+  for (let i: usize = 0; i < len; i++) {
+    let c = <i32>load<u8>(p + i);
+    if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+    if (c != name.charCodeAt(<i32>i)) return false;
+  }
+  return true;
+}
+
+/**
+ * Every value of each of `names` (lower-case ASCII) in the map, in the map's order, from
+ * one host call: `out[i]` (cleared first) gets the values of `names[i]`; keys compare
+ * ignoring ASCII case. Returns the number of pairs in the map, or -1 when the map cannot be
+ * read, is malformed, has more than `maxPairs` pairs, or the named values hold more than
+ * `maxBytes` bytes: the caller then learns nothing it could key on.
+ */
+export function getNamedHeaderValues(
+  map: HeaderMapType,
+  names: string[],
+  out: string[][],
+  maxPairs: usize,
+  maxBytes: usize,
+): i32 {
+  for (let n = 0; n < names.length; n++) unchecked(out[n]).length = 0;
+  if (proxy_get_header_map_pairs(map, RETURN_PTR, RETURN_SIZE) != WasmResult.Ok) return -1;
+  const base = <usize>load<u32>(RETURN_PTR);
+  const size = <usize>load<u32>(RETURN_SIZE);
+  if (base == 0 || size < 4) {
+    release(base);
+    return -1;
+  }
+  const count = <usize>load<u32>(base);
+  // Each pair takes at least 8 bytes of sizes and 2 NULs: a count past that is a lie.
+  if (count > maxPairs || count > (size - 4) / 10) {
+    release(base);
+    return -1;
+  }
+  const end = base + size;
+  let sizes = base + 4;
+  let data = sizes + count * 8;
+  let bytes: usize = 0;
+  let ok = true;
+  for (let i: usize = 0; i < count; i++) {
+    const keyLen = <usize>load<u32>(sizes);
+    const valueLen = <usize>load<u32>(sizes + 4);
+    sizes += 8;
+    // Bounds first, in a form that cannot overflow: key, NUL, value, NUL must fit.
+    if (keyLen > end - data || valueLen > end - data - keyLen || end - data - keyLen - valueLen < 2) {
+      ok = false;
+      break;
+    }
+    const valuePtr = data + keyLen + 1;
+    for (let n = 0; n < names.length; n++) {
+      if (!keyIs(data, keyLen, unchecked(names[n]))) continue;
+      bytes += valueLen;
+      if (bytes > maxBytes) ok = false;
+      else unchecked(out[n]).push(String.UTF8.decodeUnsafe(valuePtr, valueLen));
+      break;
+    }
+    if (!ok) break;
+    data = valuePtr + valueLen + 1;
+  }
+  release(base);
+  return ok ? <i32>count : -1;
+}
+
 /** Sets a header, replacing every existing value. */
 export function setHeader(map: HeaderMapType, name: Utf8, value: string): bool {
   const size = encodeToScratch(value, 0);

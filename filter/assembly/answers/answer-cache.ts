@@ -31,11 +31,16 @@ export class CachedAnswer {
     public readonly expiresNs: u64,
     /**
      * A marker: the answer itself is under the longer key (answer-key.ts fullKey) with the
-     * query and/or the listener.
+     * query, the listener and/or the values of these request headers.
      */
     public readonly byQuery: bool,
     public readonly byListener: bool,
+    public readonly byHeaders: string[] | null,
   ) {}
+
+  get marker(): bool {
+    return this.byQuery || this.byListener || this.byHeaders != null;
+  }
 }
 
 export class AnswerCache {
@@ -82,12 +87,12 @@ export class AnswerCache {
     }
     const refresh = nowNs + <u64>ttlMs * 1_000_000;
     const expires = refresh + <u64>REFRESH_GRACE_MS * 1_000_000;
-    if (!scope.query && !scope.listener) {
-      this.put(base, new CachedAnswer(token, refresh, expires, false, false));
+    if (!scope.query && !scope.listener && scope.headers == null) {
+      this.put(base, new CachedAnswer(token, refresh, expires, false, false, null));
     } else if (full != null) {
       // The marker never asks for a refresh itself: the answer under `full` does.
-      this.put(base, new CachedAnswer('', expires, expires, scope.query, scope.listener));
-      this.put(full, new CachedAnswer(token, refresh, expires, false, false));
+      this.put(base, new CachedAnswer('', expires, expires, scope.query, scope.listener, scope.headers));
+      this.put(full, new CachedAnswer(token, refresh, expires, false, false, null));
     }
   }
 

@@ -1,7 +1,8 @@
 // The key an answer is cached under: what the control service's resolver reads of a
 // request, in the same shape — the host as it compares it (port and one trailing dot
 // dropped, lower case), the method, the path without its query, and the query itself
-// when the scope says the hostname's matches read it. A request whose key would be
+// when the scope says the hostname's matches read it, and every value of each request
+// header the scope names. A request whose key would be
 // ambiguous or oversized has no key (it always asks ext_proc): anything outside printable
 // ASCII (two different byte strings could decode alike here and differently there), or
 // a part longer than the bounds below.
@@ -91,15 +92,52 @@ export function listenerKey(gatewayPort: ArrayBuffer | null, port: u64): string 
 }
 
 /**
- * The base key plus what the scope adds: the query string (empty when there is none, as
- * the resolver reads it) and the listener.
+ * Most header pairs a keyed request may have: the control service reads only the first 256
+ * header entries ext_proc sends (MAX_HEADERS, extproc/src/server/grpc/request-attributes.ts),
+ * so past that a named header could be one the resolver never saw.
  */
-export function fullKey(base: string, path: string, query: bool, listener: string | null): string {
+export const MAX_HEADER_PAIRS: usize = 256;
+/** Most bytes of named header values a key holds (the resolver reads up to 16 KiB of each). */
+export const MAX_HEADER_VALUE_BYTES: usize = 1024;
+
+/**
+ * The headers part of a key, from the first `count` lists of `values`: for each named
+ * header, in the scope's order, `\nH` and then each of its values in the request's order
+ * after a tab — so an absent header (`\nH`), an empty one (`\nH\t`) and repeated ones
+ * (`\nH\ta\tb`; the resolver reads them joined by commas) all differ. Null when a value
+ * is not printable ASCII.
+ */
+export function headersKey(values: string[][], count: i32): string | null {
+  let key = '';
+  for (let n = 0; n < count; n++) {
+    key += '\nH';
+    const list = unchecked(values[n]);
+    for (let i = 0; i < list.length; i++) {
+      const v = unchecked(list[i]);
+      if (!printable(v, 0, v.length)) return null;
+      key += '\t' + v;
+    }
+  }
+  return key;
+}
+
+/**
+ * The base key plus what the scope adds: the query string (empty when there is none, as
+ * the resolver reads it), the listener and the named headers.
+ */
+export function fullKey(
+  base: string,
+  path: string,
+  query: bool,
+  listener: string | null,
+  headers: string | null,
+): string {
   let key = base;
   if (query) {
     const q = queryStart(path);
     key += '\n?' + (q < path.length ? path.slice(q + 1) : '');
   }
   if (listener != null) key += '\nL' + listener;
+  if (headers != null) key += headers;
   return key;
 }

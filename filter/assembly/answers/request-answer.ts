@@ -3,7 +3,14 @@
 // ext_proc's matcher skips on and the applying instance after it reads; the applying
 // instance stores each fresh answer that carries a scope.
 import { HeaderMapType } from '../abi/enums';
-import { getHeader, getProperty, getPropertyString, nowNanos, setProperty } from '../abi/host';
+import {
+  getHeader,
+  getNamedHeaderValues,
+  getProperty,
+  getPropertyString,
+  nowNanos,
+  setProperty,
+} from '../abi/host';
 import { Utf8 } from '../abi/memory';
 import { H_AUTHORITY, H_METHOD, H_PATH } from '../headers';
 import {
@@ -14,8 +21,15 @@ import {
   P_METADATA_SCOPE,
 } from '../properties';
 import { ANSWERS, NO_POLICY } from './answer-cache';
-import { baseKey, fullKey, listenerKey } from './answer-key';
-import { parseAnswerScope } from './answer-scope';
+import {
+  MAX_HEADER_PAIRS,
+  MAX_HEADER_VALUE_BYTES,
+  baseKey,
+  fullKey,
+  headersKey,
+  listenerKey,
+} from './answer-key';
+import { MAX_SCOPE_HEADERS, parseAnswerScope } from './answer-scope';
 
 /** The filter state name (Envoy prefixes it: `wasm.steadfast_answer`) the lookup sets. */
 const N_CACHED_ANSWER = new Utf8('steadfast_answer');
@@ -47,14 +61,40 @@ function requestListener(): string | null {
   return listenerKey(getProperty(P_GATEWAY_PORT), load<u64>(changetype<usize>(port)));
 }
 
-/** The key with what the marker (or scope) adds; null when the listener cannot be keyed. */
-function longerKey(key: RequestKey, query: bool, listener: bool): string | null {
+/** Reused for each request's named header values (a scope names at most MAX_SCOPE_HEADERS). */
+const HEADER_VALUES: string[][] = [];
+for (let i = 0; i < MAX_SCOPE_HEADERS; i++) HEADER_VALUES.push([]);
+
+/**
+ * Every value of each named request header, keyed (answer-key.ts headersKey), from one read
+ * of the header map; null when the request has too many headers or too long or odd values.
+ */
+function requestHeaders(names: string[]): string | null {
+  if (names.length > MAX_SCOPE_HEADERS) return null;
+  const pairs = getNamedHeaderValues(
+    HeaderMapType.RequestHeaders,
+    names,
+    HEADER_VALUES,
+    MAX_HEADER_PAIRS,
+    MAX_HEADER_VALUE_BYTES,
+  );
+  if (pairs < 0) return null;
+  return headersKey(HEADER_VALUES, names.length);
+}
+
+/** The key with what the marker (or scope) adds; null when the listener or headers cannot be keyed. */
+function longerKey(key: RequestKey, query: bool, listener: bool, headers: string[] | null): string | null {
   let l: string | null = null;
   if (listener) {
     l = requestListener();
     if (l == null) return null;
   }
-  return fullKey(key.base, key.path, query, l);
+  let h: string | null = null;
+  if (headers != null) {
+    h = requestHeaders(headers);
+    if (h == null) return null;
+  }
+  return fullKey(key.base, key.path, query, l, h);
 }
 
 /** Before ext_proc: true when the answer was found and handed on (ext_proc is skipped). */
@@ -64,8 +104,8 @@ export function lookUpAnswer(): bool {
   if (key == null) return false;
   const now = nowNanos();
   let e = ANSWERS.find(key.base, now);
-  if (e != null && (e.byQuery || e.byListener)) {
-    const full = longerKey(key, e.byQuery, e.byListener);
+  if (e != null && e.marker) {
+    const full = longerKey(key, e.byQuery, e.byListener, e.byHeaders);
     e = full != null ? ANSWERS.find(full, now) : null;
   }
   if (e == null || ANSWERS.claimRefresh(e, now)) return false;
@@ -96,8 +136,9 @@ export function takeAnswer(ttlMs: u32): FoundAnswer {
   if (scope == null || (token != null && token == NO_POLICY)) return new FoundAnswer(token, false, false);
   const key = requestKey();
   if (key == null) return new FoundAnswer(token, false, false);
-  const full = scope.query || scope.listener ? longerKey(key, scope.query, scope.listener) : null;
-  if (full == null && (scope.query || scope.listener)) return new FoundAnswer(token, false, false);
+  const longer = scope.query || scope.listener || scope.headers != null;
+  const full = longer ? longerKey(key, scope.query, scope.listener, scope.headers) : null;
+  if (full == null && longer) return new FoundAnswer(token, false, false);
   ANSWERS.store(scope, key.base, full, token != null ? token : NO_POLICY, nowNanos(), ttlMs);
   return new FoundAnswer(token, false, true);
 }
