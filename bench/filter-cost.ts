@@ -5,8 +5,8 @@
 // filter and the upstream one), counting host calls and timing the whole exchange. The
 // time includes the emulator's JavaScript side of every host call, so it is a number to
 // compare across commits on one machine, not what Envoy spends.
-import type { Policy } from '../extproc/src/table/policy.js';
-import { encodePolicyToken } from '../extproc/src/table/policy-token.js';
+import type { Policy } from '../extproc/src/policy/policy.js';
+import { encodePolicyToken } from '../extproc/src/policy/policy-token.js';
 import {
   LogLevel,
   propertyKey,

@@ -3,7 +3,7 @@
 // Numbers, not assertions: performance is measured here, never in a timed test.
 import { compileResolver } from '../extproc/src/resolve/compile.js';
 import type { ResolveRequest } from '../extproc/src/resolve/request.js';
-import type { PolicyTable, TableMatch, TableRoute, TableRule } from '../extproc/src/table/policy-table.js';
+import type { PolicyTable, TableMatch, TableRoute, TableRule } from '../extproc/src/policy/policy-table.js';
 import { buildIr } from '../extproc/src/ir/build-ir.js';
 
 /** A deterministic pseudo-random sequence, so runs compare. */

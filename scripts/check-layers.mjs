@@ -23,26 +23,26 @@ const TREES = [
       // Where steadfast's own .proto files are: the gRPC services and the xDS encoder read them.
       'proto-dir.ts': [],
       // The data stages pass on, and the pure stages in the order data flows through them.
-      // The policy module's types and gRPC retry reasons (table/policy.ts): the Gateway API
-      // decoder checks reasons against them, so they sit below both it and the rest of table/.
-      'table/policy.ts': [],
-      // The route filters' plain data (table/route-filters.ts): one spelling for the decoded
+      // The policy module's types and gRPC retry reasons (policy/policy.ts): the Gateway API
+      // decoder checks reasons against them, so they sit below both it and the rest of policy/.
+      'policy/policy.ts': [],
+      // The route filters' plain data (policy/route-filters.ts): one spelling for the decoded
       // model and the table, so it too sits below both.
-      'table/route-filters.ts': [],
-      gatewayapi: ['json.ts', 'table/policy.ts', 'table/route-filters.ts'],
-      table: ['json.ts', 'table/policy.ts', 'table/route-filters.ts'],
+      'policy/route-filters.ts': [],
+      gatewayapi: ['json.ts', 'policy/policy.ts', 'policy/route-filters.ts'],
+      policy: ['json.ts', 'policy/policy.ts', 'policy/route-filters.ts'],
       // The RE2 decision: translation reports what RE2 would refuse, the IR leaves it out.
-      'table/re2-syntax.ts': ['json.ts', 'table'],
-      translate: ['json.ts', 'gatewayapi', 'table', 'table/re2-syntax.ts'],
+      'policy/re2-syntax.ts': ['json.ts', 'policy'],
+      translate: ['json.ts', 'gatewayapi', 'policy', 'policy/re2-syntax.ts'],
       // The IR: the table in Envoy's shape with every decision taken (precedence, virtual hosts,
       // router plans, route actions, shared clusters); the consumers below only read it.
-      ir: ['json.ts', 'table'],
+      ir: ['json.ts', 'policy'],
       // Where the IR is built, and what it keeps between builds: only the pipeline (and the
       // ext_proc workers' wiring) may build it; envoy/ and resolve/ are handed it.
-      'ir/ir-memo.ts': ['json.ts', 'table', 'ir'],
-      'ir/build-ir.ts': ['json.ts', 'table', 'table/re2-syntax.ts', 'ir', 'ir/ir-memo.ts'],
-      resolve: ['json.ts', 'table', 'ir'],
-      envoy: ['json.ts', 'table', 'ir'],
+      'ir/ir-memo.ts': ['json.ts', 'policy', 'ir'],
+      'ir/build-ir.ts': ['json.ts', 'policy', 'policy/re2-syntax.ts', 'ir', 'ir/ir-memo.ts'],
+      resolve: ['json.ts', 'policy', 'ir'],
+      envoy: ['json.ts', 'policy', 'ir'],
       // The seam: what a source of Gateway API objects (Provider) and of session keys
       // (KeySource) offers. Only cli/ picks a concrete one: the stages below see the interfaces.
       provider: ['json.ts', 'gatewayapi', 'translate'],
@@ -55,7 +55,7 @@ const TREES = [
       pipeline: [
         'json.ts',
         'gatewayapi',
-        'table',
+        'policy',
         'translate',
         'ir',
         'ir/ir-memo.ts',
@@ -65,12 +65,12 @@ const TREES = [
       ],
       // Servers for what the pipeline produced: ext_proc and health over gRPC, the admin API
       // (fastify), and the wiring of the two with their workers and metrics.
-      'server/grpc': ['json.ts', 'proto-dir.ts', 'table', 'ir', 'resolve'],
-      'server/admin': ['json.ts', 'gatewayapi', 'table', 'ir', 'resolve', 'translate'],
+      'server/grpc': ['json.ts', 'proto-dir.ts', 'policy', 'ir', 'resolve'],
+      'server/admin': ['json.ts', 'gatewayapi', 'policy', 'ir', 'resolve', 'translate'],
       server: [
         'json.ts',
         'gatewayapi',
-        'table',
+        'policy',
         'ir',
         'ir/build-ir.ts',
         'resolve',
@@ -81,13 +81,13 @@ const TREES = [
         'server/admin',
       ],
       // Delivers gateway mode's Envoy resources: files one local Envoy watches, or ADS to a fleet.
-      xds: ['json.ts', 'proto-dir.ts', 'table', 'ir', 'envoy', 'pipeline'],
+      xds: ['json.ts', 'proto-dir.ts', 'policy', 'ir', 'envoy', 'pipeline'],
       // The local gateway: one Envoy process this service starts, configures and watches.
-      local: ['json.ts', 'table', 'envoy', 'provider', 'pipeline', 'server', 'xds'],
+      local: ['json.ts', 'policy', 'envoy', 'provider', 'pipeline', 'server', 'xds'],
       cli: [
         'json.ts',
         'gatewayapi',
-        'table',
+        'policy',
         'translate',
         'ir',
         'resolve',
@@ -106,7 +106,7 @@ const TREES = [
       ],
     },
     /** A layer inside another that whoever may import the enclosing one may import too. */
-    within: { 'table/policy.ts': 'table', 'table/route-filters.ts': 'table' },
+    within: { 'policy/policy.ts': 'policy', 'policy/route-filters.ts': 'policy' },
     /** Known exceptions, each with the reason it stays for now. Keys: `from -> to` file paths. */
     allowed: {
       // `steadfast quickstart` starts the demo backends in its own process; running them as a

@@ -9,7 +9,7 @@ import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
 import { startEnvoy, type EnvoyProcess } from '../../extproc/src/local/envoy-process.js';
 import { sealSessionToken, openSessionToken } from '../support/session-token.js';
-import { encodePolicyToken } from '../../extproc/src/table/policy-token.js';
+import { encodePolicyToken } from '../../extproc/src/policy/policy-token.js';
 import { REPO_ROOT } from '../support/paths.js';
 import { curl } from './support/curl.js';
 import { FILTER_BUILDS } from '../support/filter-builds.js';

@@ -3,7 +3,7 @@
 // redirect port rules. The regular expressions are plain RE2 that JavaScript runs the same.
 import { describe, expect, it } from 'vitest';
 import { pathRewrite, redirectAction, redirectRoutes } from '../../extproc/src/envoy/path-filters.js';
-import type { TableMatch } from '../../extproc/src/table/policy-table.js';
+import type { TableMatch } from '../../extproc/src/policy/policy-table.js';
 
 function prefixMatch(value: string): TableMatch {
   return { id: 'm', path: { type: 'PathPrefix', value }, headers: [], queryParams: [] };

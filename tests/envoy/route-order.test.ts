@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { generateGatewayResources } from '../../extproc/src/envoy/gateway-config.js';
 import { buildIr } from '../../extproc/src/ir/build-ir.js';
 import { compileResolver } from '../../extproc/src/resolve/compile.js';
-import type { PolicyTable, TableMatch, TableRoute } from '../../extproc/src/table/policy-table.js';
+import type { PolicyTable, TableMatch, TableRoute } from '../../extproc/src/policy/policy-table.js';
 import type { Json } from '../../extproc/src/json.js';
 import { HOSTS, pick, randomRules, rng } from '../resolve/random-table.js';
 import { chooseHost, matches, randomRequest } from '../resolve/reference-matcher.js';

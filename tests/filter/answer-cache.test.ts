@@ -11,7 +11,7 @@ import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import { compileResolver } from '../../extproc/src/resolve/compile.js';
 import type { ResolveRequest } from '../../extproc/src/resolve/request.js';
 import { outcomeOf } from '../../extproc/src/server/served-config.js';
-import type { PolicyTable } from '../../extproc/src/table/policy-table.js';
+import type { PolicyTable } from '../../extproc/src/policy/policy-table.js';
 import { LogLevel, propertyKey, ProxyWasmHost } from '../emulator/proxy-wasm-host.js';
 import type { StringMatch } from '../../extproc/src/table/policy-table.js';
 import { HOSTS, pick, randomRules, rng } from '../resolve/random-table.js';

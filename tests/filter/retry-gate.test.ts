@@ -3,8 +3,8 @@
 // with a controlled clock in the emulator; tests/e2e/retry-semantics.test.ts measures
 // the same thing against Envoy.
 import { describe, expect, it } from 'vitest';
-import type { Policy } from '../../extproc/src/table/policy.js';
-import { encodePolicyToken } from '../../extproc/src/table/policy-token.js';
+import type { Policy } from '../../extproc/src/policy/policy.js';
+import { encodePolicyToken } from '../../extproc/src/policy/policy-token.js';
 import type { Headers } from '../emulator/proxy-wasm-host.js';
 import { METADATA_POLICY, startedHost } from './filter-harness.js';
 

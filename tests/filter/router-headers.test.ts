@@ -1,8 +1,8 @@
 // The one encoder (TypeScript) and the one decoder (AssemblyScript) agree: each policy
 // becomes exactly the router headers docs/retries.md's semantics call for.
 import { describe, expect, it } from 'vitest';
-import type { GrpcRetryReason, Policy } from '../../extproc/src/table/policy.js';
-import { encodePolicyToken } from '../../extproc/src/table/policy-token.js';
+import type { GrpcRetryReason, Policy } from '../../extproc/src/policy/policy.js';
+import { encodePolicyToken } from '../../extproc/src/policy/policy-token.js';
 import { METADATA_POLICY, startedHost } from './filter-harness.js';
 
 const CONNECTION = 'connect-failure,refused-stream,reset-before-request';

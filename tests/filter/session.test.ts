@@ -3,8 +3,8 @@
 // cookie attributes, and the host pin handed to Envoy's stateful_session filter.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { Policy, SessionPolicy } from '../../extproc/src/table/policy.js';
-import { encodePolicyToken } from '../../extproc/src/table/policy-token.js';
+import type { Policy, SessionPolicy } from '../../extproc/src/policy/policy.js';
+import { encodePolicyToken } from '../../extproc/src/policy/policy-token.js';
 import { openSessionToken, sealSessionToken } from '../support/session-token.js';
 import { propertyKey, type HttpStream, type ProxyWasmHost } from '../emulator/proxy-wasm-host.js';
 import { METADATA_POLICY, startedHost } from './filter-harness.js';

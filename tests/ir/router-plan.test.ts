@@ -2,9 +2,9 @@
 // routes, and — for the same policies — exactly the router headers attach mode's filter
 // writes, so the two modes cannot drift apart.
 import { describe, expect, it } from 'vitest';
-import { GRPC_RETRY_REASONS } from '../../extproc/src/table/policy.js';
-import type { GrpcRetryReason, Policy } from '../../extproc/src/table/policy.js';
-import { encodePolicyToken } from '../../extproc/src/table/policy-token.js';
+import { GRPC_RETRY_REASONS } from '../../extproc/src/policy/policy.js';
+import type { GrpcRetryReason, Policy } from '../../extproc/src/policy/policy.js';
+import { encodePolicyToken } from '../../extproc/src/policy/policy-token.js';
 import { durationMs } from '../../extproc/src/envoy/envoy-duration.js';
 import { IDEMPOTENT_METHODS, routerPlan } from '../../extproc/src/ir/router-plan.js';
 import { METADATA_POLICY, startedHost } from '../filter/filter-harness.js';

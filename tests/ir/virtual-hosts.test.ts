@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileResolver } from '../../extproc/src/resolve/compile.js';
 import { virtualHosts } from '../../extproc/src/ir/virtual-hosts.js';
-import type { PolicyTable, TableMatch } from '../../extproc/src/table/policy-table.js';
+import type { PolicyTable, TableMatch } from '../../extproc/src/policy/policy-table.js';
 import { HOSTS, pick, randomRules, rng } from '../resolve/random-table.js';
 import { chooseHost, matches, randomRequest } from '../resolve/reference-matcher.js';
 import { route, table } from '../resolve/table-builder.js';

@@ -28,7 +28,7 @@ import type { GatewayConfigOptions } from '../../extproc/src/envoy/gateway-confi
 import { GenerationMemo } from '../../extproc/src/envoy/generation-memo.js';
 import { RouteFileEncoder } from '../../extproc/src/xds/route-files.js';
 import { type Resolver, compileResolver } from '../../extproc/src/resolve/compile.js';
-import type { PolicyTable } from '../../extproc/src/table/policy-table.js';
+import type { PolicyTable } from '../../extproc/src/policy/policy-table.js';
 import type { ProvidedConfig } from '../../extproc/src/provider/provider.js';
 import { parseAllDocuments } from 'yaml';
 

@@ -11,7 +11,7 @@ import {
 } from '../../extproc/src/pipeline/snapshot-compiler.js';
 import { compileSnapshot, fingerprintOf, statusesDigest } from '../../extproc/src/pipeline/snapshot.js';
 import { tableGeneration } from '../../extproc/src/resolve/answer-scope.js';
-import { jsonDigest, policyTableDigest } from '../../extproc/src/table/table-digest.js';
+import { jsonDigest, policyTableDigest } from '../../extproc/src/policy/table-digest.js';
 import { baseObjectsYaml, manyRoutes, routesYaml } from '../e2e/support/attach-config.js';
 
 describe('snapshotFrom', () => {

@@ -1,7 +1,7 @@
 // Random route rules for the property tests that compare the resolver with its ordered
 // virtual hosts and with the generated Envoy routes: one seeded generator, so a failure
 // reproduces.
-import type { StringMatch, TableMatch } from '../../extproc/src/table/policy-table.js';
+import type { StringMatch, TableMatch } from '../../extproc/src/policy/policy-table.js';
 import type { MatchSpec } from './table-builder.js';
 
 /** A seeded linear congruential generator in [0, 1). */

@@ -2,7 +2,7 @@
 // ordered list of matches (virtualHosts(), the generated Envoy routes) against the resolver:
 // random requests, the host an Envoy would pick for one, and whether one match accepts it.
 import type { ResolveRequest } from '../../extproc/src/resolve/request.js';
-import type { TableMatch } from '../../extproc/src/table/policy-table.js';
+import type { TableMatch } from '../../extproc/src/policy/policy-table.js';
 import { pick } from './random-table.js';
 
 /** A request to one of a few hosts, on a path made of `segments` (and a few near misses). */

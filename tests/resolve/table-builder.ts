@@ -5,7 +5,7 @@ import type {
   TableMatch,
   TableRoute,
   TableRule,
-} from '../../extproc/src/table/policy-table.js';
+} from '../../extproc/src/policy/policy-table.js';
 
 export interface MatchSpec {
   readonly path?: TableMatch['path'];

@@ -42,13 +42,13 @@ describe('check-layers', () => {
   it('fails on an import against the layers', () => {
     const root = copyTrees();
     writeFileSync(
-      join(root, 'extproc/src/table/uses-translate.ts'),
+      join(root, 'extproc/src/policy/uses-translate.ts'),
       "import { translate } from '../translate/translate.js';\nexport const t = translate;\n",
     );
     const r = check(root);
     expect(r.status).toBe(1);
     expect(r.output).toContain(
-      'extproc/src/table/uses-translate.ts imports translate/translate.ts: table may not import translate',
+      'extproc/src/policy/uses-translate.ts imports translate/translate.ts: policy may not import translate',
     );
   });
 

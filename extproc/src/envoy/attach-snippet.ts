@@ -4,14 +4,14 @@
 // backoff for the routes the rules cover, and the cluster of the control service. YAML with
 // comments, one top-level key per place it goes; docs/attach.md walks through it.
 import { stringify } from 'yaml';
-import type { TableMatch, TableRule } from '../table/policy-table.js';
+import type { TableMatch, TableRule } from '../policy/policy-table.js';
 import {
   METADATA_NAMESPACE,
   PIN_HEADER,
   TYPE_FILTER_STATE_INPUT,
   TYPE_HTTP_PROTOCOL_OPTIONS,
 } from './envoy-names.js';
-import { REQUEST_LINE_HEADERS } from '../table/headers-read.js';
+import { REQUEST_LINE_HEADERS } from '../policy/headers-read.js';
 import {
   pinRemovalFilter,
   routerFilter,

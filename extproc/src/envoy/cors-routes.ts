@@ -7,8 +7,8 @@
 //      backend's answer;
 // and its own routes add `Vary: Origin`, as their answers differ by origin. A preflight is an
 // OPTIONS request with Origin and Access-Control-Request-Method (the Fetch standard).
-import type { TableMatch } from '../table/policy-table.js';
-import type { TableCors } from '../table/route-filters.js';
+import type { TableMatch } from '../policy/policy-table.js';
+import type { TableCors } from '../policy/route-filters.js';
 import { escapeRegex } from './path-filters.js';
 import { routeMatch, withMatchHeaders } from './route-match.js';
 import type { Json } from '../json.js';

@@ -2,7 +2,7 @@
 /** The request header that carries the pinned host (base64 `ip:port`) from the filter to `stateful_session`. */
 export const PIN_HEADER = 'x-steadfast-pin';
 /** The route-metadata namespace and key the filter reads through `xds.route_metadata` (defined with the token). */
-export { METADATA_NAMESPACE, METADATA_POLICY_KEY } from '../table/policy-token.js';
+export { METADATA_NAMESPACE, METADATA_POLICY_KEY } from '../policy/policy-token.js';
 
 export const TYPE_HCM =
   'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';

@@ -10,7 +10,7 @@
 // protobuf, which Envoy reads three to four times faster again (xds/route-files.ts encodes
 // them). The admin's /config_dump and `steadfast envoy-config` are the readable views.
 import type { GatewayIr } from '../ir/gateway-ir.js';
-import { NO_TLS_MATERIAL, type TlsMaterial } from '../table/tls-material.js';
+import { NO_TLS_MATERIAL, type TlsMaterial } from '../policy/tls-material.js';
 import { TYPE_CLUSTER, TYPE_LISTENER, TYPE_SECRET } from './envoy-names.js';
 import { type GatewayConfigOptions, bootstrapHead, generateGatewayResources } from './gateway-config.js';
 import type { Json } from '../json.js';

@@ -18,7 +18,7 @@ import { envoyRoutes, type RouteOptions } from './route-action.js';
 import type { OutlierDetectionOptions } from './outlier-detection.js';
 import { type ClusterOptions, envoyCluster } from './backend-clusters.js';
 import type { Json } from '../json.js';
-import type { TlsMaterial } from '../table/tls-material.js';
+import type { TlsMaterial } from '../policy/tls-material.js';
 import {
   type ListenerTls,
   NO_TLS,

@@ -4,8 +4,8 @@
 // trailing-slash table holds exactly (Envoy's `prefix_rewrite` would turn "/foo/" with
 // replacement "/xyz/" into "/xyz//"). Envoy's regex_rewrite sees the path without its
 // query string and keeps the query.
-import type { TableMatch } from '../table/policy-table.js';
-import type { TablePathModifier, TableRedirect, TableRewrite } from '../table/route-filters.js';
+import type { TableMatch } from '../policy/policy-table.js';
+import type { TablePathModifier, TableRedirect, TableRewrite } from '../policy/route-filters.js';
 import type { Json } from '../json.js';
 
 /** The listener a route configuration serves: what a redirect without scheme or port keeps. */

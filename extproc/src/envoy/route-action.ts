@@ -3,7 +3,7 @@
 // as `retry_policy` and `timeout`, header modifiers, and — on session rules only — the filter
 // and stateful_session switched on, with the policy token the filter reads in route metadata;
 // CORS wraps them (cors-routes.ts).
-import type { HeaderModifier } from '../table/route-filters.js';
+import type { HeaderModifier } from '../policy/route-filters.js';
 import type { IrEntry, IrForward, IrRoute, IrRule } from '../ir/rule-action.js';
 import type { IrTarget } from '../ir/rule-clusters.js';
 import { IDEMPOTENT_METHODS, type RouterRetry } from '../ir/router-plan.js';

@@ -1,7 +1,7 @@
 // One Gateway API match as an Envoy RouteMatch. Gateway API regular expressions match the
 // whole value, as Envoy's RE2 `safe_regex` does; PathPrefix matches whole path elements,
 // as `path_separated_prefix` does ("/foo" matches "/foo" and "/foo/bar", not "/foobar").
-import type { StringMatch, TableMatch } from '../table/policy-table.js';
+import type { StringMatch, TableMatch } from '../policy/policy-table.js';
 import { prefixKey } from '../ir/precedence.js';
 import type { Json } from '../json.js';
 

@@ -3,8 +3,8 @@
 // certificates; ALPN offers h2 and http/1.1; TLS 1.2 is the minimum. Certificates are SDS
 // secrets: static in a printed bootstrap, or files Envoy watches (file-resources.ts), so a
 // changed Secret reaches Envoy without touching the listener.
-import type { TableListener } from '../table/policy-table.js';
-import type { TlsMaterial } from '../table/tls-material.js';
+import type { TableListener } from '../policy/policy-table.js';
+import type { TlsMaterial } from '../policy/tls-material.js';
 import { TYPE_DOWNSTREAM_TLS } from './envoy-names.js';
 
 import type { Json } from '../json.js';

@@ -3,7 +3,7 @@
 // ADS. Pure, like file-resources.ts, which does the same for the single local Envoy.
 import type { GenerationMemo } from './generation-memo.js';
 import type { GatewayIr } from '../ir/gateway-ir.js';
-import { NO_TLS_MATERIAL, type TlsMaterial } from '../table/tls-material.js';
+import { NO_TLS_MATERIAL, type TlsMaterial } from '../policy/tls-material.js';
 import { TYPE_HTTP_PROTOCOL_OPTIONS } from './envoy-names.js';
 import {
   type GatewayConfigOptions,

@@ -2,8 +2,8 @@
 // Every object keeps its source and the field errors the schema found in it.
 import type { FieldError } from './fields.js';
 import type { SourceObject } from './parse.js';
-import type { GrpcRetryReason } from '../table/policy.js';
-import type { HeaderModifier, TableCors, TableRedirect, TableRewrite } from '../table/route-filters.js';
+import type { GrpcRetryReason } from '../policy/policy.js';
+import type { HeaderModifier, TableCors, TableRedirect, TableRewrite } from '../policy/route-filters.js';
 
 export interface ModelObject {
   readonly kind: string;

@@ -2,10 +2,16 @@
 // Gateway mode's parts (rules' actions, clusters, virtual hosts) are built on first read, so
 // attach mode never pays for them; an IrMemo keeps what an unchanged rule or match made from one
 // build to the next. Pure: reads only the table.
-import type { PolicyTable, TableListener, TableMatch, TableRoute, TableRule } from '../table/policy-table.js';
-import { headersReadBy } from '../table/headers-read.js';
-import { matchRe2Problem } from '../table/re2-syntax.js';
-import { policyTableDigest } from '../table/table-digest.js';
+import type {
+  PolicyTable,
+  TableListener,
+  TableMatch,
+  TableRoute,
+  TableRule,
+} from '../policy/policy-table.js';
+import { headersReadBy } from '../policy/headers-read.js';
+import { matchRe2Problem } from '../policy/re2-syntax.js';
+import { policyTableDigest } from '../policy/table-digest.js';
 import { type IrCluster, shareRuleClusters } from './cluster-sharing.js';
 import type { GatewayIr, IrPort, IrVirtualHost, ServedRoute } from './gateway-ir.js';
 import { IrMemo } from './ir-memo.js';

@@ -3,7 +3,7 @@
 // allows the WebSocket upgrade); `kubernetes.io/wss` → HTTP/1.1 over TLS (the TLS comes
 // from the BackendTLSPolicy). No appProtocol: HTTP/1.1 for HTTPRoute, HTTP/2 for GRPCRoute
 // (gRPC needs HTTP/2).
-import type { TableRouteKind, UpstreamProtocol } from '../table/policy-table.js';
+import type { TableRouteKind, UpstreamProtocol } from '../policy/policy-table.js';
 
 export type ClusterProtocol = 'http1' | 'http2' | 'ws' | 'wss';
 

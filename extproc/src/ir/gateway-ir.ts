@@ -6,7 +6,7 @@
 // entry per match in the order Envoy must try them, each rule's action decided
 // (rule-action.ts: forward with the router plan, redirect, or 500), matches RE2 would refuse
 // left out; and the clusters, shared and named (cluster-sharing.ts).
-import type { TableListener, TableRoute } from '../table/policy-table.js';
+import type { TableListener, TableRoute } from '../policy/policy-table.js';
 import type { IrCluster } from './cluster-sharing.js';
 import type { IrEntry } from './rule-action.js';
 

@@ -4,7 +4,7 @@
 // pure function of its key, so a kept value equals a fresh one (a test holds the whole way to
 // Envoy equal to a fresh build after random edit sequences). What the IR keeps stays the same
 // object, and envoy/generation-memo.ts keeps what it generated from it by that object.
-import type { TableMatch, TableRule } from '../table/policy-table.js';
+import type { TableMatch, TableRule } from '../policy/policy-table.js';
 import { ClusterNames } from './cluster-sharing.js';
 import type { IrEntry, IrRule } from './rule-action.js';
 import type { RuleClusters } from './rule-clusters.js';

@@ -1,8 +1,8 @@
 // Which routes each Gateway port serves: the key both modes share. Gateway mode makes one
 // Envoy listener per port; attach mode resolves a request among the routes of the port its
 // Envoy listener stands for. Pure: reads only the table.
-import type { PolicyTable, TableListener, TableRoute } from '../table/policy-table.js';
-import { METADATA_NAMESPACE } from '../table/policy-token.js';
+import type { PolicyTable, TableListener, TableRoute } from '../policy/policy-table.js';
+import { METADATA_NAMESPACE } from '../policy/policy-token.js';
 
 /** The key of an Envoy listener's `steadfast` metadata that names its Gateway port (attach mode). */
 export const GATEWAY_PORT_METADATA_KEY = 'gateway_port';

@@ -1,7 +1,7 @@
 // Gateway API route precedence, once, for both consumers: the Envoy generator orders each
 // virtual host's routes by it (first match wins in Envoy), and the ext_proc resolver picks
 // among the candidates of a lookup by it. Pure: reads only the table's matches.
-import type { TableMatch, TableRoute, TableRule } from '../table/policy-table.js';
+import type { TableMatch, TableRoute, TableRule } from '../policy/policy-table.js';
 
 /** Path precedence: Exact > RegularExpression > longest PathPrefix. */
 const RANK_EXACT = 3e9;

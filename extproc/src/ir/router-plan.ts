@@ -3,7 +3,7 @@
 // attach mode's filter writes the same values as router headers
 // (filter/assembly/policy/router-values.ts, which tests/ir/router-plan.test.ts
 // holds to this module). docs/retries.md is the table a user reads.
-import type { Policy } from '../table/policy.js';
+import type { Policy } from '../policy/policy.js';
 
 /** Connection-level failures, retried whenever a rule has a retry stanza. */
 const RETRY_ON_CONNECTION: readonly string[] = ['connect-failure', 'refused-stream', 'reset-before-request'];

@@ -3,8 +3,8 @@
 // (router-plan.ts), timeout, mirrors and rewrite; and, for every match of it, the routes Envoy
 // needs — one, or two when the rule's retries differ by method and the match does not fix the
 // method (docs/retries.md). envoy/route-action.ts only spells these out.
-import type { TableMatch, TableRule } from '../table/policy-table.js';
-import type { HeaderModifier, TableCors, TableRedirect, TableRewrite } from '../table/route-filters.js';
+import type { TableMatch, TableRule } from '../policy/policy-table.js';
+import type { HeaderModifier, TableCors, TableRedirect, TableRewrite } from '../policy/route-filters.js';
 import { IDEMPOTENT_METHODS, type RouterPlan, type RouterRetry } from './router-plan.js';
 import type { RuleClusters } from './rule-clusters.js';
 import type { SharedTargets } from './cluster-sharing.js';

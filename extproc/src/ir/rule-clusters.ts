@@ -12,8 +12,8 @@
 // by weight between them. Unresolved backendRefs get a share of that split that names no
 // cluster: "the proportion of requests that would otherwise have been routed to an invalid
 // backend MUST receive a 500 status code".
-import type { TableBackend, TableBackendTls, TableRouteKind, TableRule } from '../table/policy-table.js';
-import type { HeaderModifier } from '../table/route-filters.js';
+import type { TableBackend, TableBackendTls, TableRouteKind, TableRule } from '../policy/policy-table.js';
+import type { HeaderModifier } from '../policy/route-filters.js';
 import { type ClusterProtocol, clusterProtocol } from './cluster-protocol.js';
 
 /** BackendTLSPolicy as the connection needs it: which policy it came from does not matter. */

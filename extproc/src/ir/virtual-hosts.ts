@@ -3,7 +3,7 @@
 // choose exactly what the ext_proc resolver chooses (both rank by precedence.ts). A
 // hostname's own matches come first, then those of the wildcards covering it (longest
 // first), then those for any host.
-import type { TableMatch, TableRoute, TableRule } from '../table/policy-table.js';
+import type { TableMatch, TableRoute, TableRule } from '../policy/policy-table.js';
 import { type RankedMatch, compareMatches, matchIndexOf, pathRank } from './precedence.js';
 
 export interface OrderedMatch {

@@ -22,7 +22,7 @@ import { envoyVersion } from './envoy-binary.js';
 import { ServedConfig } from '../server/served-config.js';
 import type { Snapshot } from '../pipeline/snapshot.js';
 import type { Provider } from '../provider/provider.js';
-import type { PolicyTable } from '../table/policy-table.js';
+import type { PolicyTable } from '../policy/policy-table.js';
 
 export interface LocalGatewayOptions {
   /** Where the objects come from (files, a Kubernetes API server), started; its owner closes it. */

@@ -4,7 +4,7 @@
 // reader took crosses as that item's position there. A change to one route among 10,000 then
 // copies one item's text across. The writer keeps each item's digest, not its text: an item
 // that stays the same object between compiles is written and digested once.
-import { jsonDigest } from '../table/table-digest.js';
+import { jsonDigest } from '../policy/table-digest.js';
 
 export interface PieceList {
   /** Each item in order: its JSON, or its position in list `base` (which the reader holds). */

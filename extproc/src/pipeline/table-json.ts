@@ -4,9 +4,9 @@
 // parses one route, and every other route stays the same object in the next table — what is
 // generated from a route is kept while it is (envoy/generation-memo.ts). Neither side keeps a
 // route's text: the writer keeps each route's digest, the reader the routes it parsed. The
-// table's digest (table/table-digest.ts) is taken over the routes' digests.
-import { POLICY_TABLE_VERSION, type PolicyTable, type TableRoute } from '../table/policy-table.js';
-import { tableDigest } from '../table/table-digest.js';
+// table's digest (policy/table-digest.ts) is taken over the routes' digests.
+import { POLICY_TABLE_VERSION, type PolicyTable, type TableRoute } from '../policy/policy-table.js';
+import { tableDigest } from '../policy/table-digest.js';
 import { type PieceList, PieceReader, PieceWriter } from './piece-list.js';
 
 export interface TableJson {

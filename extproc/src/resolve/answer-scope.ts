@@ -9,7 +9,7 @@ const ANSWER_SCOPE_VERSION = 'sc1';
 /** The dynamic metadata key (namespace `steadfast`) the scope travels under, beside `policy`. */
 export const METADATA_SCOPE_KEY = 'scope';
 
-/** The generation of a table, from its digest (table/table-digest.ts): equal tables give equal generations. */
+/** The generation of a table, from its digest (policy/table-digest.ts): equal tables give equal generations. */
 export function tableGeneration(tableDigest: string): string {
   return tableDigest.slice(0, 16);
 }

@@ -1,7 +1,7 @@
 // One (route, rule, match) compiled for lookup: its precedence and a test for the parts of
 // the match the index cannot decide (method, headers, query params, regular expressions).
 import { type RankedMatch, compareMatches, matchIndexOf } from '../ir/precedence.js';
-import type { TableMatch, TableRoute, TableRule } from '../table/policy-table.js';
+import type { TableMatch, TableRoute, TableRule } from '../policy/policy-table.js';
 
 export interface Entry extends RankedMatch {
   readonly test: (

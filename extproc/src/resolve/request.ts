@@ -1,5 +1,5 @@
 // What the resolver needs from a request, and what it answers.
-import type { TableMatch, TableRoute, TableRule } from '../table/policy-table.js';
+import type { TableMatch, TableRoute, TableRule } from '../policy/policy-table.js';
 
 /**
  * What Envoy says about the listener a request arrived on (ext_proc `request_attributes`),

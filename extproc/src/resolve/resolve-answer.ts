@@ -1,6 +1,6 @@
 // What `steadfast resolve --output json` and the admin API's /v1/resolve answer for a
 // request: one shape, so both say the same thing. Pure: reads only the table's types.
-import type { Policy } from '../table/policy.js';
+import type { Policy } from '../policy/policy.js';
 import type { Resolver } from './compile.js';
 import type { ResolveRequest, ResolveResult } from './request.js';
 

@@ -5,7 +5,7 @@ import type { ListenerProblemView } from './admin/config-view.js';
 import type { Resolver } from '../resolve/compile.js';
 import type { ListenerChoice, RequestListener } from '../resolve/request.js';
 import { ATTRIBUTE_GATEWAY_PORT, GATEWAY_PORT_METADATA_KEY } from '../ir/listener-ports.js';
-import { METADATA_NAMESPACE } from '../table/policy-token.js';
+import { METADATA_NAMESPACE } from '../policy/policy-token.js';
 
 const METADATA_NAME = `${METADATA_NAMESPACE}.${GATEWAY_PORT_METADATA_KEY}`;
 

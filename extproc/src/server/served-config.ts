@@ -7,7 +7,7 @@ import type { ProvidedConfig, Provider } from '../provider/provider.js';
 import type { PolicyLookup, PolicyOutcome } from './grpc/ext-proc-service.js';
 import type { RequestAttributes } from './grpc/request-attributes.js';
 import type { Resolver } from '../resolve/compile.js';
-import { headersReadBy } from '../table/headers-read.js';
+import { headersReadBy } from '../policy/headers-read.js';
 import { ListenerReport } from './listener-report.js';
 import { ConfigStore, type ReloadFailure, errorLines } from '../pipeline/config-store.js';
 import type { ServiceMetrics } from './metrics.js';

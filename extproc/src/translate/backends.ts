@@ -17,7 +17,7 @@ import type {
   TableEndpoint,
   TableRetryConstraint,
   UpstreamProtocol,
-} from '../table/policy-table.js';
+} from '../policy/policy-table.js';
 
 const APP_PROTOCOL_H2C = 'kubernetes.io/h2c';
 const APP_PROTOCOL_WS = 'kubernetes.io/ws';

@@ -10,7 +10,7 @@ import type {
   Secret,
 } from '../gatewayapi/model.js';
 import { GATEWAY_GROUP } from '../gatewayapi/patterns.js';
-import type { CertificateMaterial } from '../table/tls-material.js';
+import type { CertificateMaterial } from '../policy/tls-material.js';
 import { type CertificateProblem, resolveListenerCertificates } from './listener-tls.js';
 import { type Condition, type ListenerStatus, type ObjectStatusBody, condition } from './status.js';
 

@@ -5,7 +5,7 @@ import { formatFieldPath } from '../gatewayapi/diagnostic.js';
 import type { Gateway, Listener, ReferenceGrant, Secret } from '../gatewayapi/model.js';
 import { GATEWAY_GROUP } from '../gatewayapi/patterns.js';
 import { SECRET_TYPE_TLS } from '../gatewayapi/decode/config-data.js';
-import type { CertificateMaterial } from '../table/tls-material.js';
+import type { CertificateMaterial } from '../policy/tls-material.js';
 import { checkKeyPair } from './certificates.js';
 
 export interface CertificateProblem {

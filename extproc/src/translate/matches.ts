@@ -1,7 +1,7 @@
 // Route matches → table matches. A GRPCRoute method match becomes the equivalent match on
 // the request path, since gRPC requests are `POST /<service>/<method>`.
 import type { GrpcRouteMatch, HttpRouteMatch } from '../gatewayapi/model.js';
-import type { TableMatch } from '../table/policy-table.js';
+import type { TableMatch } from '../policy/policy-table.js';
 
 export function httpMatch(ruleId: string, m: HttpRouteMatch): TableMatch {
   return {

@@ -12,7 +12,7 @@ import type {
   SessionSpec,
 } from '../gatewayapi/model.js';
 import { GATEWAY_GROUP } from '../gatewayapi/patterns.js';
-import type { TableBackendTls, TableRetryConstraint } from '../table/policy-table.js';
+import type { TableBackendTls, TableRetryConstraint } from '../policy/policy-table.js';
 import { parseCertificates } from './certificates.js';
 import { olderFirst } from './precedence.js';
 import {

@@ -1,7 +1,7 @@
 // A route rule's retry, timeouts and session persistence → the Policy the filter applies.
 import { createHash } from 'node:crypto';
 import type { RetrySpec, SessionSpec, TimeoutsSpec } from '../gatewayapi/model.js';
-import type { Policy, RouteKind, SessionPolicy } from '../table/policy.js';
+import type { Policy, RouteKind, SessionPolicy } from '../policy/policy.js';
 
 /** A cookie or header name unique per route rule, so two rules never share a session. */
 function generatedSessionName(ruleId: string): string {

@@ -12,7 +12,7 @@
 // time. Statuses are kept by content: one equal to the last for its object stays that object.
 // A test holds the result equal to a full compile after random edit sequences.
 import type { AnyObject, EndpointSlice, Route, RouteRule, Service } from '../gatewayapi/model.js';
-import type { TableRoute, TableRule } from '../table/policy-table.js';
+import type { TableRoute, TableRule } from '../policy/policy-table.js';
 import { sameItems, sameJson } from '../json.js';
 import { type ObjectStatus, objectKey } from './status.js';
 import type { BackendContext } from './backends.js';

@@ -10,14 +10,14 @@ import {
   type TableListener,
   type TableRoute,
   type TableRule,
-} from '../table/policy-table.js';
-import { encodePolicyToken } from '../table/policy-token.js';
-import { matchRe2Problem } from '../table/re2-syntax.js';
+} from '../policy/policy-table.js';
+import { encodePolicyToken } from '../policy/policy-token.js';
+import { matchRe2Problem } from '../policy/re2-syntax.js';
 import { type Attachment, attachRoute } from './attach.js';
 import { type BackendContext, resolveBackend } from './backends.js';
 import { type GatewayState, classStatus, evaluateGateways, gatewayStatus } from './gateways.js';
 import { KindConflicts } from './kind-conflicts.js';
-import type { CertificateMaterial, TlsMaterial } from '../table/tls-material.js';
+import type { CertificateMaterial, TlsMaterial } from '../policy/tls-material.js';
 import { grpcMatch, httpMatch } from './matches.js';
 import { type PolicyResult, type SessionSource, evaluatePolicies, policyAncestors } from './policies.js';
 import { sortedOlderFirst } from './precedence.js';

@@ -1,7 +1,7 @@
 import { Utf8 } from '../abi/memory';
 import { RouterValues } from './router-values';
 
-// Reads the policy token written by extproc/src/table/policy-token.ts (the one
+// Reads the policy token written by extproc/src/policy/policy-token.ts (the one
 // encoder; format in docs/policy-token.md). Total: anything malformed is null.
 
 export const POLICY_TOKEN_MAX_BYTES = 4096;

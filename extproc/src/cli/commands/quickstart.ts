@@ -14,7 +14,7 @@ import { grpcurlBinary } from '../../local/envoy-binary.js';
 import { gatewayPortNeeds } from '../../local/local-gateway.js';
 import { checkPortsFree } from '../../local/port-check.js';
 import { projectRoot } from '../../local/project-root.js';
-import type { PolicyTable } from '../../table/policy-table.js';
+import type { PolicyTable } from '../../policy/policy-table.js';
 import { type FlagSpec, type FlagSpecs, type ParsedArgs, flag } from '../args.js';
 import { CONFIG, configPathsOf } from '../flags.js';
 import type { Command, CommandIO } from '../command.js';

@@ -8,7 +8,7 @@ import type { KeySource, SessionKeyRing } from '../../provider/key-source.js';
 import type { Provider } from '../../provider/provider.js';
 import { explainPolicy } from '../../resolve/resolve-answer.js';
 import { defaultExtProcWorkers } from '../../server/ext-proc-workers.js';
-import { checkPolicyToken } from '../../table/policy-token.js';
+import { checkPolicyToken } from '../../policy/policy-token.js';
 import { type ParsedArgs, boolFlag, flag, intFlag } from '../args.js';
 import { type CommandIO, UsageError } from '../command.js';
 import { checkConfigPaths } from '../config-paths.js';

@@ -2,7 +2,7 @@
 // ('*' only alone), and its default (maxAge 5).
 import type { FieldPath } from '../diagnostic.js';
 import type { Fields, Rec } from '../fields.js';
-import type { TableCors } from '../../table/route-filters.js';
+import type { TableCors } from '../../policy/route-filters.js';
 import { TOKEN } from '../patterns.js';
 
 /** CORSOrigin: `*`, or a scheme, a host (a leading `*.` or `*` alone allowed) and an optional port. */

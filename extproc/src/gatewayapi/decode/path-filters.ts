@@ -4,7 +4,7 @@
 import type { FieldPath } from '../diagnostic.js';
 import type { Fields, Rec } from '../fields.js';
 import type { HttpRouteMatch, RouteFilter } from '../model.js';
-import type { TablePathModifier, TableRedirect, TableRewrite } from '../../table/route-filters.js';
+import type { TablePathModifier, TableRedirect, TableRewrite } from '../../policy/route-filters.js';
 import { PRECISE_HOSTNAME } from '../patterns.js';
 
 const STATUS_CODES = [301, 302, 303, 307, 308] as const;

@@ -1,7 +1,7 @@
 // rules[].retry (GEP-1731 on HTTPRoute, GEP-3440 on GRPCRoute) and rules[].timeouts (GEP-1742).
 import type { FieldPath } from '../diagnostic.js';
 import type { Fields, Rec } from '../fields.js';
-import { GRPC_RETRY_REASONS, type GrpcRetryReason } from '../../table/policy.js';
+import { GRPC_RETRY_REASONS, type GrpcRetryReason } from '../../policy/policy.js';
 import type { RetrySpec, TimeoutsSpec } from '../model.js';
 import { durationField } from './duration-field.js';
 

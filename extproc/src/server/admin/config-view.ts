@@ -2,7 +2,7 @@
 // configuration provides it; the admin API depends on this shape, not on the runtime.
 import type { Diagnostic } from '../../gatewayapi/diagnostic.js';
 import type { Resolver } from '../../resolve/compile.js';
-import type { PolicyTable } from '../../table/policy-table.js';
+import type { PolicyTable } from '../../policy/policy-table.js';
 import type { ObjectStatus } from '../../translate/status.js';
 
 /** One compiled configuration, as the /v1 endpoints show it. */

@@ -13,7 +13,7 @@ import {
 import type { ExtProcTallies } from './ext-proc-tallies.js';
 import type { RequestAttributes } from './request-attributes.js';
 import type { ListenerBy } from '../../resolve/request.js';
-import { METADATA_NAMESPACE, METADATA_POLICY_KEY } from '../../table/policy-token.js';
+import { METADATA_NAMESPACE, METADATA_POLICY_KEY } from '../../policy/policy-token.js';
 import { METADATA_SCOPE_KEY } from '../../resolve/answer-scope.js';
 
 /** How a request was resolved; `invalid`: it matched a rule that fails closed. */

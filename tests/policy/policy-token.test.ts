@@ -1,8 +1,8 @@
 // The reader `steadfast serve --policy-token` uses agrees with the one encoder: every policy
 // the encoder writes reads back equal, including escaped names; broken tokens are refused.
 import { describe, expect, it } from 'vitest';
-import type { Policy } from '../../extproc/src/table/policy.js';
-import { checkPolicyToken, encodePolicyToken } from '../../extproc/src/table/policy-token.js';
+import type { Policy } from '../../extproc/src/policy/policy.js';
+import { checkPolicyToken, encodePolicyToken } from '../../extproc/src/policy/policy-token.js';
 import { pick, rng } from '../resolve/random-table.js';
 
 function randomPolicy(rand: () => number, i: number): Policy {

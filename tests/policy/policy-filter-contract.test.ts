@@ -1,10 +1,10 @@
-// The policy module (extproc/src/table/policy.ts, policy-token.ts) and the filter's decoder
+// The policy module (extproc/src/policy/policy.ts, policy-token.ts) and the filter's decoder
 // (filter/assembly/policy/token.ts, AssemblyScript) spell the same contract twice: this reads
 // the filter's source and holds its constants to the TypeScript ones, so neither can move alone.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { GRPC_RETRY_REASONS } from '../../extproc/src/table/policy.js';
+import { GRPC_RETRY_REASONS } from '../../extproc/src/policy/policy.js';
 import {
   METADATA_NAMESPACE,
   METADATA_POLICY_KEY,
@@ -12,7 +12,7 @@ import {
   POLICY_TOKEN_MAX_BYTES,
   POLICY_TOKEN_MAX_NUMBER,
   POLICY_TOKEN_VERSION,
-} from '../../extproc/src/table/policy-token.js';
+} from '../../extproc/src/policy/policy-token.js';
 import { REPO_ROOT } from '../support/paths.js';
 
 const filterSource = (path: string) => readFileSync(join(REPO_ROOT, 'filter/assembly', path), 'utf8');
