@@ -13,7 +13,7 @@ import type { ResolveRequest } from '../../extproc/src/resolve/request.js';
 import { outcomeOf } from '../../extproc/src/server/served-config.js';
 import type { PolicyTable } from '../../extproc/src/policy/policy-table.js';
 import { LogLevel, propertyKey, ProxyWasmHost } from '../emulator/proxy-wasm-host.js';
-import type { StringMatch } from '../../extproc/src/table/policy-table.js';
+import type { StringMatch } from '../../extproc/src/policy/policy-table.js';
 import { HOSTS, pick, randomRules, rng } from '../resolve/random-table.js';
 import { route, table } from '../resolve/table-builder.js';
 import { REPO_ROOT, filterWasm } from '../support/paths.js';
