@@ -63,15 +63,18 @@ interface Seen {
   readonly sessions: Record<string, unknown>;
 }
 
-/** What a sealed session carries: whether it pins the backend that answered, its lifetime, its age. */
-function session(token: string, context: string, nowS: number, answered: string): unknown {
+/**
+ * What a sealed session carries: whether it pins the backend that answered, its lifetime, and
+ * whether it was issued during the exchange (from `startS`, a second's rounding allowed).
+ */
+function session(token: string, context: string, startS: number, nowS: number, answered: string): unknown {
   const opened = openSessionToken(token, [KEY], context, nowS);
   if (!opened.ok) return { refused: opened.reason };
   return {
     address:
       opened.endpoint.replace(/:\d+$/, '') === answered ? 'the backend that answered' : opened.endpoint,
     lifetimeS: opened.expiresAtS === 0 ? 0 : opened.expiresAtS - opened.issuedAtS,
-    fresh: Math.abs(opened.issuedAtS - nowS) <= 2,
+    fresh: opened.issuedAtS >= startS - 1 && opened.issuedAtS <= nowS,
   };
 }
 
@@ -80,7 +83,7 @@ function session(token: string, context: string, nowS: number, answered: string)
  * backend, differently in each gateway: the backend that answered is then named only as such,
  * and a session is checked to pin exactly it.
  */
-function seen(r: CurlResponse, context: string, pinnedRequest: boolean): Seen {
+function seen(r: CurlResponse, context: string, pinnedRequest: boolean, startS: number): Seen {
   const nowS = Math.floor(Date.now() / 1000);
   const answered = (r.headers.get('x-backend-instance')?.[0] ?? '').replace(/^gw-/, '');
   const headers: Record<string, string[]> = {};
@@ -91,11 +94,11 @@ function seen(r: CurlResponse, context: string, pinnedRequest: boolean): Seen {
       headers[name] = values.map((c) => {
         const m = /^([^=]+)=([^;]*)(.*)$/.exec(c);
         if (!m) return c;
-        sessions[`cookie ${m[1]}`] = session(m[2]!, context, nowS, answered);
+        sessions[`cookie ${m[1]}`] = session(m[2]!, context, startS, nowS, answered);
         return `${m[1]}=<sealed>${m[3]}`;
       });
     } else if (name === 'x-session') {
-      sessions['header x-session'] = session(values[0]!, context, nowS, answered);
+      sessions['header x-session'] = session(values[0]!, context, startS, nowS, answered);
       headers[name] = ['<sealed>'];
     } else if (name === 'x-backend-instance' && !pinnedRequest) {
       headers[name] = ['<balanced>'];
@@ -137,22 +140,28 @@ describe('the native and the wasm filter, request for request', () => {
     pinnedRequest: boolean,
     args: (stack: ModeStack) => string[],
   ): Promise<[Seen, Seen]> {
+    const startS = Math.floor(Date.now() / 1000);
     const [a, b] = await Promise.all(
       [native, wasm].map((s) => curl(`${s.url}${path.replace('UUID', randomUUID())}`, args(s))),
     );
-    return [seen(a!, RULE_ID(rule), pinnedRequest), seen(b!, RULE_ID(rule), pinnedRequest)];
+    return [seen(a!, RULE_ID(rule), pinnedRequest, startS), seen(b!, RULE_ID(rule), pinnedRequest, startS)];
   }
 
-  /** A token sealed for the second backend of `stack`, as a client would send it back. */
+  /**
+   * A token sealed for the second backend of `stack`, as a client would send it back. Last used
+   * a few seconds ago: an idle session is renewed only when a whole second has passed since, so
+   * a token used this very second would be renewed by one gateway and not the other as the
+   * clock ticks between them.
+   */
   function pinned(stack: ModeStack, rule: number, lifetimeS = 0): string {
     const b = stack.backends[1]!;
     const now = Math.floor(Date.now() / 1000);
     return sealSessionToken(
       {
         endpoint: `${b.address}:${b.port}`,
-        issuedAtS: now,
-        lastUsedS: now,
-        expiresAtS: lifetimeS ? now + lifetimeS : 0,
+        issuedAtS: now - 5,
+        lastUsedS: now - 5,
+        expiresAtS: lifetimeS ? now - 5 + lifetimeS : 0,
       },
       [KEY],
       RULE_ID(rule),
