@@ -107,10 +107,15 @@ describe.each(MODES)('%s mode', (mode) => {
     const first = await get('/idle');
     let [name, token] = issued(first)!;
     let renewals = 0;
+    let last = performance.now();
     for (let t = 0; t < 6; t++) {
       await sleep(1000);
+      const sent = performance.now();
       const r = await get('/idle', ['-H', `cookie: ${name}=${token}`]);
-      expect(instance(r)).toBe(instance(first));
+      // Should it fail: was the use late (past the 2 s idle timeout), or did it go without policy?
+      const why = `use ${t}, ${Math.round(sent - last)} ms after the last, policy ${r.headers.get('x-steadfast-policy')?.[0] ?? 'none'}`;
+      last = sent;
+      expect(instance(r), why).toBe(instance(first));
       // Each use slides the session forward with a renewed token.
       const renewed = issued(r);
       if (renewed) {

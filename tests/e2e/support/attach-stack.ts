@@ -135,10 +135,13 @@ export async function startAttachStack(options: AttachStackOptions): Promise<Att
 }
 
 /**
- * Readiness of the ext_proc path: Envoy opens its HTTP/2 connection to the control service
- * on the first request, and that request also meets the service's cold code; on a loaded
- * machine it can miss message_timeout and go on without policy. Returns once one request
- * got its answer in time (each try is one unmatched GET), or throws after `withinMs`.
+ * Readiness of the ext_proc path: each Envoy worker opens its own HTTP/2 connection to the
+ * control service on its first request, and the first request also meets the service's cold
+ * code; on a loaded machine such a request can miss message_timeout and go on without policy
+ * (a flake hunt saw the ten requests of a burst that landed on the cold worker all miss it).
+ * Returns once every worker holds its connection and a request got its answer in time (each
+ * try is one unmatched GET on a new connection, so the kernel spreads them over the workers),
+ * or throws after `withinMs`.
  */
 export async function untilExtProcAnswers(
   envoy: EnvoyProcess,
@@ -146,15 +149,22 @@ export async function untilExtProcAnswers(
   withinMs = 30_000,
 ): Promise<void> {
   const stat = async (): Promise<Map<string, number>> => envoy.stats();
+  const info = (await (await fetch(`${envoy.adminUrl}/server_info`)).json()) as {
+    command_line_options: { concurrency: number };
+  };
+  const workers = info.command_line_options.concurrency;
   const deadline = performance.now() + withinMs;
-  for (;;) {
+  for (let n = 0; ; n++) {
     const before = await stat();
-    await getOnce(`${url}/__steadfast-warm-up`, { host: 'warm-up.invalid' });
+    // A path of its own each time, so the answer cache never answers it in ext_proc's place.
+    await getOnce(`${url}/__steadfast-warm-up/${n}`, { host: 'warm-up.invalid' });
     const after = await stat();
     const d = (name: string) =>
       (after.get(`http.ingress.ext_proc.${name}`) ?? 0) - (before.get(`http.ingress.ext_proc.${name}`) ?? 0);
-    if (d('stream_msgs_received') > 0 && d('message_timeouts') === 0 && d('failure_mode_allowed') === 0)
-      return;
+    const connected = after.get('cluster.steadfast_extproc.upstream_cx_active') ?? 0;
+    const inTime =
+      d('stream_msgs_received') > 0 && d('message_timeouts') === 0 && d('failure_mode_allowed') === 0;
+    if (inTime && connected >= workers) return;
     if (performance.now() > deadline)
       throw new Error(`ext_proc did not answer in time within ${withinMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
