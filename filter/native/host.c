@@ -912,6 +912,8 @@ EXPORT const void* envoy_dynamic_module_on_http_filter_config_new(filter_config_
   if (r == NULL) {
     log_text(LOG_ERROR, "steadfast: the filter refused its configuration (see the message before this one)");
     config_release(c);
+    // A trap while configuring leaves an instance no stream will ever free.
+    worker_drop_if_done(w);
     return NULL;
   }
   return c;
