@@ -599,14 +599,27 @@ u32 Z_envZ_proxy_get_buffer_bytes(struct Z_env_instance_t* env, u32 type, u32 st
   return give_bytes(w, c->plugin + start, len, ret_ptr, ret_size);
 }
 
+/**
+ * What every header call starts with: the stream it is about and the header's name in the
+ * module's memory. WASM_OK, or the result the call returns at once.
+ */
+static u32 header_call(worker_t* w, u32 key_ptr, u32 key_len, stream_t** s, module_buffer* key) {
+  uint8_t* name = memory_at(w, key_ptr, key_len);
+  if (name == NULL) return WASM_INVALID_MEMORY;
+  *s = w->current;
+  if (*s == NULL) return WASM_NOT_FOUND;
+  key->ptr = (const char*)name;
+  key->length = key_len;
+  return WASM_OK;
+}
+
 u32 Z_envZ_proxy_get_header_map_value(struct Z_env_instance_t* env, u32 map, u32 key_ptr, u32 key_len, u32 ret_ptr,
                                       u32 ret_size) {
   worker_t* w = WORKER(env);
-  stream_t* s = w->current;
-  uint8_t* key = memory_at(w, key_ptr, key_len);
-  if (key == NULL) return WASM_INVALID_MEMORY;
-  if (s == NULL) return WASM_NOT_FOUND;
-  module_buffer k = {(const char*)key, key_len};
+  stream_t* s;
+  module_buffer k;
+  u32 r = header_call(w, key_ptr, key_len, &s, &k);
+  if (r != WASM_OK) return r;
   envoy_buffer value = {NULL, 0};
   if (!envoy_dynamic_module_callback_http_get_header(s->envoy, (int)map, k, &value, 0, NULL)) return WASM_NOT_FOUND;
   return give_bytes(w, value.ptr, value.length, ret_ptr, ret_size);
@@ -655,12 +668,12 @@ u32 Z_envZ_proxy_get_header_map_pairs(struct Z_env_instance_t* env, u32 map, u32
 static u32 write_header(struct Z_env_instance_t* env, u32 map, u32 key_ptr, u32 key_len, u32 value_ptr, u32 value_len,
                         bool add) {
   worker_t* w = WORKER(env);
-  stream_t* s = w->current;
-  uint8_t* key = memory_at(w, key_ptr, key_len);
   uint8_t* value = memory_at(w, value_ptr, value_len);
-  if (key == NULL || value == NULL) return WASM_INVALID_MEMORY;
-  if (s == NULL) return WASM_NOT_FOUND;
-  module_buffer k = {(const char*)key, key_len};
+  if (value == NULL) return WASM_INVALID_MEMORY;
+  stream_t* s;
+  module_buffer k;
+  u32 r = header_call(w, key_ptr, key_len, &s, &k);
+  if (r != WASM_OK) return r;
   module_buffer v = {(const char*)value, value_len};
   bool ok = add ? envoy_dynamic_module_callback_http_add_header(s->envoy, (int)map, k, v)
                 : envoy_dynamic_module_callback_http_set_header(s->envoy, (int)map, k, v);
@@ -678,13 +691,11 @@ u32 Z_envZ_proxy_replace_header_map_value(struct Z_env_instance_t* env, u32 map,
 }
 
 u32 Z_envZ_proxy_remove_header_map_value(struct Z_env_instance_t* env, u32 map, u32 key_ptr, u32 key_len) {
-  worker_t* w = WORKER(env);
-  stream_t* s = w->current;
-  uint8_t* key = memory_at(w, key_ptr, key_len);
-  if (key == NULL) return WASM_INVALID_MEMORY;
-  if (s == NULL) return WASM_NOT_FOUND;
+  stream_t* s;
+  module_buffer k;
+  u32 r = header_call(WORKER(env), key_ptr, key_len, &s, &k);
+  if (r != WASM_OK) return r;
   // Envoy's set_header with no value removes the header.
-  module_buffer k = {(const char*)key, key_len};
   module_buffer none = {NULL, 0};
   return envoy_dynamic_module_callback_http_set_header(s->envoy, (int)map, k, none) ? WASM_OK : WASM_NOT_FOUND;
 }
