@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSessionToken, sealSessionToken } from '../support/session-token.js';
+import { routeYaml } from './support/attach-config.js';
 import { TEST_SESSION_KEY } from './support/gateway-fixture.js';
 import { curl, type CurlResponse } from './support/curl.js';
 import { type ModeStack, startMode } from './support/mode-stack.js';
@@ -14,33 +15,23 @@ import { type ModeStack, startMode } from './support/mode-stack.js';
 const KEY = Buffer.from(TEST_SESSION_KEY, 'base64');
 const RULE_ID = (i: number) => `httproute/default/shop/rule/${i}`;
 
-const rule = (
-  path: string,
-  extra: string,
-): string => `    - matches: [{ path: { type: PathPrefix, value: ${path} } }]
-${extra}
-      backendRefs: [{ name: app, port: 80 }]`;
-
-const ROUTES = `apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: shop, namespace: default }
-spec:
-  parentRefs: [{ name: edge }]
-  rules:
-${[
-  rule('/cart', '      sessionPersistence: { sessionName: shop-session, type: Cookie }'),
-  rule(
-    '/perm',
-    '      sessionPersistence: { sessionName: perm, absoluteTimeout: 5m, cookieConfig: { lifetimeType: Permanent } }',
-  ),
-  rule('/idle', '      sessionPersistence: { sessionName: idle, idleTimeout: 1m }'),
-  rule('/hdr', '      sessionPersistence: { sessionName: x-session, type: Header }'),
-  rule(
-    '/retry',
-    '      sessionPersistence: { sessionName: retry-session, type: Cookie }\n      retry: { codes: [503], attempts: 2, backoff: 50ms }',
-  ),
-].join('\n')}
-`;
+const ROUTES = routeYaml({
+  name: 'shop',
+  rules: [
+    { path: '/cart', session: '{ sessionName: shop-session, type: Cookie }' },
+    {
+      path: '/perm',
+      session: '{ sessionName: perm, absoluteTimeout: 5m, cookieConfig: { lifetimeType: Permanent } }',
+    },
+    { path: '/idle', session: '{ sessionName: idle, idleTimeout: 1m }' },
+    { path: '/hdr', session: '{ sessionName: x-session, type: Header }' },
+    {
+      path: '/retry',
+      session: '{ sessionName: retry-session, type: Cookie }',
+      retry: { attempts: 2, codes: [503], backoff: '50ms' },
+    },
+  ],
+});
 
 /** Response headers whose values differ between any two exchanges, whatever the filter does. */
 const VOLATILE_RESPONSE = new Set(['date', 'x-envoy-upstream-service-time', 'content-length']);

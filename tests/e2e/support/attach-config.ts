@@ -16,6 +16,8 @@ export interface AttachRule {
     readonly backoff?: string;
   };
   readonly timeouts?: { readonly request?: string; readonly backendRequest?: string };
+  /** The rule's `sessionPersistence`, as inline YAML (`{ sessionName: s, type: Cookie }`). */
+  readonly session?: string;
 }
 
 export interface AttachRoute {
@@ -73,6 +75,7 @@ function ruleYaml(r: AttachRule): string {
     const t = Object.entries(r.timeouts).map(([k, v]) => `${k}: ${v}`);
     lines.push(`      timeouts: { ${t.join(', ')} }`);
   }
+  if (r.session) lines.push(`      sessionPersistence: ${r.session}`);
   return lines.join('\n');
 }
 
