@@ -466,7 +466,12 @@ data:
       },
     );
     // The restarted control plane computes the same status: every condition keeps its time.
-    await new Promise((r) => setTimeout(r, 1000));
+    // It says when it has checked every object it owns; only then can "nothing written" hold.
+    await until(
+      () => Promise.resolve(/status: every object steadfast owns is checked/.test(serve.output)),
+      30_000,
+      'the restarted control plane checked every status',
+    );
     const gwAfter = get('gateway gw');
     expect(gwAfter.status?.conditions?.map((c) => c.lastTransitionTime)).toEqual(
       gwBefore.status?.conditions?.map((c) => c.lastTransitionTime),

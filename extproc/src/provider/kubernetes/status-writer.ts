@@ -184,6 +184,8 @@ export class StatusWriter {
   private closed = false;
   /** Writes done, for tests and /metrics-style logs. */
   writes = 0;
+  /** Said once: the first generation's statuses are all checked (and written where they differed). */
+  private caughtUp = false;
 
   constructor(
     private readonly client: KubeClient,
@@ -196,6 +198,7 @@ export class StatusWriter {
   report(objects: ReadonlyMap<string, ObjectStatus>, all: Iterable<[WatchedKind, KubeObject]>): void {
     this.desired = objects;
     for (const [kind, o] of all) this.queue(kind, o);
+    this.pump();
   }
 
   /** An object changed on the API server (maybe its status, maybe by us). */
@@ -230,6 +233,17 @@ export class StatusWriter {
   }
 
   private pump(): void {
+    if (
+      !this.caughtUp &&
+      this.desired &&
+      this.running === 0 &&
+      this.pending.size === 0 &&
+      this.retry.size === 0
+    ) {
+      // After a start the operator (and a test) can tell when status is current again.
+      this.caughtUp = true;
+      this.log(`status: every object steadfast owns is checked (${this.writes} written)`);
+    }
     while (!this.closed && this.running < CONCURRENCY && this.pending.size > 0) {
       const [key, kind] = this.pending.entries().next().value as [string, WatchedKind];
       this.pending.delete(key);
