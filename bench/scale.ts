@@ -40,6 +40,7 @@ import { startMinimalBackend } from './minimal-backend.js';
 import type { LocalKube } from '../scripts/kube-local.mjs';
 import { scaleCaption, scaleChart } from './scale-chart.js';
 import type { ScaleRow } from './scale-row.js';
+import { scaleRouteYaml } from './scale-routes.js';
 
 const { values: opts } = parseArgs({
   options: {
@@ -111,20 +112,6 @@ ${slice}
 `;
 }
 
-function routeYaml(i: number, path = `/r/${i}`): string {
-  return `apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: route-${i}, namespace: default }
-spec:
-  parentRefs: [{ name: edge }]
-  hostnames: ['svc-${i}.example']
-  rules:
-    - matches: [{ path: { type: PathPrefix, value: '${path}' } }]
-      backendRefs: [{ name: app, port: 80 }]
-      retry: { attempts: ${(i % 5) + 1}, codes: [503] }
-`;
-}
-
 /**
  * Routes per file: a repository of many teams keeps them in many files, and one file stays
  * under the control service's 16 MiB limit for a single file (10,000 of these are 3.4 MB).
@@ -139,7 +126,7 @@ function routesYaml(first: number, n: number, edited?: number): string {
   const last = Math.min(first + ROUTES_PER_FILE, n);
   return Array.from({ length: last - first }, (_, k) => {
     const i = first + k;
-    return routeYaml(i, i === edited ? `/edited/${i}` : undefined);
+    return scaleRouteYaml(i, i === edited ? `/edited/${i}` : undefined);
   }).join('---\n');
 }
 
@@ -290,7 +277,7 @@ interface Changes {
 function fileChanges(dir: string, n: number): Changes {
   return {
     // One route more, in a file of its own.
-    add: (i) => save(dir, 'added.yaml', routeYaml(i)),
+    add: (i) => save(dir, 'added.yaml', scaleRouteYaml(i)),
     // One route edited in its file (the whole file is written again, as a deploy does).
     edit: (i) =>
       save(dir, routesFile(i), routesYaml(Math.floor(i / ROUTES_PER_FILE) * ROUTES_PER_FILE, n, i)),
@@ -321,7 +308,7 @@ function kubectl(kube: LocalKube, args: readonly string[], input?: string): void
 
 function kubeChanges(kube: LocalKube): Changes {
   return {
-    add: (i) => kubectl(kube, ['create', '-f', '-'], routeYaml(i)),
+    add: (i) => kubectl(kube, ['create', '-f', '-'], scaleRouteYaml(i)),
     edit: (i) =>
       kubectl(kube, [
         'patch',

@@ -9,6 +9,7 @@
 import { parseArgs } from 'node:util';
 import { parseConfigFiles } from '../extproc/src/gatewayapi/parse.js';
 import { documentPieces } from '../extproc/src/pipeline/incremental-compiler.js';
+import { scaleRouteYaml } from './scale-routes.js';
 
 const { values } = parseArgs({
   options: { routes: { type: 'string', default: '10000' }, rounds: { type: 'string', default: '3' } },
@@ -16,18 +17,7 @@ const { values } = parseArgs({
 const routes = Number(values.routes);
 const rounds = Number(values.rounds);
 
-const route = (i: number): string => `apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: route-${i}, namespace: default }
-spec:
-  parentRefs: [{ name: edge }]
-  hostnames: ['svc-${i}.example']
-  rules:
-    - matches: [{ path: { type: PathPrefix, value: '/r/${i}' } }]
-      backendRefs: [{ name: app, port: 80 }]
-      retry: { attempts: ${(i % 5) + 1}, codes: [503] }
-`;
-const text = Array.from({ length: routes }, (_, i) => route(i)).join('---\n');
+const text = Array.from({ length: routes }, (_, i) => scaleRouteYaml(i)).join('---\n');
 const pieces = documentPieces(text) ?? [];
 
 type Reading = { readonly name: string; run(fast: boolean): number };
