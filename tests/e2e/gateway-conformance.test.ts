@@ -1,6 +1,7 @@
 // Upstream's Gateway API conformance tables, ported (conformance/conformance-case.ts names
 // the tag read): each upstream test is a describe block named `<ShortName> [<features>]`,
-// each row of its table an `it`. One gateway (the real Envoy, the compiled filter, the
+// each row of its table an `it` — a request and its answer, or an object and the status the
+// control service reports for it (conformance/status-check.ts). One gateway (the real Envoy, the compiled filter, the
 // control service) serves every manifest at once, as their paths do not overlap.
 // scripts/conformance-table.mjs turns this file's results into docs/gateway-api.md's table,
 // and the file's last test checks that table against the results this run really had.
@@ -14,7 +15,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttemptLedger } from '../../backends/attempt-ledger.js';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
-import { createDevAuthority, issueDevCertificate } from '../../extproc/src/local/dev-certificates.js';
 import { type LocalGateway, startLocalGateway } from '../../extproc/src/local/local-gateway.js';
 import {
   type ConformanceCase,
@@ -22,26 +22,24 @@ import {
   DEFAULT_HOST,
   GATEWAY_PORTS,
   HTTPS_GATEWAYS,
+  type RequestCase,
+  type StatusCase,
   conformanceTitle,
+  isStatusCase,
 } from './conformance/conformance-case.js';
+import { makeConformanceTls } from './conformance/certificates.js';
 import { exchange } from './conformance/exchange.js';
+import { statusProblems } from './conformance/status-check.js';
 import { CONFORMANCE_TESTS as TESTS } from './conformance/all-tables.js';
 import { ConfigDir, TEST_SESSION_KEY, serviceYaml } from './support/gateway-fixture.js';
 import { FileProvider } from '../../extproc/src/provider/file.js';
 import { REPO_ROOT } from '../support/paths.js';
 
 const BACKENDS = ['infra-backend-v1', 'infra-backend-v2', 'infra-backend-v3'];
-/** The HTTPS listener's certificate: example.org, from a CA the test makes. */
-const ca = createDevAuthority('steadfast conformance test CA');
-const exampleOrg = issueDevCertificate(ca, { commonName: 'example.org', dnsNames: ['example.org'] });
-const CERT_SECRET = `apiVersion: v1
-kind: Secret
-metadata: { name: example-org-cert }
-type: kubernetes.io/tls
-data:
-  tls.crt: ${Buffer.from(exampleOrg.certificate).toString('base64')}
-  tls.key: ${Buffer.from(exampleOrg.privateKey).toString('base64')}
-`;
+/** The HTTPS listeners' certificates (conformance/certificates.ts), from a CA the run makes. */
+const tls = makeConformanceTls();
+/** Every Gateway port the manifests declare: each is bound on a free port. */
+const PORTS = new Set([...Object.values(GATEWAY_PORTS), ...TESTS.flatMap((t) => t.ports ?? [])]);
 const manifestDir = join(dirname(fileURLToPath(import.meta.url)), 'conformance', 'manifests');
 
 /** The infrastructure's Services: port 8080, as upstream's, onto each echo instance. */
@@ -49,8 +47,16 @@ function infraServiceYaml(name: string, backend: RunningBackend): string {
   return serviceYaml(name, [backend]).replace('port: 80, targetPort: app', 'port: 8080, targetPort: app');
 }
 
+/** What a case is about, for its title: the request line (and SNI), or the object. */
+function caseSubject(c: ConformanceCase): string {
+  if (isStatusCase(c)) return `status of ${c.status.namespace ?? 'default'}/${c.status.name}`;
+  const sni = c.request.serverName ? ` (SNI ${c.request.serverName})` : '';
+  return `${c.request.method ?? 'GET'} '${c.request.path}'${c.request.host ? ` Host ${c.request.host}` : ''}${sni}`;
+}
+
 /** What a case expects, for its title. */
 function outcome(c: ConformanceCase): string {
+  if (isStatusCase(c)) return `${c.status.kind} ${c.status.name} should report the status upstream expects`;
   if (c.redirect) return `should be redirected ${c.redirect.status} to ${c.redirect.location}`;
   if (c.forwarded) return `should go to ${c.forwarded.backend}`;
   if (c.repeated) return `should go to the backend its header names (${c.repeated.count} times)`;
@@ -75,7 +81,7 @@ describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s f
       ...BACKENDS.map((n, i) => infraServiceYaml(n, backends[i] as RunningBackend)),
     );
     config.write('gateways.yaml', readFileSync(join(manifestDir, 'gateways.yaml'), 'utf8'));
-    config.write('secrets.yaml', CERT_SECRET);
+    config.write('secrets.yaml', ...tls.secrets);
     for (const file of new Set(TESTS.flatMap((t) => t.manifests))) {
       config.write(file, readFileSync(join(manifestDir, file), 'utf8'));
     }
@@ -85,7 +91,7 @@ describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s f
       adminPort: 0,
       envoyAdminPort: 0,
       sessionKeys: [TEST_SESSION_KEY],
-      listenerPorts: Object.fromEntries(Object.values(GATEWAY_PORTS).map((p) => [p, 0])),
+      listenerPorts: Object.fromEntries([...PORTS].map((p) => [p, 0])),
       filter: build,
       debounceMs: 50,
       log: () => undefined,
@@ -108,9 +114,21 @@ describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s f
     }
   }
 
+  /** A status case: what the service reports now (every manifest was there from the start). */
+  function checkStatus(c: StatusCase): void {
+    const snapshot = gateway.config.snapshot;
+    if (!snapshot) throw new Error('the gateway has no configuration');
+    expect(statusProblems(c.status, snapshot.statuses)).toEqual([]);
+  }
+
   async function check(test: ConformanceTest, c: ConformanceCase, i: number): Promise<void> {
+    if (isStatusCase(c)) return checkStatus(c);
+    await checkRequest(test, c, i);
+  }
+
+  async function checkRequest(test: ConformanceTest, c: RequestCase, i: number): Promise<void> {
     const gw = test.gateway ?? 'same-namespace';
-    const https = HTTPS_GATEWAYS.includes(gw);
+    const https = test.https ?? HTTPS_GATEWAYS.includes(gw);
     const listener = test.listener ?? (https ? 'https' : 'http');
     const bound = gateway.envoy.url(test.envoyListener ?? `gateway/default/${gw}/listener/${listener}`);
     const url = https ? bound.replace(/^http:/, 'https:') : bound;
@@ -122,7 +140,11 @@ describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s f
       c.request.host ?? DEFAULT_HOST,
       c.request.headers,
       c.request.method ?? 'GET',
-      ca.certificate,
+      {
+        ca: tls.ca,
+        ...(c.request.serverName ? { serverName: c.request.serverName } : {}),
+        ...(c.request.http2 ? { http2: true } : {}),
+      },
     );
     if (c.response) {
       expect(c.response.statuses, res.body).toContain(res.status);
@@ -176,7 +198,7 @@ describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s f
   for (const test of TESTS) {
     describe(conformanceTitle(test), () => {
       test.cases.forEach((c, i) => {
-        it(`${i} ${c.request.method ?? 'GET'} '${c.request.path}' ${outcome(c)}`, async () => {
+        it(`${i} ${caseSubject(c)} ${outcome(c)}`, async () => {
           const result = {
             ancestorTitles: [conformanceTitle(test)],
             status: 'failed' as 'passed' | 'failed',

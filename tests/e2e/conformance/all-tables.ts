@@ -2,6 +2,7 @@
 import { BACKEND_FILTER_TESTS } from './backend-filter-tables.js';
 import type { ConformanceTest } from './conformance-case.js';
 import { CORS_TESTS } from './cors-tables.js';
+import { GATEWAY_STATUS_TESTS } from './gateway-status-tables.js';
 import { HOSTNAME_TESTS } from './hostname-tables.js';
 import { MIRROR_TESTS } from './mirror-tables.js';
 import { REDIRECT_REWRITE_TESTS } from './redirect-rewrite-tables.js';
@@ -12,4 +13,5 @@ export const CONFORMANCE_TESTS: readonly ConformanceTest[] = [
   ...BACKEND_FILTER_TESTS,
   ...CORS_TESTS,
   ...HOSTNAME_TESTS,
+  ...GATEWAY_STATUS_TESTS,
 ];

@@ -1,7 +1,8 @@
 // The shape of a ported Gateway API conformance test: its upstream short name and features,
 // the manifest beside it (tests/e2e/conformance/manifests), the Gateway it is sent to, and a
 // table of request → expected response (a redirect's status and Location, or what the
-// backend received). Written for steadfast from upstream's tables (conformance/tests at
+// backend received), or of object → expected status (conditions, listeners, route parents,
+// policy ancestors, compared as upstream's helpers compare them). Written for steadfast from upstream's tables (conformance/tests at
 // the tag in UPSTREAM_TAG); the YAML and the tables are our own.
 export const UPSTREAM_TAG = 'v1.6.1';
 
@@ -12,6 +13,10 @@ export interface CaseRequest {
   /** The Host header; default `conformance.example`. */
   readonly host?: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /** TLS server name (SNI) on an HTTPS Gateway; default the Host. */
+  readonly serverName?: string;
+  /** Send over HTTP/2 (ALPN h2) instead of HTTP/1.1; HTTPS Gateways only. */
+  readonly http2?: boolean;
 }
 
 /** The answer is a redirect: its status and the whole Location. */
@@ -50,12 +55,74 @@ export interface ResponseExpectation {
   readonly ignoreWhitespace?: boolean;
 }
 
-export interface ConformanceCase {
+export interface RequestCase {
   readonly request: CaseRequest;
   readonly response?: ResponseExpectation;
   readonly repeated?: RepeatedExpectation;
   readonly redirect?: RedirectExpectation;
   readonly forwarded?: BackendExpectation;
+}
+
+/** A condition as upstream expects it: type and status, and the reason unless any will do. */
+export interface ConditionExpectation {
+  readonly type: string;
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason?: string;
+}
+
+/**
+ * One Gateway listener's status, compared as upstream's GatewayStatusMustHaveListeners does:
+ * every kind named is supported (more may be; none at all when the list is empty),
+ * attachedRoutes is equal, and every condition named is present.
+ */
+export interface ListenerExpectation {
+  readonly name: string;
+  /** Kinds of the gateway.networking.k8s.io group. */
+  readonly supportedKinds: readonly string[];
+  readonly attachedRoutes: number;
+  readonly conditions: readonly ConditionExpectation[];
+}
+
+/** A route's status for one parent (a Gateway, by name; its listener when sectionName is given). */
+export interface ParentExpectation {
+  readonly gateway: string;
+  readonly namespace?: string;
+  readonly sectionName?: string;
+  readonly conditions: readonly ConditionExpectation[];
+}
+
+/** A policy's status for one ancestor (by kind and name). */
+export interface AncestorExpectation {
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
+  readonly sectionName?: string;
+  readonly conditions: readonly ConditionExpectation[];
+}
+
+/** What the control service reports for one object (as /v1/status serves it). */
+export interface StatusExpectation {
+  readonly kind: string;
+  readonly name: string;
+  /** Default `default`. */
+  readonly namespace?: string;
+  /** The object's own conditions (each present). */
+  readonly conditions?: readonly ConditionExpectation[];
+  /** A Gateway's listeners: exactly these, by name. */
+  readonly listeners?: readonly ListenerExpectation[];
+  readonly parents?: readonly ParentExpectation[];
+  readonly ancestors?: readonly AncestorExpectation[];
+}
+
+export interface StatusCase {
+  readonly status: StatusExpectation;
+}
+
+/** One row of a ported table: a request and its answer, or an object and its status. */
+export type ConformanceCase = RequestCase | StatusCase;
+
+export function isStatusCase(c: ConformanceCase): c is StatusCase {
+  return 'status' in c;
 }
 
 export interface ConformanceTest {
@@ -73,6 +140,10 @@ export interface ConformanceTest {
   readonly listener?: string;
   /** The Envoy listener, where one port serves several Gateway listeners (`port/<n>`). */
   readonly envoyListener?: string;
+  /** The Gateway's listener is HTTPS (default: it is one of HTTPS_GATEWAYS). */
+  readonly https?: boolean;
+  /** Ports the test's own Gateways declare (besides GATEWAY_PORTS): the run binds each on a free port. */
+  readonly ports?: readonly number[];
   readonly cases: readonly ConformanceCase[];
 }
 

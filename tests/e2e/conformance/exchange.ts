@@ -1,5 +1,6 @@
-// One HTTP/1.1 exchange with a chosen Host header, redirects not followed (fetch can set
-// neither), for the conformance tables.
+// One exchange with a chosen Host header (and, over TLS, a chosen server name), redirects not
+// followed (fetch can set neither), for the conformance tables: HTTP/1.1, or HTTP/2 over TLS.
+import { connect } from 'node:http2';
 import { request } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
@@ -9,19 +10,57 @@ export interface Exchange {
   readonly body: string;
 }
 
+export interface ExchangeTls {
+  /** The CA to trust, PEM. */
+  readonly ca: string;
+  /** The server name (SNI); default the Host. */
+  readonly serverName?: string;
+  /** HTTP/2 (ALPN h2) instead of HTTP/1.1. */
+  readonly http2?: boolean;
+}
+
+/** One HTTP/2 request on a connection of its own. */
+function exchangeHttp2(
+  target: URL,
+  path: string,
+  host: string,
+  headers: Readonly<Record<string, string>>,
+  method: string,
+  tls: ExchangeTls,
+): Promise<Exchange> {
+  return new Promise((resolve, reject) => {
+    const session = connect(target.origin, { ca: tls.ca, servername: tls.serverName ?? host });
+    session.on('error', reject);
+    const lowered = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+    const stream = session.request({ ...lowered, ':method': method, ':path': path, ':authority': host });
+    const chunks: Buffer[] = [];
+    let head: Record<string, string | string[] | undefined> = {};
+    stream.on('response', (h) => (head = h));
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('end', () => {
+      session.close();
+      const { ':status': status, ...rest } = head;
+      resolve({ status: Number(status), headers: rest, body: Buffer.concat(chunks).toString('utf8') });
+    });
+    stream.on('error', reject);
+    stream.end();
+  });
+}
+
 export function exchange(
   url: string,
   path: string,
   host: string,
   headers: Readonly<Record<string, string>> = {},
   method = 'GET',
-  /** For an https URL: the CA to trust; the server name (SNI) is the Host. */
-  ca?: string,
+  /** For an https URL: the CA to trust, the server name and the protocol. */
+  tls?: ExchangeTls,
 ): Promise<Exchange> {
   const target = new URL(url);
-  const tls = target.protocol === 'https:';
+  const secure = target.protocol === 'https:';
+  if (secure && tls?.http2) return exchangeHttp2(target, path, host, headers, method, tls);
   return new Promise((resolve, reject) => {
-    const req = (tls ? httpsRequest : request)(
+    const req = (secure ? httpsRequest : request)(
       {
         host: target.hostname,
         port: target.port,
@@ -29,7 +68,7 @@ export function exchange(
         method,
         headers: { ...headers, host },
         agent: false,
-        ...(tls ? { ca, servername: host } : {}),
+        ...(secure ? { ca: tls?.ca, servername: tls?.serverName ?? host } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];
