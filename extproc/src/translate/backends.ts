@@ -58,27 +58,30 @@ function upstreamProtocol(
   service: string,
 ): { protocol: UpstreamProtocol } | Invalid {
   const bad = (message: string): Invalid => ({ reason: Reason.UnsupportedProtocol, message });
-  if (appProtocol === undefined || appProtocol.toLowerCase() === 'http') {
+  // IANA service names are case-insensitive; the kubernetes.io/ ones are written as defined.
+  const iana = appProtocol?.toLowerCase();
+  if (appProtocol === undefined || iana === 'http' || iana === 'https') {
+    if (iana === 'https' && !tls) return bad(needsPolicy(appProtocol ?? '', service));
     // "Implementations MAY infer the protocol from the Route type": gRPC needs HTTP/2.
     return { protocol: routeKind === 'GRPCRoute' ? 'h2c' : 'http1' };
   }
-  if (appProtocol === APP_PROTOCOL_H2C) return { protocol: 'h2c' };
+  if (appProtocol === APP_PROTOCOL_H2C || iana === 'h2c') return { protocol: 'h2c' };
   if (appProtocol === APP_PROTOCOL_WS || appProtocol === APP_PROTOCOL_WSS) {
     if (routeKind === 'GRPCRoute')
       return bad(
         `appProtocol ${appProtocol} of Service ${service} cannot carry gRPC; use ${APP_PROTOCOL_H2C}`,
       );
     if (appProtocol === APP_PROTOCOL_WS) return { protocol: 'ws' };
-    if (!tls) {
-      return bad(
-        `appProtocol ${APP_PROTOCOL_WSS} of Service ${service} needs a BackendTLSPolicy targeting the Service`,
-      );
-    }
+    if (!tls) return bad(needsPolicy(APP_PROTOCOL_WSS, service));
     return { protocol: 'wss' };
   }
   return bad(
-    `appProtocol ${JSON.stringify(appProtocol)} of Service ${service} is not supported; use none, http, ${APP_PROTOCOL_H2C}, ${APP_PROTOCOL_WS} or ${APP_PROTOCOL_WSS} (with a BackendTLSPolicy)`,
+    `appProtocol ${JSON.stringify(appProtocol)} of Service ${service} is not supported; use none, http, h2c, ${APP_PROTOCOL_H2C}, ${APP_PROTOCOL_WS}, or https or ${APP_PROTOCOL_WSS} (with a BackendTLSPolicy)`,
   );
+}
+
+function needsPolicy(appProtocol: string, service: string): string {
+  return `appProtocol ${appProtocol} of Service ${service} needs a BackendTLSPolicy targeting the Service`;
 }
 
 function endpointType(slice: EndpointSlice): TableEndpoint['type'] {
