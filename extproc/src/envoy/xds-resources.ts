@@ -4,7 +4,7 @@
 import type { GenerationMemo } from './generation-memo.js';
 import type { GatewayIr } from '../ir/gateway-ir.js';
 import { NO_TLS_MATERIAL, type TlsMaterial } from '../policy/tls-material.js';
-import { TYPE_HTTP_PROTOCOL_OPTIONS } from './envoy-names.js';
+import { TYPE_HTTP_PROTOCOL_OPTIONS, TYPE_UPSTREAM_TLS } from './envoy-names.js';
 import {
   type GatewayConfigOptions,
   type GatewayResources,
@@ -30,6 +30,32 @@ export interface XdsBootstrapOptions extends Pick<GatewayConfigOptions, 'admin' 
   readonly nodeKind: string;
   /** Presented on the ADS stream (`authorization: Bearer …`) when the control plane asks for one. */
   readonly token?: string;
+  /** Mutual TLS to the control plane: this Envoy's certificate and key, and the CA of the control plane's (files on the Envoy's machine). */
+  readonly tls?: { readonly cert: string; readonly key: string; readonly ca: string };
+}
+
+/**
+ * The ADS cluster's TLS: the Envoy's client certificate, HTTP/2 by ALPN, and the control
+ * plane's certificate checked against the CA and the name (or address) the bootstrap dials.
+ */
+function xdsTransportSocket(tls: NonNullable<XdsBootstrapOptions['tls']>, host: string, ip: boolean): Json {
+  return {
+    name: 'envoy.transport_sockets.tls',
+    typed_config: {
+      '@type': TYPE_UPSTREAM_TLS,
+      ...(ip ? {} : { sni: host }),
+      common_tls_context: {
+        alpn_protocols: ['h2'],
+        tls_certificates: [{ certificate_chain: { filename: tls.cert }, private_key: { filename: tls.key } }],
+        validation_context: {
+          trusted_ca: { filename: tls.ca },
+          match_typed_subject_alt_names: [
+            { san_type: ip ? 'IP_ADDRESS' : 'DNS', matcher: { exact: host.replace(/^\[(.*)\]$/, '$1') } },
+          ],
+        },
+      },
+    },
+  };
 }
 
 /** The bootstrap of one Envoy of the fleet: everything but itself comes over ADS. */
@@ -86,6 +112,7 @@ export function xdsBootstrap(options: XdsBootstrapOptions): Record<string, unkno
               explicit_http_config: { http2_protocol_options: {} },
             },
           },
+          ...(options.tls ? { transport_socket: xdsTransportSocket(options.tls, options.xds.host, ip) } : {}),
         },
       ],
     },

@@ -29,8 +29,12 @@ export interface IssueOptions {
   readonly dnsNames?: readonly string[];
   /** subjectAltName IP addresses (IPv4). */
   readonly ipAddresses?: readonly string[];
-  /** Validity in days from an hour ago; default 30. */
+  /** Validity in days from `notBefore`; default 30. */
   readonly days?: number;
+  /** Start of validity; default an hour ago (a test makes an expired certificate with an earlier one). */
+  readonly notBefore?: Date;
+  /** What the certificate is for (extended key usage); default a server. */
+  readonly usage?: 'server' | 'client';
 }
 
 // DER: tag, length, content.
@@ -91,10 +95,11 @@ function certificate(
   subject: string,
   issuer: { name: string; key: KeyObject; spki: Buffer },
   spki: Buffer,
-  days: number,
+  validity: { readonly days: number; readonly notBefore?: Date | undefined },
   extensions: Buffer[],
 ): string {
-  const notBefore = new Date(Date.now() - 3600_000);
+  const days = validity.days;
+  const notBefore = validity.notBefore ?? new Date(Date.now() - 3600_000);
   const notAfter = new Date(notBefore.getTime() + days * 86400_000);
   const tbs = seq(
     tlv(0xa0, integer(Buffer.from([2]))),
@@ -132,7 +137,7 @@ function keyPair(): { key: KeyObject; spki: Buffer; privateKey: string } {
 export function createDevAuthority(commonName: string, days = 30): DevAuthority {
   const k = keyPair();
   const self = { name: commonName, key: k.key, spki: k.spki };
-  const cert = certificate(commonName, self, k.spki, days, [
+  const cert = certificate(commonName, self, k.spki, { days }, [
     extension('2.5.29.19', true, seq(bool(true))),
     // digitalSignature, keyCertSign, cRLSign
     extension('2.5.29.15', true, bits(Buffer.from([0x86]), 1)),
@@ -140,19 +145,24 @@ export function createDevAuthority(commonName: string, days = 30): DevAuthority 
   return { name: commonName, key: k.key, spki: k.spki, certificate: cert, privateKey: k.privateKey };
 }
 
-/** A server certificate signed by `authority`, for the given DNS names and IP addresses. */
+/** A server (or client) certificate signed by `authority`, for the given DNS names and IP addresses. */
 export function issueDevCertificate(authority: DevAuthority, options: IssueOptions): DevKeyPair {
   const k = keyPair();
   const names = [
     ...(options.dnsNames ?? []).map((d) => tlv(0x82, Buffer.from(d, 'ascii'))),
     ...(options.ipAddresses ?? []).map((ip) => tlv(0x87, Buffer.from(ip.split('.').map(Number)))),
   ];
-  const cert = certificate(options.commonName, authority, k.spki, options.days ?? 30, [
+  const validity = { days: options.days ?? 30, notBefore: options.notBefore };
+  const cert = certificate(options.commonName, authority, k.spki, validity, [
     extension('2.5.29.19', true, seq()),
     // digitalSignature
     extension('2.5.29.15', true, bits(Buffer.from([0x80]), 7)),
-    // serverAuth
-    extension('2.5.29.37', false, seq(oid('1.3.6.1.5.5.7.3.1'))),
+    // serverAuth, or clientAuth
+    extension(
+      '2.5.29.37',
+      false,
+      seq(oid(options.usage === 'client' ? '1.3.6.1.5.5.7.3.2' : '1.3.6.1.5.5.7.3.1')),
+    ),
     ...(names.length > 0 ? [extension('2.5.29.17', false, seq(...names))] : []),
   ]);
   // Parsing it back catches an encoding mistake here rather than in a TLS handshake.

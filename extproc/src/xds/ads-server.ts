@@ -11,7 +11,8 @@
 // it refused and why (NACK: logged, and shown by status()).
 //
 // What the server hands out includes the session keys (in the filter's configuration) and
-// HTTPS private keys (over SDS): with a token, a stream must present it (`authorization:
+// HTTPS private keys (over SDS): with TLS files, every client must present a certificate from
+// the client CA (ads-tls.ts); with a token, a stream must present it as well (`authorization:
 // Bearer …`, which envoy-config --xds-token-file puts in the bootstrap).
 import { isIP } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
@@ -19,6 +20,7 @@ import type protobuf from 'protobufjs';
 import { TYPE_CLUSTER, TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET } from '../envoy/envoy-names.js';
 import type { GatewayResources } from '../envoy/gateway-config.js';
 import type { Json } from '../json.js';
+import { type AdsTlsFiles, AdsTlsFilesProvider } from './ads-tls.js';
 import { encodeAny, envoyProtoRoot } from './envoy-protos.js';
 import { RouteFileEncoder } from './route-files.js';
 
@@ -77,6 +79,8 @@ export interface AdsServerOptions {
   readonly log: (line: string) => void;
   /** When set, every stream must carry `authorization: Bearer <token>`. */
   readonly token?: string;
+  /** When set, mutual TLS: the server's certificate and key, and the CA its clients' certificates come from. */
+  readonly tls?: AdsTlsFiles;
 }
 
 class Stream {
@@ -122,6 +126,7 @@ export class AdsServer {
    */
   private readonly routeEncoders = new Map<string, RouteFileEncoder>();
   private server: grpc.Server | undefined;
+  private tls: AdsTlsFilesProvider | undefined;
   /** Where it listens, once started. */
   address = '';
 
@@ -154,18 +159,27 @@ export class AdsServer {
     server.addService(this.definition(), {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, Json>) => this.serve(call),
     });
+    if (this.options.tls) this.tls = new AdsTlsFilesProvider(this.options.tls, this.options.log);
+    const credentials = this.tls?.credentials() ?? grpc.ServerCredentials.createInsecure();
     const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (e, p) =>
-        e ? reject(e) : resolve(p),
-      ),
-    );
+      server.bindAsync(address, credentials, (e, p) => (e ? reject(e) : resolve(p))),
+    ).catch((e: unknown) => {
+      this.tls?.close();
+      throw e;
+    });
     this.server = server;
     this.address = address.replace(/:\d+$/, `:${port}`);
     return this.address;
   }
 
+  /** How the port is protected, for the log: the certificate in use, or clear text. */
+  get transport(): string {
+    return this.tls ? `mutual TLS (${this.tls.summary})` : 'clear text';
+  }
+
   /** Stops taking streams and ends the open ones (Envoys keep their configuration and reconnect). */
   async stop(): Promise<void> {
+    this.tls?.close();
     const server = this.server;
     if (!server) return;
     for (const s of this.streams) {

@@ -29,6 +29,8 @@ export async function startFleetEnvoys(options: {
   readonly addresses: readonly string[];
   readonly nodePrefix: string;
   readonly tokenFile?: string;
+  /** Mutual TLS to the control plane: the Envoys' client certificate and key, and the control plane's CA. */
+  readonly tls?: { readonly cert: string; readonly key: string; readonly ca: string };
 }): Promise<EnvoyProcess[]> {
   const envoys: EnvoyProcess[] = [];
   for (const [i, address] of options.addresses.entries()) {
@@ -46,6 +48,16 @@ export async function startFleetEnvoys(options: {
         '--node-id',
         `${options.nodePrefix}-${i}`,
         ...(options.tokenFile !== undefined ? ['--xds-token-file', options.tokenFile] : []),
+        ...(options.tls
+          ? [
+              '--xds-tls-cert',
+              options.tls.cert,
+              '--xds-tls-key',
+              options.tls.key,
+              '--xds-tls-ca',
+              options.tls.ca,
+            ]
+          : []),
       ],
       { cwd: REPO_ROOT, encoding: 'utf8' },
     );

@@ -1,15 +1,11 @@
 // `steadfast envoy-config --config <dir> --mode gateway|attach`: prints the Envoy
 // configuration steadfast generates. Gateway mode: the whole configuration, every resource
 // static. Attach mode: the snippet to add to an Envoy you already run.
-import { isIP } from 'node:net';
-import { hostname } from 'node:os';
 import { relative } from 'node:path';
 import { generateAttachSnippet } from '../../envoy/attach-snippet.js';
 import { COMPOSE_HEADER, composeGatewayOptions } from '../../envoy/compose-preset.js';
 import { envoyYaml } from '../../envoy/envoy-yaml.js';
 import { generateGatewayConfig, generateGatewayResources } from '../../envoy/gateway-config.js';
-import { xdsBootstrap } from '../../envoy/xds-resources.js';
-import { splitHostPort } from '../../local/port-check.js';
 import { envoyVersion } from '../../local/envoy-binary.js';
 import { chooseFilterBuild, nativeTargetEnvoy, wasmFilterPath } from '../../local/filter-build.js';
 import { type FlagSpecs, type ParsedArgs, boolFlag, flag, intFlag } from '../args.js';
@@ -24,13 +20,12 @@ import {
   EXT_PROC_ADDRESS_DEFAULT,
   SESSION_KEY,
   SESSION_KEY_FILE,
-  XDS_TOKEN_FILE,
   filterChoiceOf,
   filterFlag,
-  readXdsToken,
   requireConfigPaths,
 } from '../flags.js';
 import { readKeys, sourcesOf } from '../sources.js';
+import { ENVOY_CONFIG_XDS_FLAGS, printXdsBootstrap } from './envoy-config-xds.js';
 
 const ENVOY_CONFIG_FLAGS: FlagSpecs = {
   config: { ...CONFIG, description: `${CONFIG.description} (required)` },
@@ -81,23 +76,7 @@ const ENVOY_CONFIG_FLAGS: FlagSpecs = {
       'attach mode: reuse ext_proc answers for the requests they hold for, so those skip ext_proc (docs/attach.md)',
     default: 'on',
   },
-  xds: {
-    type: 'string',
-    value: 'HOST:PORT',
-    description:
-      'gateway mode: print the bootstrap of an Envoy fed by `serve --xds HOST:PORT` instead (no --config needed; docs/fleet.md)',
-  },
-  'xds-token-file': {
-    ...XDS_TOKEN_FILE,
-    description:
-      'with --xds: the token `serve --xds-token-file` asks for, written into the bootstrap (keep it private)',
-  },
-  'node-id': {
-    type: 'string',
-    value: 'NAME',
-    description: "with --xds: this Envoy's name in the control plane's /v1/xds and logs",
-    default: 'steadfast-<host name>',
-  },
+  ...ENVOY_CONFIG_XDS_FLAGS,
   // The preset compose.yaml runs: listeners and admin on 0.0.0.0, the demo key, debug.
   compose: {
     type: 'boolean',
@@ -151,11 +130,7 @@ export const envoyConfigCommand: Command = {
   positionals: 'PATH... — the same as --config PATH',
   async run(parsed, io) {
     const xds = flag(parsed, 'xds');
-    if (xds !== undefined) {
-      const tokenFile = flag(parsed, 'xds-token-file');
-      const token = tokenFile !== undefined ? await readXdsToken(tokenFile) : undefined;
-      return printXdsBootstrap(parsed, xds, token, io);
-    }
+    if (xds !== undefined) return printXdsBootstrap(parsed, xds, io);
     const configPaths = requireConfigPaths(parsed);
     const mode = flag(parsed, 'mode') ?? 'gateway';
     if (mode !== 'gateway' && mode !== 'attach')
@@ -245,38 +220,4 @@ function printGatewayConfig(
     snap.tls,
   );
   io.out(envoyYaml(config));
-}
-
-/**
- * The bootstrap of one Envoy of a fleet: its listeners bind --address (0.0.0.0 when not
- * given), its admin --envoy-admin-port; everything else comes from the control plane.
- */
-function printXdsBootstrap(
-  parsed: ParsedArgs,
-  xds: string,
-  token: string | undefined,
-  io: CommandIO,
-): number {
-  if ((flag(parsed, 'mode') ?? 'gateway') !== 'gateway') {
-    throw new UsageError('--xds is for gateway mode: attach mode keeps your own Envoy configuration');
-  }
-  const target = splitHostPort(xds);
-  if (!target || target.port < 1 || target.port > 65535)
-    throw new UsageError(`--xds: "${xds}" is not HOST:PORT`);
-  const address = flag(parsed, 'address');
-  if (address !== undefined && isIP(address) === 0) {
-    throw new UsageError(
-      `--address: "${address}" is not an IP address (the control plane binds this Envoy's listeners there)`,
-    );
-  }
-  const bootstrap = xdsBootstrap({
-    xds: { host: target.address, port: target.port },
-    nodeId: flag(parsed, 'node-id') ?? `steadfast-${hostname()}`,
-    nodeKind: address ?? '',
-    ...(token !== undefined ? { token } : {}),
-    // The filter's path and keys come from the control plane with the listeners.
-    admin: { address: '127.0.0.1', port: intFlag(parsed, 'envoy-admin-port', 9901) },
-  });
-  io.out(envoyYaml(bootstrap));
-  return 0;
 }

@@ -2,8 +2,6 @@
 // addresses, the fixed token or the configuration, and every port free.
 import { availableParallelism } from 'node:os';
 import { checkPortsFree, splitHostPort } from '../../local/port-check.js';
-import { envoyVersion } from '../../local/envoy-binary.js';
-import { chooseFilterBuild, wasmFilterPath } from '../../local/filter-build.js';
 import type { KeySource, SessionKeyRing } from '../../provider/key-source.js';
 import type { Provider } from '../../provider/provider.js';
 import { explainPolicy } from '../../resolve/resolve-answer.js';
@@ -12,10 +10,11 @@ import { checkPolicyToken } from '../../policy/policy-token.js';
 import { type ParsedArgs, boolFlag, flag, intFlag } from '../args.js';
 import { type CommandIO, UsageError } from '../command.js';
 import { checkConfigPaths } from '../config-paths.js';
-import { EXT_PROC_ADDRESS_DEFAULT, filterChoiceOf, readXdsToken } from '../flags.js';
+import { EXT_PROC_ADDRESS_DEFAULT } from '../flags.js';
 import type { AdsSettings } from '../run/ads-runner.js';
 import type { ExtProcSettings } from '../run/ext-proc-runner.js';
 import { readKeys, sourcesOf } from '../sources.js';
+import { adsSettingsOf } from './xds-settings.js';
 
 export interface ServeSettings extends ExtProcSettings {
   /** Where the objects come from; undefined with --policy-token. */
@@ -80,48 +79,6 @@ export async function serveSettings(
   return Object.freeze({ ...settings, provider, keys, ring, staticToken, tokenPolicy, envoyFiles, xds });
 }
 
-/** --xds and what goes with it; undefined without --xds. */
-async function adsSettingsOf(parsed: ParsedArgs, loadsConfig: boolean): Promise<AdsSettings | undefined> {
-  const address = flag(parsed, 'xds');
-  if (address === undefined) return undefined;
-  if (!loadsConfig) {
-    throw new UsageError(
-      '--xds needs --config or --kubeconfig: it serves the gateway configuration of those objects',
-    );
-  }
-  if (!/^\S+:\d{1,5}$/.test(address)) throw new UsageError(`--xds: "${address}" is not HOST:PORT`);
-  const tokenFile = flag(parsed, 'xds-token-file');
-  if (tokenFile === undefined && !isLoopbackHostPort(address)) {
-    throw new UsageError(
-      `--xds ${address} is reachable from other machines: give --xds-token-file FILE, as the ADS stream carries the session keys and HTTPS private keys (docs/fleet.md)`,
-    );
-  }
-  return {
-    address,
-    token: tokenFile !== undefined ? await readXdsToken(tokenFile) : undefined,
-    wasmPath: flag(parsed, 'xds-wasm-path') ?? xdsFilterPath(parsed),
-  };
-}
-
-/**
- * The filter build the Envoys fed over ADS load: `--xds-filter` (auto: native where it was
- * built for this checkout's Envoy, the version a fleet started from `envoy-config --xds` runs).
- */
-function xdsFilterPath(parsed: ParsedArgs): string {
-  const choice = filterChoiceOf(parsed, 'xds-filter', 'auto');
-  let version: string | undefined;
-  try {
-    version = envoyVersion();
-  } catch {
-    if (choice === 'auto') return wasmFilterPath();
-  }
-  try {
-    return chooseFilterBuild(choice, choice === 'native' ? undefined : version).path;
-  } catch (e) {
-    throw new UsageError(`--xds-filter ${choice}: ${(e as Error).message}`);
-  }
-}
-
 /** The log lines that say what a fixed --policy-token does; a token that does not decode is a usage error. */
 function tokenPolicyOf(token: string): string[] {
   let checked;
@@ -168,10 +125,4 @@ async function checkServePortsFree(settings: ExtProcSettings, xdsAddress: string
       remedy: 'stop the process that holds it, or use --admin-port N (0 picks a free port)',
     },
   ]);
-}
-
-/** The host of HOST:PORT is a loopback address (or localhost). */
-function isLoopbackHostPort(hostPort: string): boolean {
-  const host = hostPort.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
-  return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }

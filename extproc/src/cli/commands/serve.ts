@@ -21,13 +21,12 @@ import {
   SESSION_KEY,
   SESSION_KEY_FILE,
   SESSION_KEY_SECRET,
-  XDS_TOKEN_FILE,
-  filterFlag,
 } from '../flags.js';
 import { adsRunner } from '../run/ads-runner.js';
 import { envoyFilesRunner } from '../run/envoy-files-runner.js';
 import { extProcRunner } from '../run/ext-proc-runner.js';
 import { keyWatchRunner } from '../run/key-watch-runner.js';
+import { SERVE_XDS_FLAGS } from './xds-settings.js';
 import { providerRunner } from '../run/provider-runner.js';
 import { RunGroup } from '../run/runner.js';
 import { servedConfigRunner } from '../run/served-config-runner.js';
@@ -77,21 +76,7 @@ const SERVE_FLAGS: FlagSpecs = {
     description:
       'also write a gateway-mode Envoy bootstrap and every reload into DIR, for an Envoy that runs elsewhere (docker compose)',
   },
-  xds: {
-    type: 'string',
-    value: 'HOST:PORT',
-    description:
-      'also serve gateway mode over ADS to any number of Envoys (their bootstrap: envoy-config --xds HOST:PORT; docs/fleet.md)',
-  },
-  'xds-token-file': XDS_TOKEN_FILE,
-  'xds-filter': filterFlag('auto', 'the filter build the Envoys fed over ADS load'),
-  'xds-wasm-path': {
-    type: 'string',
-    value: 'PATH',
-    description:
-      'where the Envoys fed over ADS find the filter on their own machines (steadfast.wasm, or libsteadfast.so for the native build); given, it decides over --xds-filter',
-    default: "the build --xds-filter picks in this checkout's filter/build/",
-  },
+  ...SERVE_XDS_FLAGS,
 };
 
 export const serveCommand: Command = {

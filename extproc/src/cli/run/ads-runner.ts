@@ -5,12 +5,17 @@ import { GenerationMemo } from '../../envoy/generation-memo.js';
 import { xdsResources } from '../../envoy/xds-resources.js';
 import type { ServedConfig } from '../../server/served-config.js';
 import { AdsServer } from '../../xds/ads-server.js';
+import type { AdsTlsFiles } from '../../xds/ads-tls.js';
 import type { Runner } from './runner.js';
 
 export interface AdsSettings {
   readonly address: string;
   /** A secret every Envoy presents on the stream; none on loopback. */
   readonly token: string | undefined;
+  /** Mutual TLS on the port; undefined for clear text. */
+  readonly tls: AdsTlsFiles | undefined;
+  /** Clear text beyond loopback, asked for by --xds-insecure. */
+  readonly insecure: boolean;
   /** Where the Envoys find steadfast.wasm on their own machines. */
   readonly wasmPath: string;
 }
@@ -52,6 +57,7 @@ export function adsRunner(
     },
     log,
     ...(settings.token !== undefined ? { token: settings.token } : {}),
+    ...(settings.tls ? { tls: settings.tls } : {}),
   });
   let unsubscribe: (() => void) | undefined;
   return {
@@ -73,6 +79,7 @@ export function adsRunner(
       log(
         `ADS on ${bound}: gateway mode for any number of Envoys (their bootstrap: envoy-config --xds ${bound})`,
       );
+      log(`ADS on ${bound}: ${transportLine(ads, settings)}`);
       return ads;
     },
     async stop() {
@@ -80,4 +87,13 @@ export function adsRunner(
       await ads.stop();
     },
   };
+}
+
+/** What protects the port, said at every start: clear text beyond loopback above all. */
+function transportLine(ads: AdsServer, settings: AdsSettings): string {
+  const token = settings.token !== undefined ? ', streams present the token' : '';
+  if (settings.tls) return `${ads.transport}; clients need a certificate from the client CA${token}`;
+  if (settings.insecure)
+    return `warning: clear text (--xds-insecure): the session keys and private keys cross the network readable${token}`;
+  return `clear text, loopback only${token}`;
 }
