@@ -11,7 +11,7 @@ import type {
   ServicePort,
 } from '../gatewayapi/model.js';
 import { GATEWAY_GROUP } from '../gatewayapi/patterns.js';
-import type { BackendTlsClaim } from './policies.js';
+import type { BackendTlsClaim } from './backend-tls-policies.js';
 import type {
   TableBackend,
   TableEndpoint,
