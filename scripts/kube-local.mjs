@@ -249,8 +249,8 @@ async function startOnce(dir, log, fixedApiPort) {
       kubectl(adminConfig, ['apply', '--server-side', '-f', CRD_DIR]);
       kubectl(adminConfig, ['wait', '--for=condition=Established', '--timeout=60s', 'crd', '--all']);
       kubectl(adminConfig, ['apply', '-f', RBAC_FILE]);
-      // The RBAC file binds the role to the service account steadfast runs as in a cluster;
-      // here the same role goes to the user of steadfast.kubeconfig.
+      // The RBAC file binds the roles to the service account steadfast runs as in a cluster;
+      // here the same roles go to the user of steadfast.kubeconfig.
       kubectl(
         adminConfig,
         ['apply', '-f', '-'],
@@ -259,6 +259,12 @@ async function startOnce(dir, log, fixedApiPort) {
           'kind: ClusterRoleBinding',
           'metadata: { name: steadfast-local-user }',
           'roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: steadfast }',
+          'subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: User, name: steadfast }]',
+          '---',
+          'apiVersion: rbac.authorization.k8s.io/v1',
+          'kind: RoleBinding',
+          'metadata: { name: steadfast-lease-local-user, namespace: steadfast-system }',
+          'roleRef: { apiGroup: rbac.authorization.k8s.io, kind: Role, name: steadfast-lease }',
           'subjects: [{ apiGroup: rbac.authorization.k8s.io, kind: User, name: steadfast }]',
           '',
         ].join('\n'),

@@ -12,6 +12,7 @@ import type { KubeClient } from '../provider/kubernetes/client.js';
 import type { ParsedArgs } from './args.js';
 import { UsageError } from './command.js';
 import { configPathsOf } from './flags.js';
+import { LEASE_FLAGS, leaseSettingsOf } from './lease-flags.js';
 
 export interface Sources {
   /** Where the objects come from; undefined when neither --config nor a cluster is given. */
@@ -27,8 +28,11 @@ export async function sourcesOf(parsed: ParsedArgs, log: (line: string) => void)
   const keys = await keySourceOf(parsed, kube, log);
   if (kube) {
     const { KubernetesProvider } = await import('../provider/kubernetes/provider.js');
-    return { provider: new KubernetesProvider({ client: kube, log }), keys, configPaths: [] };
+    const lease = leaseSettingsOf(parsed, !parsed.flags.has('kubeconfig'));
+    return { provider: new KubernetesProvider({ client: kube, log, lease }), keys, configPaths: [] };
   }
+  const leaseFlag = Object.keys(LEASE_FLAGS).find((f) => parsed.flags.has(f));
+  if (leaseFlag) throw new UsageError(`--${leaseFlag} needs --kubeconfig FILE or --in-cluster`);
   const configPaths = configPathsOf(parsed);
   const provider = configPaths.length > 0 ? filesProvider(configPaths, log) : undefined;
   return { provider, keys, configPaths };

@@ -24,6 +24,22 @@ export interface StatusReport {
   readonly objects: ReadonlyMap<string, ObjectStatus>;
 }
 
+/** Which of several replicas writes status: the holder of a Lease (Kubernetes). */
+export interface StatusLeadership {
+  /** NAMESPACE/NAME of the Lease. */
+  readonly lease: string;
+  /** This replica's holder identity. */
+  readonly identity: string;
+  /** This replica holds the Lease now and writes status. */
+  readonly leading: boolean;
+  /** The holder this replica last read, or null when none holds it. */
+  readonly holder: string | null;
+  /** ISO time this replica took the Lease, while it holds it. */
+  readonly leadingSince: string | null;
+  /** Status writes this replica made since it started. */
+  readonly statusWrites: number;
+}
+
 export interface Provider {
   /** What it reads, for logs: a directory, a cluster. */
   readonly description: string;
@@ -42,6 +58,8 @@ export interface Provider {
   watch(changed: (what: string) => void): () => void;
   /** Called after every generation is swapped in. */
   report(status: StatusReport): void;
-  /** Stops watching and lets go of what it holds (watches, connections). */
-  close(): void;
+  /** Who writes status among replicas; absent for a provider that has no Lease (files). */
+  leadership?(): StatusLeadership;
+  /** Stops watching and lets go of what it holds (watches, connections, a Lease it holds). */
+  close(): void | Promise<void>;
 }

@@ -1,6 +1,7 @@
 // The control service's Prometheus metrics, in a registry of its own (never the global
 // one), all prefixed `steadfast_`.
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import type { StatusLeadership } from '../provider/provider.js';
 import { ExtProcTallies, RESOLVE_BUCKETS } from './grpc/ext-proc-tallies.js';
 
 /** A labelled counter that adds what `tallies` gained since it was last scraped. */
@@ -137,6 +138,29 @@ export class ServiceMetrics {
     help: 'ext_proc worker processes (--workers) that exited unexpectedly and were started again.',
     registers: [this.registry],
   });
+
+  /** The Lease (a cluster with replicas): whether this replica writes status, and how much it wrote. */
+  followLeadership(read: () => StatusLeadership | undefined): void {
+    new Gauge({
+      name: 'steadfast_kubernetes_leader',
+      help: '1 while this replica holds the Lease and writes status, else 0.',
+      registers: [this.registry],
+      collect(this: Gauge) {
+        this.set(read()?.leading ? 1 : 0);
+      },
+    });
+    let reported = 0;
+    new Counter({
+      name: 'steadfast_kubernetes_status_writes_total',
+      help: 'Status writes this replica made to the API server.',
+      registers: [this.registry],
+      collect(this: Counter) {
+        const writes = read()?.statusWrites ?? 0;
+        if (writes > reported) this.inc(writes - reported);
+        reported = writes;
+      },
+    });
+  }
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'steadfast_process_' });

@@ -3,7 +3,7 @@
 // request. Readiness means a configuration without file-level errors has been loaded.
 import type { ConfigView, EnvoyRejectionView, ListenerProblemView } from './admin/config-view.js';
 import { formatDiagnostic, isFatal, isWarning } from '../gatewayapi/diagnostic.js';
-import type { ProvidedConfig, Provider } from '../provider/provider.js';
+import type { ProvidedConfig, Provider, StatusLeadership } from '../provider/provider.js';
 import type { PolicyLookup, PolicyOutcome } from './grpc/ext-proc-service.js';
 import type { RequestAttributes } from './grpc/request-attributes.js';
 import type { Resolver } from '../resolve/compile.js';
@@ -79,6 +79,8 @@ export class ServedConfig implements ConfigView {
 
   constructor(private readonly options: ServedConfigOptions) {
     this.listenerReport = new ListenerReport((p) => options.log?.(`listener: ${p.message}`));
+    const { provider } = options;
+    if (provider.leadership) options.metrics.followLeadership(() => provider.leadership?.());
     this.store = new ConfigStore({
       provider: options.provider,
       ...(options.debounceMs !== undefined ? { debounceMs: options.debounceMs } : {}),
@@ -189,6 +191,11 @@ export class ServedConfig implements ConfigView {
 
   /** The headers the resolver being served reads: ext_proc decodes no others. */
   readonly headersRead = (): ReadonlySet<string> | undefined => this.resolver?.headersRead;
+
+  /** Which replica writes status, when the provider elects one (a cluster's Lease). */
+  leadership(): StatusLeadership | undefined {
+    return this.options.provider.leadership?.();
+  }
 
   /** null once a configuration without file-level errors is being served. */
   notReadyReason(): string | null {

@@ -26,6 +26,7 @@ import type { Provider } from '../../provider/provider.js';
 import { type RunningGateway, localGatewayRunner } from '../run/local-gateway-runner.js';
 import { providerRunner } from '../run/provider-runner.js';
 import { RunGroup } from '../run/runner.js';
+import { LEASE_FLAGS } from '../lease-flags.js';
 import { readKeys, sourcesOf } from '../sources.js';
 
 export const DEV_FLAGS: FlagSpecs = {
@@ -41,6 +42,7 @@ export const DEV_FLAGS: FlagSpecs = {
   },
   'session-key': SESSION_KEY,
   'session-key-secret': SESSION_KEY_SECRET,
+  ...LEASE_FLAGS,
   debug: {
     type: 'boolean',
     description: 'the filter adds x-steadfast-policy (the policy token) to every response',

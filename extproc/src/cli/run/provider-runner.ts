@@ -9,7 +9,7 @@ export function providerRunner(provider: Provider): Runner<Provider> {
       try {
         await provider.start();
       } catch (e) {
-        provider.close();
+        await provider.close();
         throw e;
       }
       return provider;

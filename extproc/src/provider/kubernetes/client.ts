@@ -86,8 +86,13 @@ export class KubeClient {
   }
 
   /** Like send, but an error status throws a KubeApiError. */
-  async call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
-    const res = await this.send<T>(method, path, body);
+  async call<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+    timeoutMs?: number,
+  ): Promise<T> {
+    const res = await this.send<T>(method, path, body, timeoutMs);
     if (res.status >= 400) throw apiError(method, path, res.status, res.body);
     return res.body;
   }

@@ -5,16 +5,19 @@
 // (the file provider serves it, as a file has no GatewayClass to say otherwise).
 import { CONTROLLER_NAME } from '../../translate/status.js';
 import type { ObjectInput } from '../../gatewayapi/parse.js';
-import type { ProvidedConfig, Provider, StatusReport } from '../provider.js';
+import type { ProvidedConfig, Provider, StatusLeadership, StatusReport } from '../provider.js';
 import type { KubeClient } from './client.js';
 import { WATCHED_KINDS, type WatchedKind, listPath } from './kinds.js';
+import { LeaseElector, type LeaseSettings } from './lease.js';
 import { type KubeObject, Reflector, objectKey } from './reflector.js';
-import { StatusWriter } from './status-writer.js';
+import { ALWAYS_WRITES, StatusWriter } from './status-writer.js';
 
 export interface KubernetesProviderOptions {
   readonly client: KubeClient;
   /** Write status back (default true); off for a second control plane that only serves. */
   readonly writeStatus?: boolean;
+  /** Of several replicas only the holder of this Lease writes status; absent: this one always does. */
+  readonly lease?: LeaseSettings;
   readonly log?: (line: string) => void;
 }
 
@@ -28,6 +31,7 @@ export class KubernetesProvider implements Provider {
   private readonly reflectors: Reflector[];
   private readonly byKind = new Map<string, Reflector>();
   private readonly status: StatusWriter | undefined;
+  private readonly elector: LeaseElector | undefined;
   private started: Promise<void> | undefined;
   private changed: ((what: string) => void) | undefined;
   /** A change seen before watch() was called (between the first read and the watch). */
@@ -37,16 +41,26 @@ export class KubernetesProvider implements Provider {
     this.description = `the Kubernetes API server ${options.client.server}`;
     const log = options.log ?? (() => {});
     const owns = { ownsGateway: (ns: string, name: string) => this.ownsGateway(ns, name) };
-    this.status =
-      options.writeStatus === false
-        ? undefined
-        : new StatusWriter(
+    const writes = options.writeStatus !== false;
+    this.elector =
+      writes && options.lease
+        ? new LeaseElector(
             options.client,
-            (kind, ns, name) =>
-              this.byKind.get(kind.kind)?.objects.get(kind.namespaced ? `${ns}/${name}` : name),
-            owns,
+            options.lease,
+            (leading) => (leading ? this.status?.lead(this.statusObjects()) : this.status?.follow()),
             log,
-          );
+          )
+        : undefined;
+    this.status = writes
+      ? new StatusWriter(
+          options.client,
+          (kind, ns, name) =>
+            this.byKind.get(kind.kind)?.objects.get(kind.namespaced ? `${ns}/${name}` : name),
+          owns,
+          log,
+          this.elector ?? ALWAYS_WRITES,
+        )
+      : undefined;
     this.reflectors = WATCHED_KINDS.map(
       (kind) =>
         new Reflector(options.client, kind, listPath(kind), {
@@ -73,10 +87,13 @@ export class KubernetesProvider implements Provider {
   start(): Promise<void> {
     // Each kind the API server does not serve is logged by its reflector.
     this.started ??= Promise.all(this.reflectors.map((r) => r.start())).then(
-      () =>
+      () => {
         this.options.log?.(
-          `reading Gateway API objects from ${this.options.client.server}; status is written back for controller ${CONTROLLER_NAME}`,
-        ),
+          `reading Gateway API objects from ${this.options.client.server}; status is written back for controller ${CONTROLLER_NAME}` +
+            (this.elector ? ` by the replica that holds the ${this.elector.description}` : ''),
+        );
+        this.elector?.start();
+      },
       (e: unknown) => {
         throw new Error(`cannot read from ${this.options.client.server}: ${(e as Error).message}`);
       },
@@ -120,25 +137,33 @@ export class KubernetesProvider implements Provider {
   }
 
   report(status: StatusReport): void {
-    if (!this.status) return;
+    this.status?.report(status.objects, this.statusObjects());
+  }
+
+  leadership(): StatusLeadership {
+    const statusWrites = this.status?.writes ?? 0;
+    if (this.elector) return { ...this.elector.view(), statusWrites };
+    const alone = this.status !== undefined;
+    return { lease: '', identity: '', leading: alone, holder: null, leadingSince: null, statusWrites };
+  }
+
+  /** Stops writing, waits for the writes in flight, then gives the Lease back. */
+  async close(): Promise<void> {
+    this.changed = undefined;
+    for (const r of this.reflectors) r.stop();
+    await this.status?.close();
+    await this.elector?.stop();
+    this.options.client.close();
+  }
+
+  /** Every object of a kind whose status steadfast writes. */
+  private statusObjects(): [WatchedKind, KubeObject][] {
     const all: [WatchedKind, KubeObject][] = [];
     for (const r of this.reflectors) {
       if (!r.kind.status) continue;
       for (const o of r.objects.values()) all.push([r.kind, o]);
     }
-    this.status.report(status.objects, all);
-  }
-
-  /** Status writes made so far (tests). */
-  get statusWrites(): number {
-    return this.status?.writes ?? 0;
-  }
-
-  close(): void {
-    this.changed = undefined;
-    for (const r of this.reflectors) r.stop();
-    this.status?.close();
-    this.options.client.close();
+    return all;
   }
 
   /** A BackendTLSPolicy in the ConfigMap's namespace names it among its CA certificates. */

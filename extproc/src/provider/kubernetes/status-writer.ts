@@ -7,6 +7,7 @@ import { CONTROLLER_NAME } from '../../translate/status.js';
 import type { Condition, ObjectStatus, ObjectStatusBody } from '../../translate/status.js';
 import { KubeApiError, type KubeClient } from './client.js';
 import { type WatchedKind, objectPath } from './kinds.js';
+import type { WriteGate } from './lease.js';
 import type { KubeObject } from './reflector.js';
 
 type Json = Record<string, unknown>;
@@ -165,9 +166,13 @@ export function canonical(value: unknown): string {
 const CONCURRENCY = 8;
 const CONFLICT_RETRIES = 5;
 
+/** A replica that writes alone (no Lease): it always may. */
+export const ALWAYS_WRITES: WriteGate = { holds: () => true, remainingMs: () => 30_000 };
+
 /**
  * Keeps the status of every object steadfast owns as the last compile computed it. Writes
- * after each report, and again when an object's status is changed by someone else.
+ * after each report, and again when an object's status is changed by someone else; only
+ * while `gate` says this replica holds the Lease, checked before every write.
  */
 export class StatusWriter {
   /** Undefined until the first generation: before it, nothing is known, so nothing is written. */
@@ -184,15 +189,33 @@ export class StatusWriter {
   private closed = false;
   /** Writes done, for tests and /metrics-style logs. */
   writes = 0;
-  /** Said once: the first generation's statuses are all checked (and written where they differed). */
+  /** Said once per leadership: the first generation's statuses are all checked (and written where they differed). */
   private caughtUp = false;
+  /** Writes sent and not answered yet: close() waits for them. */
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly client: KubeClient,
     private readonly live: (kind: WatchedKind, namespace: string, name: string) => KubeObject | undefined,
     private readonly owns: Ownership,
     private readonly log: (line: string) => void,
+    private readonly gate: WriteGate = ALWAYS_WRITES,
   ) {}
+
+  /**
+   * This replica just took the Lease: every object is checked again, as the status the last
+   * holder wrote may be older than what this replica computed.
+   */
+  lead(all: Iterable<[WatchedKind, KubeObject]>): void {
+    this.caughtUp = false;
+    if (this.desired) this.report(this.desired, all);
+  }
+
+  /** Leadership lost: what was waiting is dropped (lead() checks everything again). */
+  follow(): void {
+    this.pending.clear();
+    this.retry.clear();
+  }
 
   /** A new generation's statuses: every owned object is checked. */
   report(objects: ReadonlyMap<string, ObjectStatus>, all: Iterable<[WatchedKind, KubeObject]>): void {
@@ -217,11 +240,13 @@ export class StatusWriter {
     this.retry.delete(key);
   }
 
-  close(): void {
+  /** Stops writing; resolves once no write is in flight (the Lease may be released then). */
+  async close(): Promise<void> {
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.pending.clear();
     this.retry.clear();
+    await Promise.allSettled([...this.inFlight]);
   }
 
   private queue(kind: WatchedKind, o: KubeObject): void {
@@ -233,6 +258,10 @@ export class StatusWriter {
   }
 
   private pump(): void {
+    if (!this.gate.holds()) {
+      this.follow();
+      return;
+    }
     if (
       !this.caughtUp &&
       this.desired &&
@@ -248,7 +277,9 @@ export class StatusWriter {
       const [key, kind] = this.pending.entries().next().value as [string, WatchedKind];
       this.pending.delete(key);
       this.running++;
-      void this.write(kind, key)
+      const write = this.write(kind, key);
+      this.inFlight.add(write);
+      void write
         .then(
           () => {
             this.failures = 0;
@@ -265,6 +296,7 @@ export class StatusWriter {
           },
         )
         .finally(() => {
+          this.inFlight.delete(write);
           this.running--;
           // Through the event loop, not straight on: an object whose status is already right
           // resolves at once, and 10,000 of them in one run of microtasks would hold back the
@@ -307,9 +339,17 @@ export class StatusWriter {
         new Date().toISOString(),
       );
       if (!status) return;
+      // The last check before the write: a replica past its renew deadline never writes, and
+      // the request may not outlast the deadline either.
+      if (this.closed || !this.gate.holds()) return;
       const path = `${objectPath(kind, kind.namespaced ? namespace : undefined, name)}/status`;
       try {
-        const saved = await this.client.call<KubeObject>('PUT', path, { ...live, status });
+        const saved = await this.client.call<KubeObject>(
+          'PUT',
+          path,
+          { ...live, status },
+          Math.max(1, this.gate.remainingMs()),
+        );
         this.writes++;
         const rv = saved.metadata?.resourceVersion;
         if (rv) this.written.set(key, rv);

@@ -62,8 +62,11 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
 
   app.get('/readyz', async (_req, reply) => {
     const reason = deps.notReadyReason();
-    if (reason !== null) return reply.code(503).send({ status: 'not ready', reason });
-    return { status: 'ready' };
+    // Every replica serves; the one holding the Lease also writes status: a detail, not readiness.
+    const leadership = deps.config?.leadership?.();
+    const detail = leadership ? { leadership } : {};
+    if (reason !== null) return reply.code(503).send({ status: 'not ready', reason, ...detail });
+    return { status: 'ready', ...detail };
   });
 
   app.get('/metrics', async (_req, reply) => {

@@ -54,4 +54,6 @@ export interface ConfigView {
   readonly lastEnvoyRejection?: EnvoyRejectionView | undefined;
   /** Attach mode: requests whose Gateway port could not be told, by case. */
   readonly listenerProblems?: readonly ListenerProblemView[];
+  /** Which replica writes status (a cluster's Lease), shown by /readyz; undefined without one. */
+  leadership?(): object | undefined;
 }
