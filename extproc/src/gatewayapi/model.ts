@@ -70,6 +70,8 @@ export interface Gateway extends ModelObject {
   readonly kind: 'Gateway';
   readonly gatewayClassName: string;
   readonly listeners: readonly Listener[];
+  /** `spec.infrastructure.parametersRef`: an object in the Gateway's namespace with implementation parameters. */
+  readonly parametersRef?: { readonly group: string; readonly kind: string; readonly name: string };
 }
 
 export interface ParentRef {

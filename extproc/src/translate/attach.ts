@@ -103,18 +103,18 @@ export function attachRoute(
     }
     const allowed = named.filter(
       (l) =>
-        l.usable &&
+        l.accepted &&
         l.supportedKinds.some((k) => k.group === GATEWAY_GROUP && k.kind === route.kind) &&
         namespaceAllowed(l, route.namespace, namespaces),
     );
     if (allowed.length === 0) {
       const kindOk = named.some(
-        (l) => l.usable && l.supportedKinds.some((k) => k.group === GATEWAY_GROUP && k.kind === route.kind),
+        (l) => l.accepted && l.supportedKinds.some((k) => k.group === GATEWAY_GROUP && k.kind === route.kind),
       );
       const why = kindOk ? `${route.kind} from namespace ${route.namespace}` : `the kind ${route.kind}`;
       return reject(
         Reason.NotAllowedByListeners,
-        `no usable listener of Gateway ${parentRef.namespace}/${parentRef.name} allows ${why}`,
+        `no valid listener of Gateway ${parentRef.namespace}/${parentRef.name} allows ${why}`,
         gw,
       );
     }

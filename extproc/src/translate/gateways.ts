@@ -11,7 +11,7 @@ import type {
 } from '../gatewayapi/model.js';
 import { GATEWAY_GROUP } from '../gatewayapi/patterns.js';
 import type { CertificateMaterial } from '../policy/tls-material.js';
-import { type CertificateProblem, resolveListenerCertificates } from './listener-tls.js';
+import { type ListenerCertificates, resolveListenerCertificates } from './listener-tls.js';
 import { type Condition, type ListenerStatus, type ObjectStatusBody, condition } from './status.js';
 
 /** Route kinds an HTTP listener accepts by default and at all. */
@@ -24,6 +24,9 @@ export interface ListenerState {
   readonly id: string;
   readonly listener: Listener;
   readonly gateway: Gateway;
+  /** Its configuration is valid (Accepted=True): routes attach to it and count in attachedRoutes. */
+  readonly accepted: boolean;
+  /** Accepted and it has what it needs to serve (Programmed=True): it goes to the table. */
   readonly usable: boolean;
   readonly supportedKinds: readonly RouteGroupKind[];
   readonly conditions: Condition[];
@@ -87,6 +90,101 @@ interface CertificateContext {
   readonly material: Record<string, CertificateMaterial>;
 }
 
+/** Why a listener's configuration cannot be accepted at all, or undefined when it can. */
+function refusal(l: Listener, all: readonly Listener[]): { reason: ReasonName; message: string } | undefined {
+  if (!SERVED.includes(l.protocol)) {
+    return {
+      reason: Reason.UnsupportedProtocol,
+      message: `protocol ${l.protocol} is not supported: steadfast listeners speak HTTP (HTTP/1.1 and h2c) and HTTPS (TLS terminated, HTTP/1.1 and HTTP/2)`,
+    };
+  }
+  const owner = portOwner(l, all);
+  if (owner && owner.protocol !== l.protocol) {
+    return {
+      reason: Reason.ProtocolConflict,
+      message: `port ${l.port} is already used by ${owner.protocol} listener ${owner.name}`,
+    };
+  }
+  if (l.protocol === 'HTTPS' && l.tls?.mode === 'Passthrough') {
+    return {
+      reason: Reason.UnsupportedProtocol,
+      message:
+        'tls.mode Passthrough is not supported: steadfast terminates TLS (mode Terminate) so that it can route HTTP',
+    };
+  }
+  if (l.protocol === 'HTTPS' && l.frontendValidation) {
+    return {
+      reason: Reason.UnsupportedProtocol,
+      message:
+        'tls.frontendValidation (client certificates) is not supported; the listener is not served rather than served without it',
+    };
+  }
+  return undefined;
+}
+
+/** The first served listener on a port sets its protocol; another protocol there conflicts. */
+function portOwner(l: Listener, all: readonly Listener[]): Listener | undefined {
+  return all.find((o) => o.port === l.port && SERVED.includes(o.protocol));
+}
+
+function conflictedCondition(l: Listener, all: readonly Listener[], gen: number | undefined): Condition {
+  const owner = portOwner(l, all);
+  return owner && owner.protocol !== l.protocol
+    ? condition(
+        T.Conflicted,
+        'True',
+        Reason.ProtocolConflict,
+        `${article(owner.protocol)} ${owner.protocol} listener already uses port ${l.port}`,
+        gen,
+      )
+    : condition(T.Conflicted, 'False', Reason.NoConflicts, 'no conflicts', gen);
+}
+
+/** The route kinds the listener supports (those it allows that steadfast serves), and the ones it allows that steadfast does not. */
+function listenerKinds(l: Listener): { supported: RouteGroupKind[]; unsupported: RouteGroupKind[] } {
+  if (!l.allowedKinds) return { supported: [...HTTP_KINDS], unsupported: [] };
+  const known = (k: RouteGroupKind) => HTTP_KINDS.some((h) => h.group === k.group && h.kind === k.kind);
+  return {
+    supported: l.allowedKinds.filter(known),
+    unsupported: l.allowedKinds.filter((k) => !known(k)),
+  };
+}
+
+/** ResolvedRefs: certificate problems first (a refusal by a grant named as such), then route kinds. */
+function resolvedRefsCondition(
+  l: Listener,
+  certificates: ListenerCertificates,
+  unsupportedKinds: readonly RouteGroupKind[],
+  gen: number | undefined,
+): Condition {
+  const problems = certificates.problems;
+  if (problems.length > 0) {
+    // "If the reference is not allowed, the reason RefNotPermitted must be used instead."
+    const reason = problems.some((p) => p.reason === 'RefNotPermitted')
+      ? Reason.RefNotPermitted
+      : Reason.InvalidCertificateRef;
+    const none = certificates.ids.length === 0 ? '; no usable certificate: the listener is not served' : '';
+    return condition(T.ResolvedRefs, 'False', reason, problems.map((p) => p.message).join('; ') + none, gen);
+  }
+  if (unsupportedKinds.length > 0) {
+    return condition(
+      T.ResolvedRefs,
+      'False',
+      Reason.InvalidRouteKinds,
+      `route kinds ${unsupportedKinds.map((k) => `${k.group}/${k.kind}`).join(', ')} are not supported on ${article(l.protocol)} ${l.protocol} listener`,
+      gen,
+    );
+  }
+  return condition(T.ResolvedRefs, 'True', Reason.ResolvedRefs, 'all references resolved', gen);
+}
+
+const NO_CERTIFICATES: ListenerCertificates = { ids: [], problems: [] };
+
+/**
+ * One listener's state and conditions. A listener refused outright (protocol, conflict, TLS
+ * mode) supports no kinds and takes no routes; an accepted one whose certificates all fail
+ * still reports its kinds and counts the routes that attach, but is not programmed (served).
+ */
 function evaluateListener(
   gw: Gateway,
   l: Listener,
@@ -94,111 +192,85 @@ function evaluateListener(
   certs: CertificateContext,
 ): ListenerState {
   const gen = gw.generation;
-  const id = `gateway/${gw.namespace}/${gw.name}/listener/${l.name}`;
-  const conds: Condition[] = [];
-  let usable = true;
-  // The first served listener on a port sets its protocol; another protocol there conflicts.
-  const owner = all.find((o) => o.port === l.port && SERVED.includes(o.protocol));
-  const conflict = owner !== undefined && owner.protocol !== l.protocol;
-  let certificates: readonly string[] = [];
-  let certificateProblems: readonly CertificateProblem[] = [];
-  const notAccepted = (reason: ReasonName, message: string) => {
-    usable = false;
-    conds.push(condition(T.Accepted, 'False', reason, message, gen));
-  };
-  if (!SERVED.includes(l.protocol)) {
-    notAccepted(
-      Reason.UnsupportedProtocol,
-      `protocol ${l.protocol} is not supported: steadfast listeners speak HTTP (HTTP/1.1 and h2c) and HTTPS (TLS terminated, HTTP/1.1 and HTTP/2)`,
-    );
-  } else if (conflict) {
-    notAccepted(
-      Reason.ProtocolConflict,
-      `port ${l.port} is already used by ${owner.protocol} listener ${owner.name}`,
-    );
-  } else if (l.protocol === 'HTTPS' && l.tls?.mode === 'Passthrough') {
-    notAccepted(
-      Reason.UnsupportedProtocol,
-      'tls.mode Passthrough is not supported: steadfast terminates TLS (mode Terminate) so that it can route HTTP',
-    );
-  } else if (l.protocol === 'HTTPS' && l.frontendValidation) {
-    notAccepted(
-      Reason.UnsupportedProtocol,
-      'tls.frontendValidation (client certificates) is not supported; the listener is not served rather than served without it',
-    );
-  } else {
-    if (l.protocol === 'HTTPS') {
-      const resolved = resolveListenerCertificates(gw, l, certs.secrets, certs.grants, certs.material);
-      certificates = resolved.ids;
-      certificateProblems = resolved.problems;
-      // Without a single usable certificate there is nothing to serve TLS with.
-      if (certificates.length === 0) usable = false;
-    }
-    conds.push(condition(T.Accepted, 'True', Reason.Accepted, 'listener accepted', gen));
-  }
-  conds.push(
-    conflict
-      ? condition(
-          T.Conflicted,
-          'True',
-          Reason.ProtocolConflict,
-          `${article(owner.protocol)} ${owner.protocol} listener already uses port ${l.port}`,
-          gen,
-        )
-      : condition(T.Conflicted, 'False', Reason.NoConflicts, 'no conflicts', gen),
-  );
-  const firstProblem = certificateProblems[0];
-  if (firstProblem) {
-    // "If the reference is not allowed, the reason RefNotPermitted must be used instead."
-    const reason = certificateProblems.some((p) => p.reason === 'RefNotPermitted')
-      ? Reason.RefNotPermitted
-      : Reason.InvalidCertificateRef;
-    conds.push(
-      condition(
-        T.ResolvedRefs,
-        'False',
-        reason,
-        certificateProblems.map((p) => p.message).join('; ') +
-          (certificates.length === 0 ? '; no usable certificate: the listener is not served' : ''),
-        gen,
-      ),
-    );
-  }
-  let supportedKinds: RouteGroupKind[] = usable ? [...HTTP_KINDS] : [];
-  if (l.allowedKinds) {
-    const bad = l.allowedKinds.filter(
-      (k) => !HTTP_KINDS.some((h) => h.group === k.group && h.kind === k.kind),
-    );
-    supportedKinds = usable ? l.allowedKinds.filter((k) => !bad.includes(k)) : [];
-    if (bad.length > 0 && !conds.some((c) => c.type === T.ResolvedRefs)) {
-      conds.push(
-        condition(
-          T.ResolvedRefs,
-          'False',
-          Reason.InvalidRouteKinds,
-          `route kinds ${bad.map((k) => `${k.group}/${k.kind}`).join(', ')} are not supported on ${article(l.protocol)} ${l.protocol} listener`,
-          gen,
-        ),
-      );
-    }
-  }
-  if (!conds.some((c) => c.type === T.ResolvedRefs))
-    conds.push(condition(T.ResolvedRefs, 'True', Reason.ResolvedRefs, 'all references resolved', gen));
-  conds.push(
-    usable
-      ? condition(T.Programmed, 'True', Reason.Programmed, 'listener programmed', gen)
-      : condition(T.Programmed, 'False', Reason.Invalid, 'listener is not usable', gen),
-  );
+  const refused = refusal(l, all);
+  const accepted = refused === undefined;
+  const certificates =
+    accepted && l.protocol === 'HTTPS'
+      ? resolveListenerCertificates(gw, l, certs.secrets, certs.grants, certs.material)
+      : NO_CERTIFICATES;
+  // Without a single usable certificate there is nothing to serve TLS with.
+  const usable = accepted && (l.protocol !== 'HTTPS' || certificates.ids.length > 0);
+  const kinds = listenerKinds(l);
   return {
-    id,
+    id: `gateway/${gw.namespace}/${gw.name}/listener/${l.name}`,
     listener: l,
     gateway: gw,
+    accepted,
     usable,
-    supportedKinds,
-    conditions: conds,
+    supportedKinds: accepted ? kinds.supported : [],
+    conditions: [
+      refused
+        ? condition(T.Accepted, 'False', refused.reason, refused.message, gen)
+        : condition(T.Accepted, 'True', Reason.Accepted, 'listener accepted', gen),
+      conflictedCondition(l, all, gen),
+      resolvedRefsCondition(l, certificates, kinds.unsupported, gen),
+      usable
+        ? condition(T.Programmed, 'True', Reason.Programmed, 'listener programmed', gen)
+        : condition(T.Programmed, 'False', Reason.Invalid, 'listener is not usable', gen),
+    ],
     attachedRoutes: 0,
-    certificates,
+    certificates: certificates.ids,
   };
+}
+
+/** A Gateway steadfast does not serve at all: its conditions say why; no listener is evaluated. */
+function unservedGateway(gw: Gateway, conditions: Condition[], foreign?: string): GatewayState {
+  return { gateway: gw, ...(foreign ? { foreign } : {}), accepted: false, listeners: [], conditions };
+}
+
+/** Why steadfast cannot take the Gateway as written, as its conditions; undefined when it can. */
+function gatewayRefusal(gw: Gateway): Condition[] | undefined {
+  const gen = gw.generation;
+  if (gw.errors.length > 0) {
+    return [
+      condition(T.Accepted, 'False', Reason.Invalid, 'the Gateway has schema errors', gen),
+      condition(T.Programmed, 'False', Reason.Invalid, 'the Gateway has schema errors', gen),
+    ];
+  }
+  const ref = gw.parametersRef;
+  if (ref) {
+    // steadfast reads no parameters object of any kind, so every reference is one it cannot use.
+    const message = `spec.infrastructure.parametersRef: ${ref.group}/${ref.kind} ${ref.name} is not supported: steadfast takes no infrastructure parameters`;
+    return [
+      condition(T.Accepted, 'False', Reason.InvalidParameters, message, gen),
+      condition(T.Programmed, 'False', Reason.Invalid, message, gen),
+    ];
+  }
+  return undefined;
+}
+
+/** The Gateway's own conditions from its listeners': accepted with one accepted, programmed with one programmed. */
+function gatewayConditions(gw: Gateway, listeners: readonly ListenerState[]): Condition[] {
+  const gen = gw.generation;
+  const accepted = listeners.filter((l) => l.accepted).length;
+  const usable = listeners.filter((l) => l.usable).length;
+  const invalid = listeners.length - usable;
+  return [
+    accepted === 0
+      ? condition(T.Accepted, 'False', Reason.ListenersNotValid, 'no listener is valid', gen)
+      : invalid > 0
+        ? condition(
+            T.Accepted,
+            'True',
+            Reason.ListenersNotValid,
+            `${invalid} listener(s) are not usable`,
+            gen,
+          )
+        : condition(T.Accepted, 'True', Reason.Accepted, 'accepted', gen),
+    usable === 0
+      ? condition(T.Programmed, 'False', Reason.Invalid, 'no listener is usable', gen)
+      : condition(T.Programmed, 'True', Reason.Programmed, 'programmed', gen),
+  ];
 }
 
 export function evaluateGateways(
@@ -213,53 +285,23 @@ export function evaluateGateways(
   const classes = new Map(model.gatewayClasses.map((c) => [c.name, c]));
   const out = new Map<string, GatewayState>();
   for (const gw of model.gateways) {
-    const gen = gw.generation;
+    const key = gatewayKey(gw.namespace, gw.name);
     const gc = classes.get(gw.gatewayClassName);
     // File mode: a Gateway is served even when its GatewayClass is absent.
     if (gc && gc.controllerName !== CONTROLLER_NAME) {
       const foreign = `GatewayClass ${gc.name} belongs to controller ${gc.controllerName ?? '(unset)'}; steadfast leaves this Gateway alone`;
-      out.set(gatewayKey(gw.namespace, gw.name), {
-        gateway: gw,
-        foreign,
-        accepted: false,
-        listeners: [],
-        conditions: [condition(T.Accepted, 'Unknown', Reason.Pending, foreign, gen)],
-      });
+      const pending = condition(T.Accepted, 'Unknown', Reason.Pending, foreign, gw.generation);
+      out.set(key, unservedGateway(gw, [pending], foreign));
       continue;
     }
-    if (gw.errors.length > 0) {
-      out.set(gatewayKey(gw.namespace, gw.name), {
-        gateway: gw,
-        accepted: false,
-        listeners: [],
-        conditions: [
-          condition(T.Accepted, 'False', Reason.Invalid, 'the Gateway has schema errors', gen),
-          condition(T.Programmed, 'False', Reason.Invalid, 'the Gateway has schema errors', gen),
-        ],
-      });
+    const refused = gatewayRefusal(gw);
+    if (refused) {
+      out.set(key, unservedGateway(gw, refused));
       continue;
     }
     const listeners = gw.listeners.map((l) => evaluateListener(gw, l, gw.listeners, certs));
-    const usable = listeners.filter((l) => l.usable).length;
-    const conditions: Condition[] = [];
-    if (usable === 0) {
-      conditions.push(condition(T.Accepted, 'False', Reason.ListenersNotValid, 'no listener is usable', gen));
-      conditions.push(condition(T.Programmed, 'False', Reason.Invalid, 'no listener is usable', gen));
-    } else {
-      conditions.push(
-        usable < listeners.length
-          ? condition(
-              T.Accepted,
-              'True',
-              Reason.ListenersNotValid,
-              `${listeners.length - usable} listener(s) are not usable`,
-              gen,
-            )
-          : condition(T.Accepted, 'True', Reason.Accepted, 'accepted', gen),
-      );
-      conditions.push(condition(T.Programmed, 'True', Reason.Programmed, 'programmed', gen));
-    }
-    out.set(gatewayKey(gw.namespace, gw.name), { gateway: gw, accepted: usable > 0, listeners, conditions });
+    const conditions = gatewayConditions(gw, listeners);
+    out.set(key, { gateway: gw, accepted: listeners.some((l) => l.accepted), listeners, conditions });
   }
   return out;
 }

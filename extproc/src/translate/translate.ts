@@ -367,17 +367,12 @@ function translateRoutes(
       : routeOutcome(route, rules);
     if (attached.length > 0) {
       for (const l of new Set(attached.map((x) => x.state))) l.attachedRoutes++;
-      const entry: TableRoute = {
-        id: `${route.kind.toLowerCase()}/${route.namespace}/${route.name}`,
-        kind: route.kind === 'GRPCRoute' ? 'grpc' : 'http',
-        namespace: route.namespace,
-        name: route.name,
-        ...(route.creationTimestamp !== undefined ? { creationTimestamp: route.creationTimestamp } : {}),
-        listeners: [...new Set(attached.map((l) => l.state.id))],
-        hostnames: [...new Set(attached.flatMap((l) => l.hostnames))],
-        rules,
-      };
-      table.push(memo ? memo.route(entry) : entry);
+      // Attached to listeners that are valid but cannot serve (no usable certificate): counted, not served.
+      const served = attached.filter((l) => l.state.usable);
+      if (served.length > 0) {
+        const entry = tableRoute(route, served, rules);
+        table.push(memo ? memo.route(entry) : entry);
+      }
       conditions = outcome.conditions;
       warnings.set(route, outcome.warnings);
       // Only policies' status reads what routes reach.
@@ -386,6 +381,20 @@ function translateRoutes(
     status.set(route, { parents: attachments.map((a) => parentStatus(a, conditions, outcome.resolved)) });
   }
   return { table, status, warnings, reach };
+}
+
+/** A route's table entry: the listeners that serve it and the hostnames it has on them. */
+function tableRoute(route: Route, served: Attachment['listeners'], rules: TableRule[]): TableRoute {
+  return {
+    id: `${route.kind.toLowerCase()}/${route.namespace}/${route.name}`,
+    kind: route.kind === 'GRPCRoute' ? 'grpc' : 'http',
+    namespace: route.namespace,
+    name: route.name,
+    ...(route.creationTimestamp !== undefined ? { creationTimestamp: route.creationTimestamp } : {}),
+    listeners: [...new Set(served.map((l) => l.state.id))],
+    hostnames: [...new Set(served.flatMap((l) => l.hostnames))],
+    rules,
+  };
 }
 
 /** What a route's status says of its rules: a function of the route and its rules alone. */

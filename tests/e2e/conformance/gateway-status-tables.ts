@@ -2,7 +2,7 @@
 // one case (what GatewayStatusMustHaveListeners or GatewayMustHaveCondition checks).
 import type { ConditionExpectation, ConformanceTest, StatusCase } from './conformance-case.js';
 
-/** A Gateway with one listener, and what its status must say of it. */
+/** A Gateway with one listener (`<namespace>/<name>` or a name in `default`), and what its status must say of it. */
 function listenerStatus(
   gateway: string,
   listener: string,
@@ -10,22 +10,179 @@ function listenerStatus(
   attachedRoutes: number,
   ...conditions: ConditionExpectation[]
 ): StatusCase {
+  const [namespace, name] = gateway.includes('/') ? gateway.split('/') : ['default', gateway];
   return {
     status: {
       kind: 'Gateway',
-      name: gateway,
+      name: name as string,
+      namespace: namespace as string,
       listeners: [{ name: listener, supportedKinds, attachedRoutes, conditions }],
     },
   };
 }
 
-const INVALID_ROUTE_KINDS: ConditionExpectation = {
-  type: 'ResolvedRefs',
-  status: 'False',
-  reason: 'InvalidRouteKinds',
-};
+const is = (type: string, status: 'True' | 'False', reason?: string): ConditionExpectation => ({
+  type,
+  status,
+  ...(reason ? { reason } : {}),
+});
+
+const HTTP_ROUTE = ['HTTPRoute'];
+const ATTACHED_NS = 'gateway-with-attached-routes';
+
+const INVALID_ROUTE_KINDS = is('ResolvedRefs', 'False', 'InvalidRouteKinds');
 
 export const GATEWAY_STATUS_TESTS: readonly ConformanceTest[] = [
+  {
+    shortName: 'GatewaySecretReferenceGrantAllInNamespace',
+    features: ['Gateway', 'ReferenceGrant'],
+    manifests: ['gateway-secret-reference-grant-all-in-namespace.yaml'],
+    ports: [9441],
+    cases: [
+      listenerStatus(
+        'secret-grant-all/gateway-secret-reference-grant-all-in-namespace',
+        'https',
+        HTTP_ROUTE,
+        0,
+        is('Programmed', 'True', 'Programmed'),
+        is('ResolvedRefs', 'True'),
+      ),
+    ],
+  },
+  {
+    shortName: 'GatewaySecretReferenceGrantSpecific',
+    features: ['Gateway', 'ReferenceGrant'],
+    manifests: ['gateway-secret-reference-grant-specific.yaml'],
+    ports: [9442],
+    cases: [
+      listenerStatus(
+        'secret-grant-specific/gateway-secret-reference-grant-specific',
+        'https',
+        HTTP_ROUTE,
+        0,
+        is('Programmed', 'True', 'Programmed'),
+        is('ResolvedRefs', 'True'),
+      ),
+    ],
+  },
+  {
+    shortName: 'GatewaySecretMissingReferenceGrant',
+    features: ['Gateway', 'ReferenceGrant'],
+    manifests: ['gateway-secret-missing-reference-grant.yaml'],
+    ports: [9443],
+    cases: [
+      listenerStatus(
+        'secret-grant-missing/gateway-secret-missing-reference-grant',
+        'https',
+        HTTP_ROUTE,
+        0,
+        is('ResolvedRefs', 'False', 'RefNotPermitted'),
+      ),
+    ],
+  },
+  {
+    shortName: 'GatewaySecretInvalidReferenceGrant',
+    features: ['Gateway', 'ReferenceGrant'],
+    manifests: ['gateway-secret-invalid-reference-grant.yaml'],
+    ports: [9444],
+    cases: [
+      listenerStatus(
+        'secret-grant-invalid/gateway-secret-invalid-reference-grant',
+        'https',
+        HTTP_ROUTE,
+        0,
+        is('ResolvedRefs', 'False', 'RefNotPermitted'),
+      ),
+    ],
+  },
+  {
+    shortName: 'GatewayInvalidTLSConfiguration',
+    features: ['Gateway'],
+    manifests: ['gateway-invalid-tls-configuration.yaml'],
+    ports: [9445, 9446, 9447, 9448],
+    cases: [
+      'gateway-certificate-nonexistent-secret',
+      'gateway-certificate-unsupported-group',
+      'gateway-certificate-unsupported-kind',
+      'gateway-certificate-malformed-secret',
+    ].map((gw) =>
+      listenerStatus(gw, 'https', HTTP_ROUTE, 0, is('ResolvedRefs', 'False', 'InvalidCertificateRef')),
+    ),
+  },
+  {
+    shortName: 'GatewayWithAttachedRoutes',
+    features: ['Gateway', 'HTTPRoute'],
+    manifests: ['gateway-with-attached-routes.yaml'],
+    ports: [8281, 8282, 8283],
+    cases: [
+      listenerStatus(
+        `${ATTACHED_NS}/gateway-with-one-attached-route`,
+        'http',
+        HTTP_ROUTE,
+        1,
+        is('Accepted', 'True'),
+        is('ResolvedRefs', 'True'),
+      ),
+      listenerStatus(
+        `${ATTACHED_NS}/gateway-with-two-attached-routes`,
+        'http',
+        HTTP_ROUTE,
+        2,
+        is('Accepted', 'True'),
+        is('ResolvedRefs', 'True'),
+      ),
+      {
+        status: {
+          kind: 'HTTPRoute',
+          name: 'http-route-not-accepted',
+          namespace: ATTACHED_NS,
+          parents: [
+            {
+              gateway: 'gateway-with-two-attached-routes',
+              conditions: [is('Accepted', 'False', 'NoMatchingListenerHostname')],
+            },
+          ],
+        },
+      },
+      listenerStatus(
+        `${ATTACHED_NS}/unresolved-gateway-with-one-attached-unresolved-route`,
+        'tls',
+        HTTP_ROUTE,
+        1,
+        is('Programmed', 'False'),
+        is('ResolvedRefs', 'False'),
+      ),
+      {
+        status: {
+          kind: 'HTTPRoute',
+          name: 'http-route-4',
+          namespace: ATTACHED_NS,
+          parents: [
+            {
+              gateway: 'unresolved-gateway-with-one-attached-unresolved-route',
+              sectionName: 'tls',
+              conditions: [is('ResolvedRefs', 'False')],
+            },
+          ],
+        },
+      },
+    ],
+  },
+  {
+    shortName: 'GatewayInvalidParametersRef',
+    features: ['Gateway'],
+    manifests: ['gateway-invalid-parameters-ref.yaml'],
+    ports: [8183],
+    cases: [
+      {
+        status: {
+          kind: 'Gateway',
+          name: 'gateway-invalid-parameters-ref',
+          conditions: [is('Accepted', 'False', 'InvalidParameters')],
+        },
+      },
+    ],
+  },
   {
     shortName: 'GatewayInvalidRouteKind',
     features: ['Gateway'],

@@ -161,6 +161,20 @@ function decodeListener(l: Rec, i: number, gatewayNamespace: string, f: Fields):
   };
 }
 
+/** `spec.infrastructure.parametersRef` (LocalParametersReference), when given. */
+function decodeParametersRef(spec: Rec, f: Fields): Gateway['parametersRef'] {
+  const at = ['spec', 'infrastructure'];
+  const infrastructure = f.rec(spec, 'infrastructure', ['spec']);
+  const ref = infrastructure && f.rec(infrastructure, 'parametersRef', at);
+  if (!ref) return undefined;
+  const rat = [...at, 'parametersRef'];
+  f.known(ref, rat, ['group', 'kind', 'name']);
+  const group = f.str(ref, 'group', rat, { required: true, maxLength: 253, pattern: GROUP });
+  const kind = f.str(ref, 'kind', rat, { required: true, minLength: 1, maxLength: 63, pattern: KIND });
+  const name = f.str(ref, 'name', rat, { required: true, minLength: 1, maxLength: 253 });
+  return group !== undefined && kind !== undefined && name !== undefined ? { group, kind, name } : undefined;
+}
+
 export function decodeGateway(src: SourceObject): Gateway {
   const f = new Fields();
   const meta = decodeMetadata(src, f);
@@ -191,5 +205,13 @@ export function decodeGateway(src: SourceObject): Gateway {
       );
     }
   }
-  return { ...meta, kind: 'Gateway', gatewayClassName, listeners, errors: f.errors };
+  const parametersRef = decodeParametersRef(spec, f);
+  return {
+    ...meta,
+    kind: 'Gateway',
+    gatewayClassName,
+    listeners,
+    ...(parametersRef ? { parametersRef } : {}),
+    errors: f.errors,
+  };
 }
