@@ -22,7 +22,15 @@ import { FilterMetrics } from './metrics';
 import { Policy, PolicyCache } from './policy/token';
 import { P_METADATA_POLICY, P_ROUTE_POLICY } from './properties';
 import { lookUpAnswer, takeAnswer } from './answers/request-answer';
-import { closeGate, findGate, HeldAttempts, openGate, openGateCount, RetryGate } from './retry/retry-gate';
+import {
+  backoffFloorMs,
+  closeGate,
+  findGate,
+  HeldAttempts,
+  openGate,
+  openGateCount,
+  RetryGate,
+} from './retry/retry-gate';
 import { allowPinnedFallback, applyRouterHeaders, stripClientControlHeaders } from './retry/router-headers';
 import { SessionKeys } from './session/keys';
 import { OpenedSessionCache } from './session/opened-cache';
@@ -198,7 +206,8 @@ export class SteadfastHttp extends HttpContext {
     let pinned: bool = false;
     if (policy.hasSession) pinned = this.beginSession(policy);
     applyRouterHeaders(policy, pinned);
-    if (policy.hasRetry && policy.attempts > 0 && policy.backoffMs > 0) this.openRetryGate(policy.backoffMs);
+    const floorMs = backoffFloorMs(policy);
+    if (floorMs > 0) this.openRetryGate(floorMs);
     incrementCounter(metrics.policyApplied);
     return FilterHeadersStatus.Continue;
   }
@@ -277,15 +286,7 @@ export class SteadfastUpstream extends HttpContext {
   }
 
   onRequestHeaders(_headerCount: u32, _endOfStream: bool): FilterHeadersStatus {
-    const backoffMs = this.plugin.config.backoffMs;
-    // Gateway mode: this cluster's rule has a backoff, and the filter sees retries only
-    // (match_delegate skips first attempts). The previous attempt ended before this one
-    // reached the filter, so holding it `backoffMs` from now keeps the floor.
-    if (backoffMs > 0) {
-      if (!isRetryAttempt()) return FilterHeadersStatus.Continue;
-      const now = nowNanos();
-      return this.holdUntil(now + <u64>backoffMs * 1_000_000, now);
-    }
+    if (this.plugin.config.gatewayRoutes) return this.holdGatewayRetry();
     // Most requests have no backoff floor: no host call for them.
     if (openGateCount() == 0) return FilterHeadersStatus.Continue;
     const id = getHeader(HeaderMapType.RequestHeaders, H_REQUEST_ID);
@@ -299,6 +300,27 @@ export class SteadfastUpstream extends HttpContext {
     const now = nowNanos();
     if (now >= due) return FilterHeadersStatus.Continue;
     return this.holdUntil(due, now);
+  }
+
+  /**
+   * Gateway mode: only retries reach this instance (match_delegate skips first attempts), so
+   * the route's policy token — the one the downstream half reads — is read here, on a retry
+   * and never on a first attempt. The previous attempt ended before this one reached the
+   * filter, so holding it the floor from now keeps the floor.
+   */
+  private holdGatewayRetry(): FilterHeadersStatus {
+    if (!isRetryAttempt()) return FilterHeadersStatus.Continue;
+    const token = getPropertyString(P_ROUTE_POLICY);
+    if (token == null) return FilterHeadersStatus.Continue;
+    const policy = this.plugin.policies.get(token);
+    if (policy == null) {
+      if (logEnabled(LogLevel.Warn)) log(LogLevel.Warn, 'steadfast: ignoring a malformed policy token');
+      return FilterHeadersStatus.Continue;
+    }
+    const floorMs = backoffFloorMs(policy);
+    if (floorMs <= 0) return FilterHeadersStatus.Continue;
+    const now = nowNanos();
+    return this.holdUntil(now + <u64>floorMs * 1_000_000, now);
   }
 
   private holdUntil(due: u64, now: u64): FilterHeadersStatus {

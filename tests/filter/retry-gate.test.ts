@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Policy } from '../../extproc/src/policy/policy.js';
 import { encodePolicyToken } from '../../extproc/src/policy/policy-token.js';
 import type { Headers } from '../emulator/proxy-wasm-host.js';
-import { METADATA_POLICY, startedHost } from './filter-harness.js';
+import { METADATA_POLICY, ROUTE_POLICY, startedHost } from './filter-harness.js';
 
 const UPSTREAM_ROOT = 100;
 const CONTINUE = 0;
@@ -140,5 +140,54 @@ describe('backoff floor', () => {
     expect(g.downstream.requestHeader('x-envoy-upstream-rq-per-try-timeout-ms')).toBe('500');
     const plain = await gateway(policy(0, 300));
     expect(plain.downstream.requestHeader('x-envoy-upstream-rq-per-try-timeout-ms')).toBe('300');
+  });
+});
+
+describe('backoff floor in gateway mode', () => {
+  // Gateway mode's upstream half: match_delegate lets retries in only, and each reads its
+  // floor from the route's policy token (the same token the downstream half reads).
+  async function gatewayUpstream() {
+    let now = ms(5_000_000);
+    const host = await startedHost({ now: () => now });
+    expect(host.startPlugin(UPSTREAM_ROOT, '{"role": "upstream", "gatewayRoutes": true}')).toBe(true);
+    return {
+      host,
+      setNow: (t: bigint) => (now = t),
+      now: () => now,
+      attempt: (token: string | undefined, attemptCount: string) => {
+        const s = host.newStream(token === undefined ? {} : { [ROUTE_POLICY]: token }, UPSTREAM_ROOT);
+        return {
+          stream: s,
+          action: s.sendRequestHeaders([
+            [':method', 'GET'],
+            [':path', '/cart'],
+            ['x-envoy-attempt-count', attemptCount],
+          ]),
+        };
+      },
+    };
+  }
+
+  it("holds a retry for the floor in the route's token, from when it arrives", async () => {
+    const g = await gatewayUpstream();
+    const arrived = g.now();
+    const retry = g.attempt(encodePolicyToken(policy(120)), '2');
+    expect(retry.action).toBe(STOP_ALL_AND_BUFFER);
+    g.setNow(arrived + ms(119));
+    g.host.tick(UPSTREAM_ROOT);
+    expect(retry.stream.resumedRequests).toBe(0);
+    g.setNow(arrived + ms(120));
+    g.host.tick(UPSTREAM_ROOT);
+    expect(retry.stream.resumedRequests).toBe(1);
+    expect(g.host.metric('steadfast_retry_held_ms_total')).toBe(120n);
+  });
+
+  it('lets through a first attempt, a rule without a floor, and a route without a token', async () => {
+    const g = await gatewayUpstream();
+    expect(g.attempt(encodePolicyToken(policy(120)), '1').action).toBe(CONTINUE);
+    expect(g.attempt(encodePolicyToken(policy(0)), '2').action).toBe(CONTINUE);
+    expect(g.attempt(undefined, '2').action).toBe(CONTINUE);
+    expect(g.attempt('sf1;not a token', '2').action).toBe(CONTINUE);
+    expect(g.host.metric('steadfast_retry_held_total')).toBe(0n);
   });
 });

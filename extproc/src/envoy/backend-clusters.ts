@@ -14,10 +14,10 @@ export interface ClusterOptions {
   readonly systemCaFile: string;
   readonly connectTimeout: string;
   /**
-   * The upstream filter chain that holds retries until a backoff floor (ms): only the
-   * clusters of rules with a backoff run it, so no other request pays for it.
+   * The upstream filter chain that holds retries until their backoff floor: only the clusters
+   * of rules with a backoff run it, so no other request pays for it.
    */
-  readonly backoffFloorFilters: (backoffMs: number) => readonly Json[];
+  readonly retryHoldFilters: readonly Json[];
   /** Ejection of endpoints that refuse connections (outlier-detection.ts has the defaults). */
   readonly outlierDetection?: OutlierDetectionOptions;
 }
@@ -69,7 +69,7 @@ export function envoyCluster(c: IrCluster, options: ClusterOptions): Json {
     load_assignment: { cluster_name: c.name, endpoints },
     typed_extension_protocol_options: protocolOptions(
       c.protocol,
-      c.backoffMs > 0 ? options.backoffFloorFilters(c.backoffMs) : undefined,
+      c.holdsRetries ? options.retryHoldFilters : undefined,
     ),
   };
   if (c.tls) out['transport_socket'] = backendTlsTransportSocket(c.tls, c.protocol, options.systemCaFile);

@@ -13,7 +13,7 @@ import {
   edgeOverloadManager,
 } from './edge-defaults.js';
 import { PIN_HEADER, TYPE_HCM } from './envoy-names.js';
-import { clusterBackoffFilters, type FilterOptions, gatewayHttpFilters } from './http-filters.js';
+import { clusterRetryHoldFilters, type FilterOptions, gatewayHttpFilters } from './http-filters.js';
 import { envoyRoutes, type RouteOptions } from './route-action.js';
 import type { OutlierDetectionOptions } from './outlier-detection.js';
 import { type ClusterOptions, envoyCluster } from './backend-clusters.js';
@@ -110,7 +110,7 @@ export function generateGatewayResources(
   const clusterOptions: ClusterOptions = {
     systemCaFile: options.systemCaFile ?? DEFAULT_SYSTEM_CA_FILE,
     connectTimeout: options.connectTimeout ?? '2s',
-    backoffFloorFilters: (backoffMs: number) => clusterBackoffFilters(options.wasmPath, backoffMs),
+    retryHoldFilters: clusterRetryHoldFilters(options.wasmPath),
     ...(options.outlierDetection ? { outlierDetection: options.outlierDetection } : {}),
   };
   const clusters = ir.clusters.map((c) => {

@@ -174,17 +174,18 @@ export function backoffFloorFilters(wasmPath: string): Json[] {
 }
 
 /**
- * Gateway mode's upstream half on the cluster of a rule with a backoff: every retry is held
- * `backoffMs` from when it reaches the filter — which is after the previous attempt ended,
- * so no retry starts earlier than the floor. A first attempt never enters the VM:
- * match_delegate skips the filter when the router's `x-envoy-attempt-count` (set on every
- * attempt by the virtual host's include_request_attempt_count; a client's value is
- * overwritten) is 1.
+ * Gateway mode's upstream half on the cluster of a rule with a backoff. A first attempt never
+ * enters the filter: match_delegate skips it when the router's `x-envoy-attempt-count` (set on
+ * every attempt by the virtual host's include_request_attempt_count; a client's value is
+ * overwritten) is 1. A retry reads its floor from the route's policy token — as the
+ * downstream half reads its policy, and as attach mode's filter reads the floor from its token —
+ * and is held that long from when it reaches the filter, which is after the previous attempt
+ * ended. One configuration for every such cluster: no floor is configured anywhere.
  */
-export function clusterBackoffFilters(wasmPath: string, backoffMs: number): Json[] {
+export function clusterRetryHoldFilters(wasmPath: string): Json[] {
   const wasm = steadfastFilter(
     'steadfast-upstream',
-    JSON.stringify({ role: 'upstream', backoffMs }),
+    JSON.stringify({ role: 'upstream', gatewayRoutes: true }),
     wasmPath,
   );
   return [

@@ -1,8 +1,8 @@
 // The Envoy routes of one IR entry (a match with its rule's decided action, ir/rule-action.ts):
 // a redirect, a 500, or the rule's cluster (or weighted split) with its retries and timeout
-// as `retry_policy` and `timeout`, header modifiers, and — on session rules only — the filter
-// and stateful_session switched on, with the policy token the filter reads in route metadata;
-// CORS wraps them (cors-routes.ts).
+// as `retry_policy` and `timeout`, header modifiers, the policy token in route metadata where
+// the filter reads it (session rules and rules with a backoff floor), and — on session rules
+// only — the filter and stateful_session switched on; CORS wraps them (cors-routes.ts).
 import type { HeaderModifier } from '../policy/route-filters.js';
 import type { IrEntry, IrForward, IrRoute, IrRule } from '../ir/rule-action.js';
 import type { IrTarget } from '../ir/rule-clusters.js';
@@ -172,13 +172,13 @@ function entryRoutes(entry: IrEntry, options: RouteOptions): Json[] {
     ...(action.grpc ? { max_stream_duration: { grpc_timeout_header_max: '0s' } } : {}),
   });
   // Only a session rule runs the filter and stateful_session, and only the filter reads the
-  // policy token.
-  const filters: Json = rule.session
-    ? {
-        metadata: { filter_metadata: { [METADATA_NAMESPACE]: { [METADATA_POLICY_KEY]: rule.token } } },
-        typed_per_filter_config: sessionRouteFilters(),
-      }
-    : {};
+  // policy token: its downstream half on a session route, its upstream half on a retry.
+  const filters: Json = {
+    ...(rule.tokenOnRoute
+      ? { metadata: { filter_metadata: { [METADATA_NAMESPACE]: { [METADATA_POLICY_KEY]: rule.token } } } }
+      : {}),
+    ...(rule.session ? { typed_per_filter_config: sessionRouteFilters() } : {}),
+  };
   return entry.routes.map((r: IrRoute) => ({
     ...base,
     name: r.name,

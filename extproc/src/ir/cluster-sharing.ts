@@ -1,6 +1,7 @@
 // Rules whose clusters have the same content share one cluster (10,000 routes to one Service
 // made 10,000 identical clusters). Same content means the same backends with the same weights
-// and ready endpoints, protocol, BackendTLSPolicy, retry budget and backoff hold: a session pins
+// and ready endpoints, protocol, BackendTLSPolicy, retry budget and whether it holds
+// retries for a backoff floor (not the floor: the filter reads that from the route's token): a session pins
 // a host by its address, which the shared cluster holds exactly as each rule's own did, and a
 // weight-0 backendRef stays a locality without load. What the rules then share is the
 // cluster's connection pool, circuit breakers, outlier detection and retry budget, as requests

@@ -37,10 +37,16 @@ export interface IrRule {
   readonly action: IrAction;
   readonly requestHeaders?: HeaderModifier;
   readonly responseHeaders?: HeaderModifier;
-  /** Session rules run the filter (with the token in route metadata) and stateful_session. */
+  /** Session rules run the filter and stateful_session. */
   readonly session: boolean;
   /** What reaches the filter (and what debug mode echoes). */
   readonly token: string;
+  /**
+   * The routes carry the token in their metadata, for the filter to read: a session rule's
+   * (the downstream half, on every request) and a rule with a backoff floor's (the upstream
+   * half, on a retry only). Every other route says nothing.
+   */
+  readonly tokenOnRoute: boolean;
   /** Only on a rule that does not fail closed: that one answers 500 to preflights too. */
   readonly cors?: TableCors;
   /** The rule's retries wait for a backoff floor: its virtual host counts attempts. */
@@ -89,16 +95,19 @@ export function ruleAction(
       grpc,
     };
   })();
+  const session = rule.policy.session !== undefined;
+  const countsAttempts = !rule.invalid && plan.backoffMs > 0;
   return {
     id: rule.id,
     plan,
     action,
     ...(rule.requestHeaders ? { requestHeaders: rule.requestHeaders } : {}),
     ...(rule.responseHeaders ? { responseHeaders: rule.responseHeaders } : {}),
-    session: rule.policy.session !== undefined,
+    session,
     token: rule.token,
     ...(rule.cors && !rule.invalid ? { cors: rule.cors } : {}),
-    countsAttempts: !rule.invalid && plan.backoffMs > 0,
+    tokenOnRoute: session || countsAttempts,
+    countsAttempts,
   };
 }
 

@@ -41,8 +41,11 @@ export interface IrClusterContent {
    * once. None: GEP-1731 sets no limit.
    */
   readonly retryBudget?: { readonly percent: number; readonly minConcurrency: number };
-  /** The backoff floor its retries wait for (ms); 0: none, so no request pays for the hold. */
-  readonly backoffMs: number;
+  /**
+   * Its rules' retries wait for a backoff floor: the cluster runs the filter's upstream half,
+   * which reads each retry's floor from the route's policy token. False: no request pays for it.
+   */
+  readonly holdsRetries: boolean;
   readonly tls?: IrClusterTls;
 }
 
@@ -100,7 +103,7 @@ function retryBudget(backends: readonly TableBackend[]): IrClusterContent['retry
 function content(
   protocol: ClusterProtocol,
   backends: readonly TableBackend[],
-  backoffMs: number,
+  holdsRetries: boolean,
   tls: TableBackendTls | undefined,
 ): IrClusterContent {
   const budget = retryBudget(backends);
@@ -113,7 +116,7 @@ function content(
     })),
     dns: backends.some((b) => b.endpoints.some((e) => e.type === 'fqdn')),
     ...(budget ? { retryBudget: budget } : {}),
-    backoffMs,
+    holdsRetries,
     ...(tls
       ? {
           tls: {
@@ -131,7 +134,7 @@ function ownName(rule: TableRule, group?: string): string {
   return group === undefined ? rule.id : `${rule.id}/${group}`;
 }
 
-export function ruleClusters(kind: TableRouteKind, rule: TableRule, backoffMs: number): RuleClusters {
+export function ruleClusters(kind: TableRouteKind, rule: TableRule, holdsRetries: boolean): RuleClusters {
   const groups: Group[] = [];
   for (const [index, b] of rule.backends.entries()) {
     const protocol = b.invalid ? 'invalid' : clusterProtocol(kind, b.protocol);
@@ -149,7 +152,7 @@ export function ruleClusters(kind: TableRouteKind, rule: TableRule, backoffMs: n
   const targets: IrTarget[] = [];
   for (const g of groups) {
     const name = ownName(rule, single ? undefined : g.key);
-    if (g.protocol !== 'invalid') made(name, content(g.protocol, g.backends, backoffMs, g.tls));
+    if (g.protocol !== 'invalid') made(name, content(g.protocol, g.backends, holdsRetries, g.tls));
     const first = g.backends[0];
     targets.push({
       cluster: name,
@@ -163,7 +166,7 @@ export function ruleClusters(kind: TableRouteKind, rule: TableRule, backoffMs: n
     if (m.backend.invalid) return;
     const name = `${rule.id}/mirror/${i}`;
     // A mirror's copy is never retried: its cluster needs no backoff hold.
-    made(name, content(clusterProtocol(kind, m.backend.protocol), [m.backend], 0, m.backend.tls));
+    made(name, content(clusterProtocol(kind, m.backend.protocol), [m.backend], false, m.backend.tls));
     mirrors.push({ cluster: name, perMillion: m.perMillion });
   });
   return {

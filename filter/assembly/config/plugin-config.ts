@@ -39,11 +39,10 @@ export class PluginConfig {
   policySource: PolicySource = PolicySource.Auto;
   /**
    * Gateway mode: the routes are steadfast's own. They carry the retries and timeouts and
-   * drop a client's pin header, so the filter writes no router headers but the session's.
+   * drop a client's pin header, so the filter writes no router headers but the session's; the
+   * upstream half sees retries only and reads each one's floor from the route's policy token.
    */
   gatewayRoutes: bool = false;
-  /** Upstream role in gateway mode: the cluster's backoff floor (ms); 0 uses the retry gates. */
-  backoffMs: i32 = 0;
   /**
    * Attach mode: use answers the lookup instance found (filter state) and store fresh
    * ext_proc answers that carry a scope in the VM's answer cache.
@@ -91,11 +90,6 @@ export function parsePluginConfig(text: string): PluginConfig {
     } else if (key == 'gatewayRoutes') {
       if (v.kind != JsonKind.Bool) return fail(c, 'gatewayRoutes: must be true or false');
       c.gatewayRoutes = v.bool;
-    } else if (key == 'backoffMs') {
-      if (v.kind != JsonKind.Number || !(v.num >= 1 && v.num <= 3_600_000) || v.num != Math.floor(v.num)) {
-        return fail(c, 'backoffMs: must be a whole number of milliseconds in 1-3600000');
-      }
-      c.backoffMs = <i32>v.num;
     } else if (key == 'answerCache') {
       if (v.kind != JsonKind.Bool) return fail(c, 'answerCache: must be true or false');
       c.answerCache = v.bool;

@@ -1,9 +1,17 @@
 // The backoff floor (docs/retries.md): no retry starts earlier than `backoff`
 // after the failed attempt ended. Envoy's own backoff is jittered from 0 ms, so the
 // filter also runs as an upstream HTTP filter and holds each retry attempt until the
-// floor has passed. The downstream filter opens a gate per request; the upstream
-// filter of every attempt consults it. Both live in the same VM on the same worker
+// floor has passed. The floor always comes from the request's policy token
+// (`backoffFloorMs`). In attach mode the downstream filter opens a gate per request; the
+// upstream filter of every attempt consults it. Both live in the same VM on the same worker
 // (docs/architecture.md, Envoy fact 1), so the gates are plain module state keyed by x-request-id.
+// Gateway mode needs no gate: its upstream filter sees retries only (steadfast.ts).
+import { Policy } from '../policy/token';
+
+/** The floor a rule's retries wait for (ms); 0 when it has none or retries nothing. */
+export function backoffFloorMs(policy: Policy): i32 {
+  return policy.hasRetry && policy.attempts > 0 ? policy.backoffMs : 0;
+}
 
 /** Requests in flight with a backoff floor, per worker. Past this, new ones go without a floor. */
 export const MAX_GATES: i32 = 16384;
