@@ -37,25 +37,33 @@ function runTests() {
   }
 }
 
-/** Test title → { shortName, group, features, passed, total }. */
+/**
+ * Test title → { shortName, group, features, passed, total }. The tables run once per filter
+ * build: a case counts once, passed when it passed in every build.
+ */
 function collect(results) {
-  const tests = new Map();
+  const cases = new Map();
   for (const file of results.testResults ?? []) {
     for (const a of file.assertionResults ?? []) {
       const title = a.ancestorTitles?.at(-1) ?? '';
-      const m = /^([A-Za-z0-9]+)(?:\/([\w-]+))? \[([^\]]*)\]$/.exec(title);
-      if (!m) continue;
-      const key = `${m[1]}${m[2] ? `/${m[2]}` : ''}`;
-      const t = tests.get(key) ?? {
-        shortName: m[1],
-        features: m[3].split(',').map((f) => f.trim()),
-        passed: 0,
-        total: 0,
-      };
-      t.total++;
-      if (a.status === 'passed') t.passed++;
-      tests.set(key, t);
+      const key = `${title}\n${a.title ?? ''}`;
+      cases.set(key, { title, passed: (cases.get(key)?.passed ?? true) && a.status === 'passed' });
     }
+  }
+  const tests = new Map();
+  for (const { title, passed } of cases.values()) {
+    const m = /^([A-Za-z0-9]+)(?:\/([\w-]+))? \[([^\]]*)\]$/.exec(title);
+    if (!m) continue;
+    const key = `${m[1]}${m[2] ? `/${m[2]}` : ''}`;
+    const t = tests.get(key) ?? {
+      shortName: m[1],
+      features: m[3].split(',').map((f) => f.trim()),
+      passed: 0,
+      total: 0,
+    };
+    t.total++;
+    if (passed) t.passed++;
+    tests.set(key, t);
   }
   return tests;
 }

@@ -193,14 +193,16 @@ describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s f
   }
 
   /** Each case's result in this run, in vitest's JSON reporter's shape (what the table script reads). */
-  const results: { ancestorTitles: string[]; status: 'passed' | 'failed' }[] = [];
+  const results: { ancestorTitles: string[]; title: string; status: 'passed' | 'failed' }[] = [];
 
   for (const test of TESTS) {
     describe(conformanceTitle(test), () => {
       test.cases.forEach((c, i) => {
-        it(`${i} ${caseSubject(c)} ${outcome(c)}`, async () => {
+        const title = `${i} ${caseSubject(c)} ${outcome(c)}`;
+        it(title, async () => {
           const result = {
             ancestorTitles: [conformanceTitle(test)],
+            title,
             status: 'failed' as 'passed' | 'failed',
           };
           results.push(result);

@@ -40,7 +40,9 @@ function decide(routes: readonly TableRoute[], memo: IrMemo): Decided {
         if (kept.clusters) shareRuleClusters(kept.clusters, memo.names, clusters);
       } else {
         const plan = routerPlan(rule.policy);
-        const own = rule.invalid ? undefined : ruleClusters(route.kind, rule, plan.backoffMs > 0);
+        // A redirect (a backendRef's included) never reaches a backend: no cluster for it.
+        const own =
+          rule.invalid || rule.redirect ? undefined : ruleClusters(route.kind, rule, plan.backoffMs > 0);
         const shared = own ? shareRuleClusters(own, memo.names, clusters) : undefined;
         kept = { ...(own ? { clusters: own } : {}), ir: ruleAction(rule, plan, own, shared) };
         memo.rules.set(rule, kept);

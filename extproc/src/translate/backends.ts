@@ -116,8 +116,16 @@ function resolveEndpoints(svc: Service, sp: ServicePort, slices: readonly Endpoi
   return out;
 }
 
-/** Filters a backendRef may carry: applied by Envoy to the requests sent to that backend only. */
-const BACKEND_FILTERS: readonly string[] = ['RequestHeaderModifier', 'ResponseHeaderModifier'];
+/**
+ * Filters a backendRef may carry: header modifiers apply to the requests sent to that backend
+ * only; a redirect or rewrite acts for the whole rule (backend-path-filters.ts).
+ */
+const BACKEND_FILTERS: readonly string[] = [
+  'RequestHeaderModifier',
+  'ResponseHeaderModifier',
+  'RequestRedirect',
+  'URLRewrite',
+];
 
 export function resolveBackend(route: Route, ref: BackendRef, ctx: BackendContext): TableBackend {
   const svcKey = `${ref.namespace}/${ref.name}`;

@@ -7,6 +7,7 @@ import type { ValidateResult } from '../gatewayapi/validate.js';
 import {
   POLICY_TABLE_VERSION,
   type PolicyTable,
+  type TableBackend,
   type TableListener,
   type TableRoute,
   type TableRule,
@@ -14,6 +15,7 @@ import {
 import { encodePolicyToken } from '../policy/policy-token.js';
 import { matchRe2Problem } from '../policy/re2-syntax.js';
 import { type Attachment, attachRoute } from './attach.js';
+import { type BackendPathFilters, backendPathFilters } from './backend-path-filters.js';
 import { type BackendContext, resolveBackend } from './backends.js';
 import { type GatewayState, classStatus, evaluateGateways, gatewayStatus } from './gateways.js';
 import { KindConflicts } from './kind-conflicts.js';
@@ -84,6 +86,66 @@ function sessionFor(
   return undefined;
 }
 
+/**
+ * Why a rule fails closed, in order: its schema errors, unsupported filters, its backendRefs'
+ * path filters, then its backends; undefined when it serves.
+ */
+function ruleInvalid(
+  route: Route,
+  rule: RouteRule,
+  backends: readonly TableBackend[],
+  redirect: boolean,
+  session: boolean,
+  backendPaths: BackendPathFilters,
+): TableRule['invalid'] {
+  const errors = ruleErrorsOf(route, rule.index);
+  const unsupported = rule.filters.filter((f) => !(SUPPORTED_FILTERS as readonly string[]).includes(f.type));
+  if (errors.length > 0) {
+    const e = errors[0] as FieldError;
+    return { reason: Reason.UnsupportedValue, message: `${formatFieldPath(e.path)}: ${e.message}` };
+  }
+  if (unsupported.length > 0) {
+    return {
+      reason: Reason.UnsupportedValue,
+      message: `filter type ${unsupported.map((f) => f.type).join(', ')} is not supported (steadfast supports ${SUPPORTED_FILTERS.join(', ')})`,
+    };
+  }
+  if (backendPaths.invalid) return backendPaths.invalid;
+  // A redirect answers at the gateway: the backends are never asked.
+  if (redirect) return undefined;
+  if (backends.length === 0)
+    return { reason: Reason.BackendNotFound, message: 'the rule has no backendRefs' };
+  if (backends.every((b) => b.invalid)) {
+    const b = backends[0];
+    return {
+      reason: b?.invalid?.reason ?? Reason.BackendNotFound,
+      message: `no backendRef resolves: ${b?.invalid?.message ?? ''}`,
+    };
+  }
+  if (
+    session &&
+    backends.length > 1 &&
+    backends.some((b) => b.requestHeaders !== undefined || b.responseHeaders !== undefined)
+  ) {
+    // Per-backend headers need a cluster per backend; a session pins within one cluster only.
+    return {
+      reason: Reason.UnsupportedValue,
+      message:
+        'session persistence across several backendRefs cannot be combined with backendRef filters in steadfast (each such backend needs its own Envoy cluster, and a session pins within one)',
+    };
+  }
+  return undefined;
+}
+
+/** The rule's mirrors; one whose backend does not resolve stays marked invalid, never configured. */
+function ruleMirrors(route: Route, rule: RouteRule, ctx: BackendContext): NonNullable<TableRule['mirrors']> {
+  return rule.filters.flatMap((f) =>
+    f.mirror
+      ? [{ backend: resolveBackend(route, f.mirror.backendRef, ctx), perMillion: f.mirror.perMillion }]
+      : [],
+  );
+}
+
 function translateRule(
   route: Route,
   rule: RouteRule,
@@ -97,55 +159,25 @@ function translateRule(
       ? rule.grpcMatches.map((m) => grpcMatch(id, m))
       : rule.httpMatches.map((m) => httpMatch(id, m));
   const backends = rule.backendRefs.map((ref) => resolveBackend(route, ref, ctx));
-  const redirect = rule.filters.find((f) => f.redirect)?.redirect;
+  const backendPaths = backendPathFilters(rule);
+  const redirect = rule.filters.find((f) => f.redirect)?.redirect ?? backendPaths.redirect;
   // A redirect is answered by the gateway: nothing to retry, time out or pin, no cookie to set.
   const session = redirect ? undefined : sessionFor(route, rule, policies, ctx);
   const policy = redirect
     ? rulePolicy(id, kind, undefined, undefined, undefined)
     : rulePolicy(id, kind, rule.retry, rule.timeouts, session?.spec);
-  let invalid: TableRule['invalid'];
-  const rewrite = rule.filters.find((f) => f.rewrite)?.rewrite;
+  const rewrite = rule.filters.find((f) => f.rewrite)?.rewrite ?? backendPaths.rewrite;
   const cors = rule.filters.find((f) => f.cors)?.cors;
   // "If the referent cannot be found, this BackendRef is invalid and must be dropped".
-  // A mirror whose backend does not resolve stays in the table marked invalid: never configured.
-  const mirrors = rule.filters.flatMap((f) =>
-    f.mirror
-      ? [{ backend: resolveBackend(route, f.mirror.backendRef, ctx), perMillion: f.mirror.perMillion }]
-      : [],
+  const mirrors = ruleMirrors(route, rule, ctx);
+  let invalid = ruleInvalid(
+    route,
+    rule,
+    backends,
+    redirect !== undefined,
+    session !== undefined,
+    backendPaths,
   );
-  const errors = ruleErrorsOf(route, rule.index);
-  const unsupported = rule.filters.filter((f) => !(SUPPORTED_FILTERS as readonly string[]).includes(f.type));
-  const validBackends = backends.filter((b) => !b.invalid);
-  if (errors.length > 0) {
-    const e = errors[0] as FieldError;
-    invalid = { reason: Reason.UnsupportedValue, message: `${formatFieldPath(e.path)}: ${e.message}` };
-  } else if (unsupported.length > 0) {
-    invalid = {
-      reason: Reason.UnsupportedValue,
-      message: `filter type ${unsupported.map((f) => f.type).join(', ')} is not supported (steadfast supports ${SUPPORTED_FILTERS.join(', ')})`,
-    };
-  } else if (redirect) {
-    // A redirect answers at the gateway: the rule has no backends (a CEL rule forbids them).
-  } else if (backends.length === 0) {
-    invalid = { reason: Reason.BackendNotFound, message: 'the rule has no backendRefs' };
-  } else if (validBackends.length === 0) {
-    const b = backends[0];
-    invalid = {
-      reason: b?.invalid?.reason ?? Reason.BackendNotFound,
-      message: `no backendRef resolves: ${b?.invalid?.message ?? ''}`,
-    };
-  } else if (
-    session &&
-    backends.length > 1 &&
-    backends.some((b) => b.requestHeaders !== undefined || b.responseHeaders !== undefined)
-  ) {
-    // Per-backend headers need a cluster per backend; a session pins within one cluster only.
-    invalid = {
-      reason: Reason.UnsupportedValue,
-      message:
-        'session persistence across several backendRefs cannot be combined with backendRef filters in steadfast (each such backend needs its own Envoy cluster, and a session pins within one)',
-    };
-  }
   let token: string;
   try {
     token = encodePolicyToken(policy);
@@ -505,7 +537,8 @@ function objectStatuses(
 function noReadyEndpoints(route: Route, rules: readonly TableRule[]): ObjectWarning[] {
   const out: ObjectWarning[] = [];
   for (const rule of rules) {
-    if (rule.invalid) continue;
+    // A redirect (a backendRef's too) sends nothing to its backends.
+    if (rule.invalid || rule.redirect) continue;
     rule.backends.forEach((b, j) => {
       if (b.invalid || b.weight === 0 || b.endpoints.some((e) => e.ready)) return;
       const path = ['spec', 'rules', rule.index, 'backendRefs', j];

@@ -1,5 +1,6 @@
 // Every ported upstream conformance test, in the order they run and the table lists them.
 import { BACKEND_FILTER_TESTS } from './backend-filter-tables.js';
+import { BACKEND_REDIRECT_REWRITE_TESTS } from './backend-redirect-rewrite-tables.js';
 import type { ConformanceTest } from './conformance-case.js';
 import { CORS_TESTS } from './cors-tables.js';
 import { GATEWAY_STATUS_TESTS } from './gateway-status-tables.js';
@@ -14,4 +15,5 @@ export const CONFORMANCE_TESTS: readonly ConformanceTest[] = [
   ...CORS_TESTS,
   ...HOSTNAME_TESTS,
   ...GATEWAY_STATUS_TESTS,
+  ...BACKEND_REDIRECT_REWRITE_TESTS,
 ];

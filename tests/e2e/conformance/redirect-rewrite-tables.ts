@@ -196,7 +196,11 @@ export const REDIRECT_REWRITE_TESTS: readonly ConformanceTest[] = [
     features: ['Gateway', 'HTTPRoute', 'HTTPRoute303RedirectStatusCode'],
     manifests: ['httproute-303-redirect.yaml'],
     cases: [
-      { request: { path: '/see-other' }, redirect: { status: 303, location: `http://${H}/see-other` } },
+      // Upstream sends a POST: 303 is the code that tells the client to follow with a GET.
+      {
+        request: { path: '/see-other', method: 'POST' },
+        redirect: { status: 303, location: `http://${H}/see-other` },
+      },
     ],
   },
   {

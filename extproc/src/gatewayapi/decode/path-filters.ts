@@ -1,6 +1,6 @@
 // RequestRedirect and URLRewrite (HTTPRequestRedirectFilter, HTTPURLRewriteFilter,
-// HTTPPathModifier): the schema's enums, bounds and CEL rules, and the rule-level CEL rule
-// that a prefix replacement needs exactly one PathPrefix match.
+// HTTPPathModifier): the schema's enums, bounds and CEL rules, and the rule-level CEL rules
+// that a prefix replacement (the rule's or a backendRef's) needs exactly one PathPrefix match.
 import type { FieldPath } from '../diagnostic.js';
 import type { Fields, Rec } from '../fields.js';
 import type { HttpRouteMatch, RouteFilter } from '../model.js';
@@ -67,6 +67,16 @@ export function decodeRewrite(flt: Rec, at: FieldPath, f: Fields): TableRewrite 
   return { ...(hostname !== undefined ? { hostname } : {}), ...(path ? { path } : {}) };
 }
 
+/** Whether a rule's matches let a prefix replacement find its prefix: one PathPrefix match (the default). */
+function onePathPrefix(matches: readonly HttpRouteMatch[], rule: Rec): boolean {
+  return rule['matches'] === undefined || (matches.length === 1 && matches[0]?.path.type === 'PathPrefix');
+}
+
+const PREFIX_FILTERS = [
+  ['RequestRedirect', (x: RouteFilter) => x.redirect?.path?.type === 'ReplacePrefixMatch'],
+  ['URLRewrite', (x: RouteFilter) => x.rewrite?.path?.type === 'ReplacePrefixMatch'],
+] as const;
+
 /**
  * The HTTPRouteRule CEL rule: a RequestRedirect or URLRewrite with path.replacePrefixMatch
  * needs exactly one match, and that a PathPrefix one (a rule without matches has the
@@ -78,20 +88,38 @@ export function checkPrefixReplacement(
   rule: Rec,
   path: FieldPath,
   f: Fields,
-  within = '',
 ): void {
-  const onePrefix =
-    rule['matches'] === undefined || (matches.length === 1 && matches[0]?.path.type === 'PathPrefix');
-  if (onePrefix) return;
-  for (const [type, spec] of [
-    ['RequestRedirect', filters.filter((x) => x.redirect?.path?.type === 'ReplacePrefixMatch')],
-    ['URLRewrite', filters.filter((x) => x.rewrite?.path?.type === 'ReplacePrefixMatch')],
-  ] as const) {
-    if (spec.length === 0) continue;
+  if (onePathPrefix(matches, rule)) return;
+  for (const [type, uses] of PREFIX_FILTERS) {
+    if (!filters.some(uses)) continue;
     f.add(
       path,
       'rule-violation',
-      `${within}${within ? 'w' : 'W'}hen using ${type} filter with path.replacePrefixMatch, exactly one PathPrefix match must be specified`,
+      `When using ${type} filter with path.replacePrefixMatch, exactly one PathPrefix match must be specified`,
+    );
+  }
+}
+
+/**
+ * The same CEL rule for the backendRefs' filters. As upstream writes it (`exists_one`), it
+ * holds when exactly one backendRef has such a filter; translate fails the others closed.
+ */
+export function checkBackendPrefixReplacement(
+  backendRefs: readonly { readonly filters: readonly RouteFilter[] }[],
+  matches: readonly HttpRouteMatch[],
+  rule: Rec,
+  path: FieldPath,
+  f: Fields,
+): void {
+  if (onePathPrefix(matches, rule)) return;
+  for (const [type, uses] of PREFIX_FILTERS) {
+    if (backendRefs.filter((b) => b.filters.some(uses)).length !== 1) continue;
+    // Upstream's two messages differ in the case of "when"; each is kept as the API server says it.
+    const when = type === 'RequestRedirect' ? 'when' : 'When';
+    f.add(
+      path,
+      'rule-violation',
+      `Within backendRefs, ${when} using ${type} filter with path.replacePrefixMatch, exactly one PathPrefix match must be specified`,
     );
   }
 }

@@ -5,7 +5,7 @@ import type { SourceObject } from '../parse.js';
 import { SECTION_NAME } from '../patterns.js';
 import { decodeMetadata, spec as specOf } from './metadata.js';
 import { decodeRetry, decodeTimeouts } from './retry-timeouts.js';
-import { checkPrefixReplacement } from './path-filters.js';
+import { checkBackendPrefixReplacement, checkPrefixReplacement } from './path-filters.js';
 import { decodeFilters } from './route-filters.js';
 import { decodeGrpcMatches, decodeHttpMatches } from './route-matches.js';
 import { decodeBackendRefs, decodeHostnames, decodeParentRefs } from './route-refs.js';
@@ -50,6 +50,7 @@ export function decodeRoute(src: SourceObject, kind: 'HTTPRoute' | 'GRPCRoute'):
     const filters = decodeFilters(rule, at, f, grpc, src.namespace);
     if (!grpc) checkPrefixReplacement(filters, httpMatches, rule, at, f);
     const backendRefs = decodeBackendRefs(rule, at, f, src.namespace, grpc);
+    if (!grpc) checkBackendPrefixReplacement(backendRefs, httpMatches, rule, at, f);
     const retry = decodeRetry(rule, at, f, grpc);
     const timeouts = decodeTimeouts(rule, at, f);
     const spRec = f.rec(rule, 'sessionPersistence', at);
