@@ -1,9 +1,12 @@
 // HTTPS listeners: TLS terminated by Envoy. One filter chain per Gateway listener hostname,
 // chosen by SNI (`filter_chain_match.server_names`), each presenting that listener's
-// certificates; ALPN offers h2 and http/1.1; TLS 1.2 is the minimum. Certificates are SDS
+// certificates; ALPN offers h2 and http/1.1; TLS 1.2 is the minimum. A listener whose Gateway
+// validates client certificates (spec.tls.frontend) asks for one and checks it against the CA:
+// AllowValidOnly requires a valid one, AllowInsecureFallback asks and accepts any (or none),
+// leaving the decision to the backend. Certificates are SDS
 // secrets: static in a printed bootstrap, or files Envoy watches (file-resources.ts), so a
 // changed Secret reaches Envoy without touching the listener.
-import type { TableListener } from '../policy/policy-table.js';
+import type { TableClientValidation, TableListener } from '../policy/policy-table.js';
 import type { TlsMaterial } from '../policy/tls-material.js';
 import { TYPE_DOWNSTREAM_TLS } from './envoy-names.js';
 
@@ -40,12 +43,26 @@ export function secretResource(id: string, tls: TlsMaterial): Json | undefined {
   };
 }
 
-function downstreamTls(certificates: readonly string[], source: SecretSource): Json {
+/** The validation context of client certificates: the CA, and whether an untrusted one may pass. */
+function clientValidationContext(v: TableClientValidation): Json {
+  return {
+    trusted_ca: { inline_string: v.caCertificates },
+    ...(v.mode === 'AllowInsecureFallback' ? { trust_chain_verification: 'ACCEPT_UNTRUSTED' } : {}),
+  };
+}
+
+function downstreamTls(
+  certificates: readonly string[],
+  source: SecretSource,
+  clientValidation: TableClientValidation | undefined,
+): Json {
   return {
     name: 'envoy.transport_sockets.tls',
     typed_config: {
       '@type': TYPE_DOWNSTREAM_TLS,
+      ...(clientValidation?.mode === 'AllowValidOnly' ? { require_client_certificate: true } : {}),
       common_tls_context: {
+        ...(clientValidation ? { validation_context: clientValidationContext(clientValidation) } : {}),
         tls_params: { tls_minimum_protocol_version: 'TLSv1_2' },
         alpn_protocols: ['h2', 'http/1.1'],
         tls_certificate_sds_secret_configs: certificates.map((name) =>
@@ -83,7 +100,7 @@ export function httpsFilterChains(
     chains.push({
       name: l.id,
       ...(l.hostname !== undefined ? { filter_chain_match: { server_names: [l.hostname] } } : {}),
-      transport_socket: downstreamTls(certificates, source),
+      transport_socket: downstreamTls(certificates, source, l.tls?.clientValidation),
       filters: [network()],
     });
   }

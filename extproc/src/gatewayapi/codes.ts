@@ -31,6 +31,7 @@ export const ConditionType = {
   ResolvedRefs: 'ResolvedRefs',
   Conflicted: 'Conflicted',
   PartiallyInvalid: 'PartiallyInvalid',
+  InsecureFrontendValidationMode: 'InsecureFrontendValidationMode',
 } as const;
 
 /** Condition reasons, spelled as upstream (apis/v1 and the policy-attachment GEP-713). */
@@ -47,10 +48,13 @@ export const Reason = {
   // Gateway
   Invalid: 'Invalid',
   ListenersNotValid: 'ListenersNotValid',
+  InvalidClientCertificateRef: 'InvalidClientCertificateRef',
+  ConfigurationChanged: 'ConfigurationChanged',
   // Listener
   UnsupportedProtocol: 'UnsupportedProtocol',
   InvalidRouteKinds: 'InvalidRouteKinds',
   InvalidCertificateRef: 'InvalidCertificateRef',
+  InvalidCACertificateKind: 'InvalidCACertificateKind',
   ProtocolConflict: 'ProtocolConflict',
   HostnameConflict: 'HostnameConflict',
   // Route parents

@@ -66,12 +66,32 @@ export interface ListenerTls {
   readonly certificateRefs: readonly SecretObjectRef[];
 }
 
+/** Gateway `spec.tls.frontend.*.validation`: the client certificates HTTPS listeners ask for. */
+export interface FrontendValidation {
+  /** Where it was written, for messages: `spec.tls.frontend.default.validation` or `…perPort[i].tls.validation`. */
+  readonly field: string;
+  /** ConfigMaps (key `ca.crt`), or other kinds reported as invalid; the namespace defaults to the Gateway's. */
+  readonly caCertificateRefs: readonly SecretObjectRef[];
+  readonly mode: 'AllowValidOnly' | 'AllowInsecureFallback';
+}
+
+/** Gateway `spec.tls`: client certificates asked of clients (frontend) and presented to backends. */
+export interface GatewayTls {
+  /** `frontend.default.validation`. */
+  readonly frontendDefault?: FrontendValidation;
+  /** `frontend.perPort`: the port's own validation (undefined: none at all on that port). */
+  readonly frontendPerPort: readonly { readonly port: number; readonly validation?: FrontendValidation }[];
+  /** `backend.clientCertificateRef`. */
+  readonly backendClientCertificate?: SecretObjectRef;
+}
+
 export interface Gateway extends ModelObject {
   readonly kind: 'Gateway';
   readonly gatewayClassName: string;
   readonly listeners: readonly Listener[];
   /** `spec.infrastructure.parametersRef`: an object in the Gateway's namespace with implementation parameters. */
   readonly parametersRef?: { readonly group: string; readonly kind: string; readonly name: string };
+  readonly tls?: GatewayTls;
 }
 
 export interface ParentRef {

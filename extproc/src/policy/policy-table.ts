@@ -22,7 +22,18 @@ export interface TableListener {
   readonly hostname?: string;
   readonly protocol: string;
   /** HTTPS listeners: the certificates to present, by id (`secret/<ns>/<name>`); the key pairs travel beside the table. */
-  readonly tls?: { readonly certificates: readonly string[] };
+  readonly tls?: {
+    readonly certificates: readonly string[];
+    readonly clientValidation?: TableClientValidation;
+  };
+}
+
+/** Gateway `spec.tls.frontend` for one HTTPS listener: the client certificates it asks for. */
+export interface TableClientValidation {
+  /** PEM CA certificates a client certificate must chain to. */
+  readonly caCertificates: string;
+  /** AllowValidOnly: a valid certificate is required; AllowInsecureFallback: asked for, never required. */
+  readonly mode: 'AllowValidOnly' | 'AllowInsecureFallback';
 }
 
 export type TableRouteKind = 'http' | 'grpc';

@@ -1,6 +1,7 @@
 // GatewayClasses and Gateways: which Gateways steadfast serves, and which listeners work.
 import { CONTROLLER_NAME, ConditionType as T, Reason, type ReasonName } from '../gatewayapi/codes.js';
 import type {
+  ConfigMap,
   Gateway,
   GatewayClass,
   Listener,
@@ -10,7 +11,14 @@ import type {
   Secret,
 } from '../gatewayapi/model.js';
 import { GATEWAY_GROUP } from '../gatewayapi/patterns.js';
+import type { TableClientValidation } from '../policy/policy-table.js';
 import type { CertificateMaterial } from '../policy/tls-material.js';
+import {
+  type FrontendCheck,
+  checkFrontendValidation,
+  insecureCondition,
+  insecureFallback,
+} from './frontend-validation.js';
 import { type ListenerCertificates, resolveListenerCertificates } from './listener-tls.js';
 import { type Condition, type ListenerStatus, type ObjectStatusBody, condition } from './status.js';
 
@@ -33,6 +41,8 @@ export interface ListenerState {
   attachedRoutes: number;
   /** HTTPS: ids of the usable certificates (key pairs in TlsMaterial). */
   readonly certificates: readonly string[];
+  /** HTTPS: the client certificates the Gateway's spec.tls.frontend asks for here. */
+  readonly clientValidation?: TableClientValidation;
 }
 
 export interface GatewayState {
@@ -85,6 +95,7 @@ const SERVED = ['HTTP', 'HTTPS'];
 
 interface CertificateContext {
   readonly secrets: ReadonlyMap<string, Secret>;
+  readonly configMaps: ReadonlyMap<string, ConfigMap>;
   readonly grants: readonly ReferenceGrant[];
   /** Filled with the key pairs of usable certificates. */
   readonly material: Record<string, CertificateMaterial>;
@@ -150,10 +161,11 @@ function listenerKinds(l: Listener): { supported: RouteGroupKind[]; unsupported:
   };
 }
 
-/** ResolvedRefs: certificate problems first (a refusal by a grant named as such), then route kinds. */
+/** ResolvedRefs: certificate problems first (a refusal by a grant named as such), then client CAs, then route kinds. */
 function resolvedRefsCondition(
   l: Listener,
   certificates: ListenerCertificates,
+  frontend: FrontendCheck | undefined,
   unsupportedKinds: readonly RouteGroupKind[],
   gen: number | undefined,
 ): Condition {
@@ -165,6 +177,11 @@ function resolvedRefsCondition(
       : Reason.InvalidCertificateRef;
     const none = certificates.ids.length === 0 ? '; no usable certificate: the listener is not served' : '';
     return condition(T.ResolvedRefs, 'False', reason, problems.map((p) => p.message).join('; ') + none, gen);
+  }
+  const caProblem = frontend?.problems[0];
+  if (caProblem) {
+    const message = frontend?.problems.map((p) => p.message).join('; ') ?? '';
+    return condition(T.ResolvedRefs, 'False', caProblem.reason, message, gen);
   }
   if (unsupportedKinds.length > 0) {
     return condition(
@@ -193,11 +210,14 @@ function evaluateListener(
 ): ListenerState {
   const gen = gw.generation;
   const refused = refusal(l, all);
-  const accepted = refused === undefined;
-  const certificates =
-    accepted && l.protocol === 'HTTPS'
-      ? resolveListenerCertificates(gw, l, certs.secrets, certs.grants, certs.material)
-      : NO_CERTIFICATES;
+  const https = refused === undefined && l.protocol === 'HTTPS';
+  const certificates = https
+    ? resolveListenerCertificates(gw, l, certs.secrets, certs.grants, certs.material)
+    : NO_CERTIFICATES;
+  const frontend = https ? checkFrontendValidation(gw, l, certs.configMaps, certs.grants) : undefined;
+  // Client certificates asked for with no CA to check them against: not served rather than open.
+  const noCa = frontend !== undefined && frontend.validation === undefined;
+  const accepted = refused === undefined && !noCa;
   // Without a single usable certificate there is nothing to serve TLS with.
   const usable = accepted && (l.protocol !== 'HTTPS' || certificates.ids.length > 0);
   const kinds = listenerKinds(l);
@@ -211,15 +231,24 @@ function evaluateListener(
     conditions: [
       refused
         ? condition(T.Accepted, 'False', refused.reason, refused.message, gen)
-        : condition(T.Accepted, 'True', Reason.Accepted, 'listener accepted', gen),
+        : noCa
+          ? condition(
+              T.Accepted,
+              'False',
+              Reason.NoValidCACertificate,
+              'no client CA certificate is usable',
+              gen,
+            )
+          : condition(T.Accepted, 'True', Reason.Accepted, 'listener accepted', gen),
       conflictedCondition(l, all, gen),
-      resolvedRefsCondition(l, certificates, kinds.unsupported, gen),
+      resolvedRefsCondition(l, certificates, frontend, kinds.unsupported, gen),
       usable
         ? condition(T.Programmed, 'True', Reason.Programmed, 'listener programmed', gen)
         : condition(T.Programmed, 'False', Reason.Invalid, 'listener is not usable', gen),
     ],
     attachedRoutes: 0,
     certificates: certificates.ids,
+    ...(frontend?.validation ? { clientValidation: frontend.validation } : {}),
   };
 }
 
@@ -279,6 +308,7 @@ export function evaluateGateways(
 ): Map<string, GatewayState> {
   const certs: CertificateContext = {
     secrets: new Map(model.secrets.map((s) => [`${s.namespace}/${s.name}`, s])),
+    configMaps: new Map(model.configMaps.map((c) => [`${c.namespace}/${c.name}`, c])),
     grants: model.referenceGrants,
     material,
   };
@@ -301,6 +331,7 @@ export function evaluateGateways(
     }
     const listeners = gw.listeners.map((l) => evaluateListener(gw, l, gw.listeners, certs));
     const conditions = gatewayConditions(gw, listeners);
+    if (insecureFallback(gw)) conditions.push(insecureCondition(gw.generation));
     out.set(key, { gateway: gw, accepted: listeners.some((l) => l.accepted), listeners, conditions });
   }
   return out;

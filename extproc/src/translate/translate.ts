@@ -17,7 +17,13 @@ import { matchRe2Problem } from '../policy/re2-syntax.js';
 import { type Attachment, attachRoute } from './attach.js';
 import { type BackendPathFilters, backendPathFilters } from './backend-path-filters.js';
 import { type BackendContext, resolveBackend } from './backends.js';
-import { type GatewayState, classStatus, evaluateGateways, gatewayStatus } from './gateways.js';
+import {
+  type GatewayState,
+  type ListenerState,
+  classStatus,
+  evaluateGateways,
+  gatewayStatus,
+} from './gateways.js';
 import { KindConflicts } from './kind-conflicts.js';
 import type { CertificateMaterial, TlsMaterial } from '../policy/tls-material.js';
 import { grpcMatch, httpMatch } from './matches.js';
@@ -509,11 +515,18 @@ function tableListeners(gateways: ReadonlyMap<string, GatewayState>): TableListe
         port: l.listener.port,
         ...(l.listener.hostname !== undefined ? { hostname: l.listener.hostname } : {}),
         protocol: l.listener.protocol,
-        ...(l.listener.protocol === 'HTTPS' ? { tls: { certificates: l.certificates } } : {}),
+        ...(l.listener.protocol === 'HTTPS' ? { tls: listenerTls(l) } : {}),
       });
     }
   }
   return listeners;
+}
+
+function listenerTls(l: ListenerState): NonNullable<TableListener['tls']> {
+  return {
+    certificates: l.certificates,
+    ...(l.clientValidation ? { clientValidation: l.clientValidation } : {}),
+  };
 }
 
 /** Every decoded object's status, in input order; routes carry their warnings. */

@@ -20,6 +20,7 @@ import {
   PROTOCOL,
   SECTION_NAME,
 } from '../patterns.js';
+import { decodeGatewayTls } from './gateway-tls.js';
 import { decodeMetadata, spec as specOf } from './metadata.js';
 import type { FieldPath } from '../diagnostic.js';
 
@@ -206,12 +207,14 @@ export function decodeGateway(src: SourceObject): Gateway {
     }
   }
   const parametersRef = decodeParametersRef(spec, f);
+  const tls = decodeGatewayTls(spec, meta.namespace, f);
   return {
     ...meta,
     kind: 'Gateway',
     gatewayClassName,
     listeners,
     ...(parametersRef ? { parametersRef } : {}),
+    ...(tls ? { tls } : {}),
     errors: f.errors,
   };
 }
