@@ -1,12 +1,13 @@
 // Three replicas of `steadfast serve --kubeconfig --xds` against a real API server
 // (scripts/kube-local.mjs), each reaching it through a TCP proxy the test can cut, and two real
-// Envoys fed by two of them. Short Lease timings (3 s / 2 s / 0.5 s) keep the test quick.
+// Envoys fed by two of them. Short Lease timings (6 s / 4 s / 1 s) keep the test quick. kubectl
+// runs asynchronously: a synchronous one would stall the load this process measures.
 // Checks that only the holder of the Lease writes status (its counter moves, the others' stay
 // at 0); that when the holder is killed another takes the Lease and a route changed after the
 // kill gets its status within the Lease duration + 5 s; that a holder cut off from the API
 // server stops writing before another replica starts, and writes nothing once it is back; and
 // that traffic through both Envoys loses no request through all of it.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,8 +23,15 @@ import { type TcpCut, startTcpCut } from './support/tcp-cut.js';
 
 const ENVOY_ADDRESSES = ['127.0.0.41', '127.0.0.42'] as const;
 const CONTROLLER = 'steadfast.dev/gateway-controller';
-const LEASE_DURATION_S = 3;
-const LEASE_FLAGS = ['--lease-duration', `${LEASE_DURATION_S}s`, '--lease-renew-deadline', '2s'];
+const LEASE_DURATION_S = 6;
+const LEASE_FLAGS = [
+  '--lease-duration',
+  `${LEASE_DURATION_S}s`,
+  '--lease-renew-deadline',
+  '4s',
+  '--lease-retry-period',
+  '1s',
+];
 
 interface Replica {
   readonly name: string;
@@ -46,25 +54,34 @@ describe('three replicas of steadfast serve on one API server: one status writer
   const envoys: EnvoyProcess[] = [];
   const urls: string[] = [];
 
-  const kubectl = (args: readonly string[], input?: string): string =>
-    execFileSync(KUBECTL, ['--kubeconfig', kube.adminConfig, ...args], {
-      encoding: 'utf8',
-      ...(input !== undefined ? { input } : {}),
+  const kubectl = (args: readonly string[], input?: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const child = spawn(KUBECTL, ['--kubeconfig', kube.adminConfig, ...args]);
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      child.on('error', reject);
+      child.on('exit', (code) =>
+        code === 0 ? resolve(out) : reject(new Error(`kubectl ${args.join(' ')}: ${err}`)),
+      );
+      child.stdin.end(input ?? '');
     });
   const holder = () =>
     kubectl(['-n', 'steadfast-system', 'get', 'lease', 'steadfast', '-o', 'jsonpath={.spec.holderIdentity}']);
-  const route = () => JSON.parse(kubectl(['get', 'httproute', 'shop', '-o', 'json'])) as Route;
+  const route = async () => JSON.parse(await kubectl(['get', 'httproute', 'shop', '-o', 'json'])) as Route;
   const statusFollows = (r: Route) =>
     (r.status?.parents?.find((p) => p.controllerName === CONTROLLER)?.conditions ?? []).some(
       (c) => c.observedGeneration === r.metadata.generation,
     );
   /** Changes the route (a new generation) and returns that generation. */
   let changes = 0;
-  const changeRoute = (): number => {
+  const changeRoute = async (): Promise<number> => {
     changes++;
-    kubectl(['apply', '-f', '-'], routeYaml(`/change-${changes}`));
-    return route().metadata.generation;
+    await kubectl(['apply', '-f', '-'], routeYaml(`/change-${changes}`));
+    return (await route()).metadata.generation;
   };
+  const statusWritten = async () => statusFollows(await route());
   const metric = async (r: Replica, name: string): Promise<number> => {
     const text = await (await fetch(`${r.adminUrl}/metrics`)).text();
     const line = text.split('\n').find((l) => l.startsWith(`${name} `));
@@ -100,8 +117,6 @@ describe('three replicas of steadfast serve on one API server: one status writer
       '--lease-identity',
       r.name,
       ...LEASE_FLAGS,
-      '--lease-retry-period',
-      '500ms',
     ]);
     r.adminUrl = (await r.process.waitFor(/ready; ext_proc on \S+; admin on (\S+);/))[1] as string;
   };
@@ -136,8 +151,8 @@ describe('three replicas of steadfast serve on one API server: one status writer
       ['a', 'b'].map((n) => startEchoBackend({ address: '127.0.0.1', name: `lead-${n}` })),
     );
     gatewayPort = await freePort();
-    kubectl(['apply', '-f', '-'], fixtureYaml(gatewayPort, backends));
-    kubectl(['apply', '-f', '-'], routeYaml());
+    await kubectl(['apply', '-f', '-'], fixtureYaml(gatewayPort, backends));
+    await kubectl(['apply', '-f', '-'], routeYaml());
     const apiPort = Number(new URL(kube.server).port);
     for (const name of ['replica-0', 'replica-1', 'replica-2']) {
       replicas.push({
@@ -186,16 +201,17 @@ describe('three replicas of steadfast serve on one API server: one status writer
 
   it('lets only the holder of the Lease write status, and says who holds it', async () => {
     const [leader, ...followers] = replicas as [Replica, Replica, Replica];
-    expect(holder()).toBe('replica-0');
-    const generation = changeRoute();
-    await until(() => statusFollows(route()), 10_000, 'status of the changed route');
-    expect(route().metadata.generation).toBe(generation);
-    expect(await writes(leader)).toBeGreaterThan(0);
+    expect(await holder()).toBe('replica-0');
+    const before = await Promise.all(followers.map(writes));
+    const leaderBefore = await writes(leader);
+    const generation = await changeRoute();
+    await until(statusWritten, 10_000, 'status of the changed route');
+    expect((await route()).metadata.generation).toBe(generation);
+    expect(await holder()).toBe('replica-0');
+    expect(await writes(leader)).toBeGreaterThan(leaderBefore);
     expect(await metric(leader, 'steadfast_kubernetes_leader')).toBe(1);
-    for (const f of followers) {
-      expect(await writes(f)).toBe(0);
-      expect(await metric(f, 'steadfast_kubernetes_leader')).toBe(0);
-    }
+    expect(await Promise.all(followers.map(writes))).toEqual(before);
+    for (const f of followers) expect(await metric(f, 'steadfast_kubernetes_leader')).toBe(0);
     const ready = (await (await fetch(`${leader.adminUrl}/readyz`)).json()) as Record<string, unknown>;
     expect(ready).toMatchObject({
       status: 'ready',
@@ -218,15 +234,15 @@ describe('three replicas of steadfast serve on one API server: one status writer
     killed.process.kill('SIGKILL');
     await killed.process.exit;
     const killedAt = performance.now();
-    changeRoute();
+    await changeRoute();
     const took = await until(
-      () => statusFollows(route()),
+      statusWritten,
       (LEASE_DURATION_S + 5) * 1000,
       'status written by the next holder',
     );
     console.log(`status of a route changed after the holder was killed written after ${Math.round(took)} ms`);
     expect(performance.now() - killedAt).toBeLessThan((LEASE_DURATION_S + 5) * 1000);
-    const next = holder();
+    const next = await holder();
     expect(['replica-1', 'replica-2']).toContain(next);
     // Exactly one of the two wrote: the new holder.
     const after = await Promise.all(rest.map(writes));
@@ -235,18 +251,19 @@ describe('three replicas of steadfast serve on one API server: one status writer
       .map((r) => r.name);
     expect(wrote).toEqual([next]);
     await load.stop();
-  });
+  }, 60_000);
 
   it('stops a holder cut off from the API server before another starts, and it writes nothing once back', async () => {
     const load = loadBoth();
-    const leader = replicas.find((r) => r.name === holder()) as Replica;
+    const current = await holder();
+    const leader = replicas.find((r) => r.name === current) as Replica;
     const other = replicas.find((r) => r !== leader && r.name !== 'replica-0') as Replica;
     const otherWritesBefore = await writes(other);
     leader.proxy.cut();
-    const generation = changeRoute();
-    await until(() => holder() === other.name, 15_000, `${other.name} holding the Lease`);
-    await until(() => statusFollows(route()), 10_000, 'status written by the new holder');
-    expect(route().metadata.generation).toBe(generation);
+    const generation = await changeRoute();
+    await until(async () => (await holder()) === other.name, 20_000, `${other.name} holding the Lease`);
+    await until(statusWritten, 10_000, 'status written by the new holder');
+    expect((await route()).metadata.generation).toBe(generation);
     expect(await writes(other)).toBeGreaterThan(otherWritesBefore);
     // The old holder's last moment of writing came before the new holder's first.
     const stopped = loggedAt(leader, new RegExp(`${leader.name} stopped writing status at (\\S+):`));
@@ -263,8 +280,8 @@ describe('three replicas of steadfast serve on one API server: one status writer
       10_000,
       `${leader.name} seeing ${other.name} hold the Lease`,
     );
-    changeRoute();
-    await until(() => statusFollows(route()), 10_000, 'status of a later change');
+    await changeRoute();
+    await until(statusWritten, 10_000, 'status of a later change');
     expect(await writes(leader)).toBe(leaderWrites);
     expect(await metric(leader, 'steadfast_kubernetes_leader')).toBe(0);
     await load.stop();
