@@ -243,26 +243,26 @@ function section(comment: readonly string[], value: Json): string {
   return `${comment.map((c) => (c === '' ? '#' : `# ${c}`)).join('\n')}\n${stringify(value, { lineWidth: 0 })}`;
 }
 
-/**
- * The snippet: valid YAML whose top-level keys say where each part goes in the operator's
- * configuration. Deterministic for a given IR and options.
- */
-export function generateAttachSnippet(ir: GatewayIr, options: AttachSnippetOptions): string {
+/** The snippet's opening comment: what it is, what it talks to, and whether it is a secret. */
+function snippetHeader(options: AttachSnippetOptions): string {
   const keys = options.sessionKeys ?? [];
-  const routes = retryRoutes(ir);
-  const parts = [
-    [
-      'steadfast attach snippet (`steadfast envoy-config --mode attach`): add each part below to',
-      'the Envoy configuration you already run. Your listeners, routes and clusters stay yours.',
-      `Control service: ${options.extProcAddress} (steadfast serve --ext-proc-address). Filter: ${options.wasmPath}.`,
-      '',
-      keys.length > 0
-        ? `The wasm filter's configuration holds ${keys.length} session key(s): treat this output as a secret.`
-        : 'No session keys given (--session-key-file FILE): session persistence cannot seal tokens.',
-      '',
-    ]
-      .map((c) => (c === '' ? '#' : `# ${c}`))
-      .join('\n'),
+  return [
+    'steadfast attach snippet (`steadfast envoy-config --mode attach`): add each part below to',
+    'the Envoy configuration you already run. Your listeners, routes and clusters stay yours.',
+    `Control service: ${options.extProcAddress} (steadfast serve --ext-proc-address). Filter: ${options.wasmPath}.`,
+    '',
+    keys.length > 0
+      ? `The wasm filter's configuration holds ${keys.length} session key(s): treat this output as a secret.`
+      : 'No session keys given (--session-key-file FILE): session persistence cannot seal tokens.',
+    '',
+  ]
+    .map((c) => (c === '' ? '#' : `# ${c}`))
+    .join('\n');
+}
+
+/** Parts 1-3: the connection manager's filters, the router's upstream half, the pin header. */
+function filterChainSections(ir: GatewayIr, options: AttachSnippetOptions): string[] {
+  return [
     section(
       [
         '1. In each http_connection_manager that should get Gateway API semantics, put these',
@@ -291,6 +291,12 @@ export function generateAttachSnippet(ir: GatewayIr, options: AttachSnippetOptio
       ],
       { route_config: { internal_only_headers: [PIN_HEADER] } },
     ),
+  ];
+}
+
+/** Parts 4-5b: the routes' retry policy, the control service's cluster, the operator's clusters. */
+function routeAndClusterSections(ir: GatewayIr, options: AttachSnippetOptions): string[] {
+  return [
     section(
       [
         '4. On every route that serves a rule with a retry stanza or a session (listed below), add',
@@ -300,7 +306,7 @@ export function generateAttachSnippet(ir: GatewayIr, options: AttachSnippetOptio
       ],
       {
         route_retry_policy: { retry_back_off: { ...RETRY_BACK_OFF }, ...RETRY_OTHER_HOSTS },
-        retry_routes: routes,
+        retry_routes: retryRoutes(ir),
       },
     ),
     section(['5. Under static_resources.clusters: the control service (gRPC, so HTTP/2).'], {
@@ -319,6 +325,12 @@ export function generateAttachSnippet(ir: GatewayIr, options: AttachSnippetOptio
         cluster_circuit_breakers: { thresholds: [{ priority: 'DEFAULT', max_retries: 1024 }] },
       },
     ),
+  ];
+}
+
+/** Parts 6-7: the bootstrap's runtime layer and the listeners' metadata. */
+function bootstrapSections(ir: GatewayIr): string[] {
+  return [
     section(
       [
         '6. In the bootstrap: close each ext_proc stream gracefully instead of resetting it, so the',
@@ -341,5 +353,17 @@ export function generateAttachSnippet(ir: GatewayIr, options: AttachSnippetOptio
       { listener_metadata: listenerMetadata(ir) },
     ),
   ];
-  return `${parts.join('\n')}`;
+}
+
+/**
+ * The snippet: valid YAML whose top-level keys say where each part goes in the operator's
+ * configuration. Deterministic for a given IR and options.
+ */
+export function generateAttachSnippet(ir: GatewayIr, options: AttachSnippetOptions): string {
+  return [
+    snippetHeader(options),
+    ...filterChainSections(ir, options),
+    ...routeAndClusterSections(ir, options),
+    ...bootstrapSections(ir),
+  ].join('\n');
 }

@@ -97,23 +97,18 @@ function routeConfiguration(
   };
 }
 
-export function generateGatewayResources(
+function gatewayClusters(
   ir: GatewayIr,
   options: GatewayConfigOptions,
-  routeSource: RouteSource = { kind: 'inline' },
-  tls: ListenerTls = NO_TLS,
-  keep?: GenerationMemo,
-): GatewayResources {
-  // A memo made for other options holds nothing these can use.
-  const memo = keep?.options === options ? keep : undefined;
-  memo?.begin();
+  memo: GenerationMemo | undefined,
+): Json[] {
   const clusterOptions: ClusterOptions = {
     systemCaFile: options.systemCaFile ?? DEFAULT_SYSTEM_CA_FILE,
     connectTimeout: options.connectTimeout ?? '2s',
     retryHoldFilters: clusterRetryHoldFilters(options.wasmPath),
     ...(options.outlierDetection ? { outlierDetection: options.outlierDetection } : {}),
   };
-  const clusters = ir.clusters.map((c) => {
+  return ir.clusters.map((c) => {
     let made = memo?.clusters.get(c);
     if (!made) {
       made = envoyCluster(c, clusterOptions);
@@ -121,48 +116,60 @@ export function generateGatewayResources(
     }
     return made;
   });
-  const listeners: Json[] = [];
-  const routeConfigurations: Json[] = [];
-  const warnings = new Set<string>(ir.warnings);
-  const secrets = new Map<string, Json>();
-  for (const group of ir.ports) {
-    const name = group.name;
-    const rc = routeConfiguration(
-      group,
-      { debug: options.debug === true, listener: { port: group.port, https: group.protocol === 'HTTPS' } },
-      memo,
-    );
-    for (const w of group.warnings) warnings.add(w);
-    routeConfigurations.push(rc);
-    const hcm: Json = {
-      '@type': TYPE_HCM,
-      stat_prefix: `gateway_${group.port}`,
-      // HTTP/1.1 and HTTP/2 with prior knowledge (h2c) on the same port.
-      codec_type: 'AUTO',
-      ...edgeConnectionManager(options.edge),
-      ...(routeSource.kind === 'inline'
-        ? { route_config: rc }
-        : { rds: { route_config_name: name, config_source: routeSource.source(name) } }),
-      http_filters: gatewayHttpFilters(options),
-    };
-    const network = (): Json => ({
-      name: 'envoy.filters.network.http_connection_manager',
-      typed_config: structuredClone(hcm),
-    });
-    const https = group.protocol === 'HTTPS';
-    if (https) {
-      for (const l of group.listeners) {
-        for (const id of l.tls?.certificates ?? []) {
-          const secret = secretResource(id, tls.material);
-          if (secret) secrets.set(id, secret);
-        }
+}
+
+/** What one port's listener is generated with, besides the port itself. */
+interface PortContext {
+  readonly options: GatewayConfigOptions;
+  readonly routeSource: RouteSource;
+  readonly tls: ListenerTls;
+  readonly memo: GenerationMemo | undefined;
+  /** Collect the port's warnings and the secrets its listeners name. */
+  readonly warnings: Set<string>;
+  readonly secrets: Map<string, Json>;
+}
+
+/** One port's route configuration, and its listener (none when no HTTPS filter chain is left). */
+function portResources(group: IrPort, ctx: PortContext): { routes: Json; listener?: Json } {
+  const { options, routeSource, tls, warnings } = ctx;
+  const name = group.name;
+  const rc = routeConfiguration(
+    group,
+    { debug: options.debug === true, listener: { port: group.port, https: group.protocol === 'HTTPS' } },
+    ctx.memo,
+  );
+  for (const w of group.warnings) warnings.add(w);
+  const hcm: Json = {
+    '@type': TYPE_HCM,
+    stat_prefix: `gateway_${group.port}`,
+    // HTTP/1.1 and HTTP/2 with prior knowledge (h2c) on the same port.
+    codec_type: 'AUTO',
+    ...edgeConnectionManager(options.edge),
+    ...(routeSource.kind === 'inline'
+      ? { route_config: rc }
+      : { rds: { route_config_name: name, config_source: routeSource.source(name) } }),
+    http_filters: gatewayHttpFilters(options),
+  };
+  const network = (): Json => ({
+    name: 'envoy.filters.network.http_connection_manager',
+    typed_config: structuredClone(hcm),
+  });
+  const https = group.protocol === 'HTTPS';
+  if (https) {
+    for (const l of group.listeners) {
+      for (const id of l.tls?.certificates ?? []) {
+        const secret = secretResource(id, tls.material);
+        if (secret) ctx.secrets.set(id, secret);
       }
     }
-    const filterChains = https
-      ? httpsFilterChains(group.listeners, network, tls.source, warnings)
-      : [{ filters: [network()] }];
-    if (filterChains.length === 0) continue;
-    listeners.push({
+  }
+  const filterChains = https
+    ? httpsFilterChains(group.listeners, network, tls.source, warnings)
+    : [{ filters: [network()] }];
+  if (filterChains.length === 0) return { routes: rc };
+  return {
+    routes: rc,
+    listener: {
       name,
       address: {
         socket_address: {
@@ -174,15 +181,43 @@ export function generateGatewayResources(
       ...edgeListener(options.edge),
       ...(https ? { listener_filters: [TLS_INSPECTOR] } : {}),
       filter_chains: filterChains,
-    });
+    },
+  };
+}
+
+export function generateGatewayResources(
+  ir: GatewayIr,
+  options: GatewayConfigOptions,
+  routeSource: RouteSource = { kind: 'inline' },
+  tls: ListenerTls = NO_TLS,
+  keep?: GenerationMemo,
+): GatewayResources {
+  // A memo made for other options holds nothing these can use.
+  const memo = keep?.options === options ? keep : undefined;
+  memo?.begin();
+  const clusters = gatewayClusters(ir, options, memo);
+  const listeners: Json[] = [];
+  const routeConfigurations: Json[] = [];
+  const ctx: PortContext = {
+    options,
+    routeSource,
+    tls,
+    memo,
+    warnings: new Set<string>(ir.warnings),
+    secrets: new Map<string, Json>(),
+  };
+  for (const group of ir.ports) {
+    const { routes, listener } = portResources(group, ctx);
+    routeConfigurations.push(routes);
+    if (listener) listeners.push(listener);
   }
   memo?.end();
   return {
     listeners,
     routeConfigurations,
     clusters,
-    secrets: [...secrets.values()],
-    warnings: [...warnings],
+    secrets: [...ctx.secrets.values()],
+    warnings: [...ctx.warnings],
   };
 }
 

@@ -115,7 +115,16 @@ function buildBucket(hostname: string, routes: readonly ServedRoute[]): KeptBuck
   return { routes, bucket, size };
 }
 
-function compileIndex(routes: readonly ServedRoute[], memo: ResolverMemo, key: string): PortIndex {
+/** A port's buckets: one per exact hostname, one per wildcard suffix, and the one of any host. */
+interface PortBuckets {
+  readonly exact: ReadonlyMap<string, HostBucket>;
+  /** Keyed by the suffix after `*`, e.g. `.example.com`. */
+  readonly wildcard: ReadonlyMap<string, HostBucket>;
+  readonly any: HostBucket;
+  readonly size: number;
+}
+
+function portBuckets(routes: readonly ServedRoute[], memo: ResolverMemo, key: string): PortBuckets {
   // Each hostname's routes, in table order.
   const byHostname = new Map<string, ServedRoute[]>();
   for (const served of routes) {
@@ -126,10 +135,8 @@ function compileIndex(routes: readonly ServedRoute[], memo: ResolverMemo, key: s
     }
   }
   const exact = new Map<string, HostBucket>();
-  /** Keyed by the suffix after `*`, e.g. `.example.com`. */
   const wildcard = new Map<string, HostBucket>();
   const anyHost = memo.bucket(key, '*', byHostname.get('*') ?? []);
-  const any = anyHost.bucket;
   let size = anyHost.size;
   for (const [hostname, list] of byHostname) {
     if (hostname === '*') continue;
@@ -138,6 +145,11 @@ function compileIndex(routes: readonly ServedRoute[], memo: ResolverMemo, key: s
     if (hostname.startsWith('*.')) wildcard.set(hostname.slice(1), kept.bucket);
     else exact.set(hostname, kept.bucket);
   }
+  return { exact, wildcard, any: anyHost.bucket, size };
+}
+
+function compileIndex(routes: readonly ServedRoute[], memo: ResolverMemo, key: string): PortIndex {
+  const { exact, wildcard, any, size } = portBuckets(routes, memo, key);
   const wildcardSuffixes = wildcard.size > 0;
 
   return {
@@ -179,43 +191,48 @@ function compileIndex(routes: readonly ServedRoute[], memo: ResolverMemo, key: s
 
 const UNKNOWN: ListenerChoice = Object.freeze({ port: undefined, by: 'unknown' });
 
-export function compileResolver(
-  ir: GatewayIr,
-  generation: string = tableGeneration(ir.digest),
-  memo: ResolverMemo = new ResolverMemo(),
-): Resolver {
-  memo.begin();
-  const headersRead: ReadonlySet<string> = new Set(ir.headersRead);
-  const ordered = ir.routes.map((route, order) => ({ route, order }));
-  const byPort = new Map<number, PortIndex>();
-  /** The only index, when there is nothing to tell apart (one port, or no listeners at all). */
-  let single: PortIndex | undefined;
-  let singleChoice: ListenerChoice | undefined;
-  const noListeners = ir.listeners.length === 0;
-  if (noListeners) {
+/** Every port's index, and the only one when there is nothing to tell apart (one port, or no listeners). */
+interface PortIndexes {
+  readonly byPort: ReadonlyMap<number, PortIndex>;
+  readonly single?: { readonly index: PortIndex; readonly choice: ListenerChoice };
+  readonly noListeners: boolean;
+}
+
+function portIndexes(ir: GatewayIr, memo: ResolverMemo): PortIndexes {
+  if (ir.listeners.length === 0) {
     // A table without listeners (built by hand, or `--policy-token`-like tests): one set of routes.
-    single = compileIndex(ordered, memo, '');
-    singleChoice = Object.freeze({ port: undefined, by: 'single_port' });
-  } else {
-    for (const port of ir.ports) byPort.set(port.port, compileIndex(port.routes, memo, String(port.port)));
-    if (byPort.size <= 1) {
-      const [port, index] = [...byPort][0] ?? [undefined, compileIndex([], memo, '')];
-      single = index;
-      singleChoice = Object.freeze({ port, by: 'single_port' });
-    }
+    const ordered = ir.routes.map((route, order) => ({ route, order }));
+    return {
+      byPort: new Map(),
+      single: {
+        index: compileIndex(ordered, memo, ''),
+        choice: Object.freeze({ port: undefined, by: 'single_port' }),
+      },
+      noListeners: true,
+    };
   }
-  const ports = [...byPort.keys()].sort((a, b) => a - b);
-  const indexes = ports.map((p) => byPort.get(p) as PortIndex);
-  // Made once, so telling a listener allocates nothing per request.
+  const byPort = new Map<number, PortIndex>();
+  for (const port of ir.ports) byPort.set(port.port, compileIndex(port.routes, memo, String(port.port)));
+  if (byPort.size > 1) return { byPort, noListeners: false };
+  const [port, index] = [...byPort][0] ?? [undefined, compileIndex([], memo, '')];
+  return {
+    byPort,
+    single: { index, choice: Object.freeze({ port, by: 'single_port' }) },
+    noListeners: false,
+  };
+}
+
+/** Which port's routes a request on a listener gets: its choices are made once, so telling allocates nothing. */
+function listenerChooser(
+  ports: readonly number[],
+  { single, noListeners }: PortIndexes,
+): (l: RequestListener | undefined) => ListenerChoice {
   const byMetadata = new Map(ports.map((port) => [port, Object.freeze({ port, by: 'metadata' as const })]));
   const byDestination = new Map(
     ports.map((port) => [port, Object.freeze({ port, by: 'destination_port' as const })]),
   );
-  memo.end();
-  let size = single?.size ?? 0;
-  if (!single) for (const index of indexes) size += index.size;
-
-  const listenerOf = (l: RequestListener | undefined): ListenerChoice => {
+  const singleChoice = single?.choice;
+  return (l) => {
     const declared = l?.gatewayPort;
     // The operator's word wins: a port without routes answers nothing, as its own listener would.
     if (declared !== undefined && !noListeners) {
@@ -225,12 +242,18 @@ export function compileResolver(
     const local = l?.destinationPort;
     return (local !== undefined ? byDestination.get(local) : undefined) ?? UNKNOWN;
   };
+}
 
-  const all = single ? [single] : indexes;
-  const scopes = new Map<string, string | null>();
-  // Over every port's index: which one a request gets depends on its listener, which the
-  // key holds whenever the table has listeners (`l=1`).
-  const scopeOf = (host: string): string | null => {
+/**
+ * A host's answer scope, over every port's index: which one a request gets depends on its
+ * listener, which the key holds whenever the table has listeners (`l=1`).
+ */
+function scopeOfHost(
+  all: readonly PortIndex[],
+  generation: string,
+  noListeners: boolean,
+): (host: string) => string | null {
+  return (host) => {
     const consulted = all.flatMap((index) => index.consulted(host));
     const headers = new Set<string>();
     for (const b of consulted) for (const name of b.headersRead) headers.add(name);
@@ -240,11 +263,30 @@ export function compileResolver(
       headers: [...headers],
     });
   };
+}
+
+export function compileResolver(
+  ir: GatewayIr,
+  generation: string = tableGeneration(ir.digest),
+  memo: ResolverMemo = new ResolverMemo(),
+): Resolver {
+  memo.begin();
+  const indexed = portIndexes(ir, memo);
+  memo.end();
+  const { byPort } = indexed;
+  const single = indexed.single?.index;
+  const ports = [...byPort.keys()].sort((a, b) => a - b);
+  const indexes = ports.map((p) => byPort.get(p) as PortIndex);
+  let size = single?.size ?? 0;
+  if (!single) for (const index of indexes) size += index.size;
+  const listenerOf = listenerChooser(ports, indexed);
+  const scopeOf = scopeOfHost(single ? [single] : indexes, generation, indexed.noListeners);
+  const scopes = new Map<string, string | null>();
 
   return {
     ports,
     size,
-    headersRead,
+    headersRead: new Set(ir.headersRead),
     generation,
     scope(authority) {
       const host = hostOf(authority);
