@@ -148,6 +148,9 @@ describe('the ADS server (state of the world)', () => {
     expect(names(cds2)).toEqual(['a', 'b']);
     envoy.send({ type_url: TYPE_CLUSTER, version_info: '2', response_nonce: cds2.nonce });
     const rds2 = await envoy.next(TYPE_ROUTE_CONFIGURATION, seen);
+    // It takes the listeners (as Envoy answers every push: the next generation waits for it).
+    const lds2 = await envoy.next(TYPE_LISTENER, seen);
+    envoy.send({ type_url: TYPE_LISTENER, version_info: '2', response_nonce: lds2.nonce });
     // It refuses the routes: recorded against generation 2, with its reason.
     envoy.send({
       type_url: TYPE_ROUTE_CONFIGURATION,
@@ -168,6 +171,8 @@ describe('the ADS server (state of the world)', () => {
     expect(names(cds3)).toEqual(['a', 'c']);
     envoy.send({ type_url: TYPE_CLUSTER, version_info: '3', response_nonce: cds3.nonce });
     const rds3 = await envoy.next(TYPE_ROUTE_CONFIGURATION, seen3);
+    const lds3 = await envoy.next(TYPE_LISTENER, seen3);
+    envoy.send({ type_url: TYPE_LISTENER, version_info: '3', response_nonce: lds3.nonce });
     // An answer carrying an older nonce is ignored; the answer to the last push counts.
     envoy.send({
       type_url: TYPE_ROUTE_CONFIGURATION,

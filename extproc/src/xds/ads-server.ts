@@ -20,6 +20,7 @@ import type protobuf from 'protobufjs';
 import { TYPE_CLUSTER, TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET } from '../envoy/envoy-names.js';
 import type { GatewayResources } from '../envoy/gateway-config.js';
 import type { Json } from '../json.js';
+import { type Any, type DiscoveryRequest, type Encoded, type Flight, Stream } from './ads-stream.js';
 import { type AdsTlsFiles, AdsTlsFilesProvider } from './ads-tls.js';
 import { encodeAny, envoyProtoRoot } from './envoy-protos.js';
 import { RouteFileEncoder } from './route-files.js';
@@ -35,23 +36,6 @@ const NAMED_TYPES: ReadonlySet<string> = new Set([TYPE_ROUTE_CONFIGURATION, TYPE
 /** How long the rest of a generation waits for an Envoy's answer on its clusters. */
 const CLUSTER_ANSWER_WAIT_MS = 30_000;
 
-interface Any {
-  readonly type_url: string;
-  readonly value: Buffer;
-}
-
-/** One generation for one kind of Envoy, encoded once: type → resource name → Any. */
-type Encoded = ReadonlyMap<string, ReadonlyMap<string, Any>>;
-
-interface DiscoveryRequest {
-  readonly version_info?: string;
-  readonly node?: { readonly id?: string; readonly metadata?: { readonly fields?: Record<string, unknown> } };
-  readonly resource_names?: readonly string[];
-  readonly type_url?: string;
-  readonly response_nonce?: string;
-  readonly error_detail?: { readonly code?: number; readonly message?: string };
-}
-
 /** What one connected Envoy has taken and refused. */
 export interface XdsClientStatus {
   readonly node: string;
@@ -62,6 +46,10 @@ export interface XdsClientStatus {
   readonly acked: Readonly<Record<string, string>>;
   /** What it refused, per type, while its last answer for that type is a refusal. */
   readonly nacked: readonly { readonly type: string; readonly version: string; readonly message: string }[];
+  /** The generation on its way to it (sent, not every part answered yet), if any. */
+  readonly inFlight?: string;
+  /** Resources sent on this stream since it opened, and their encoded bytes. */
+  readonly sent: { readonly resources: number; readonly bytes: number };
 }
 
 export interface XdsStatus {
@@ -81,33 +69,14 @@ export interface AdsServerOptions {
   readonly token?: string;
   /** When set, mutual TLS: the server's certificate and key, and the CA its clients' certificates come from. */
   readonly tls?: AdsTlsFiles;
+  /** How long the rest of a generation waits for an Envoy's answer on its clusters (default 30 s). */
+  readonly clusterWaitMs?: number;
+  /** How long a stream may leave what it was sent unread or unanswered before it is reset (default 60 s). */
+  readonly stallMs?: number;
 }
 
-class Stream {
-  readonly acked = new Map<string, string>();
-  readonly nacked = new Map<string, { version: string; message: string }>();
-  /** Type → names asked for (RDS, SDS; sorted); the other types are wildcard. */
-  readonly names = new Map<string, readonly string[]>();
-  /** Type → the last nonce sent, and the version it carried. */
-  readonly lastNonce = new Map<string, { nonce: string; version: string }>();
-  /** The clusters the routes this Envoy accepted name (kept until it accepts newer routes). */
-  routeClusters: ReadonlyMap<string, Any> = new Map();
-  /** A generation whose clusters were sent and whose answer the rest waits for. */
-  waiting: { version: string; timer: NodeJS.Timeout } | undefined;
-  node = '';
-  kind = '';
-  private nonce = 0;
-  readonly connectedAt = new Date().toISOString();
-
-  constructor(readonly call: grpc.ServerDuplexStream<DiscoveryRequest, Json>) {}
-
-  send(type: string, version: string, resources: readonly Any[]): void {
-    this.nonce++;
-    const nonce = String(this.nonce);
-    this.lastNonce.set(type, { nonce, version });
-    this.call.write({ version_info: version, resources, type_url: type, nonce });
-  }
-}
+/** A stream that does not read for this long is reset (Envoy opens a new one). */
+const STALL_MS = 60_000;
 
 /** For logs: a client-chosen string, quoted and cut short. */
 function shown(s: string): string {
@@ -130,7 +99,11 @@ export class AdsServer {
   /** Where it listens, once started. */
   address = '';
 
-  constructor(private readonly options: AdsServerOptions) {}
+  private readonly clusterWaitMs: number;
+
+  constructor(private readonly options: AdsServerOptions) {
+    this.clusterWaitMs = options.clusterWaitMs ?? CLUSTER_ANSWER_WAIT_MS;
+  }
 
   /** The gRPC service definition (for a server of the caller's, or start()). */
   definition(): grpc.ServiceDefinition<grpc.UntypedServiceImplementation> {
@@ -183,19 +156,22 @@ export class AdsServer {
     const server = this.server;
     if (!server) return;
     for (const s of this.streams) {
-      if (s.waiting) clearTimeout(s.waiting.timer);
+      s.dispose();
       s.call.end();
     }
     await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
   }
 
-  /** A new generation: encoded per kind of connected Envoy when first needed, pushed to every stream. */
+  /**
+   * A new generation, pushed to every stream that has nothing in flight; a stream still busy
+   * with an older one gets the newest when it answered for that (generations coalesce).
+   */
   update(version: string): void {
     this.version = version;
     this.encoded = new Map();
     this.generationError = undefined;
     for (const s of this.streams) {
-      if (s.node !== '') this.pushGeneration(s);
+      if (s.node !== '' && !s.flight) this.pushGeneration(s);
     }
   }
 
@@ -209,6 +185,8 @@ export class AdsServer {
           connectedAt: s.connectedAt,
           acked: Object.fromEntries(s.acked),
           nacked: [...s.nacked].map(([type, n]) => ({ type, ...n })),
+          ...(s.flight ? { inFlight: s.flight.version } : {}),
+          sent: { resources: s.sentResources, bytes: s.sentBytes },
         })),
       ...(this.generationError ? { generationError: this.generationError } : {}),
     };
@@ -218,31 +196,7 @@ export class AdsServer {
     const cached = this.encoded.get(kind);
     if (cached) return 'error' in cached ? undefined : (cached as Encoded);
     try {
-      const generated = this.options.resources(kind);
-      const byName = (type: string, list: readonly Json[]) =>
-        new Map(
-          list.map((r) => [
-            r['name'] as string,
-            encodeAny({ '@type': type, ...r }, `${type}/${String(r['name'])}`),
-          ]),
-        );
-      let routes = this.routeEncoders.get(kind);
-      if (!routes) this.routeEncoders.set(kind, (routes = new RouteFileEncoder()));
-      routes.begin();
-      const routeConfigurations = new Map(
-        generated.routeConfigurations.map((rc) => [
-          rc['name'] as string,
-          { type_url: TYPE_ROUTE_CONFIGURATION, value: (routes as RouteFileEncoder).configuration(rc) },
-        ]),
-      );
-      routes.end();
-      const encoded: Encoded = new Map([
-        [TYPE_CLUSTER, byName(TYPE_CLUSTER, generated.clusters)],
-        [TYPE_LISTENER, byName(TYPE_LISTENER, generated.listeners)],
-        [TYPE_ROUTE_CONFIGURATION, routeConfigurations],
-        [TYPE_SECRET, byName(TYPE_SECRET, generated.secrets)],
-      ]);
-      for (const w of generated.warnings) this.options.log(`warning: ${w}`);
+      const encoded = this.encode(kind);
       this.encoded.set(kind, encoded);
       return encoded;
     } catch (e) {
@@ -257,6 +211,34 @@ export class AdsServer {
     }
   }
 
+  private encode(kind: string): Encoded {
+    const generated = this.options.resources(kind);
+    const byName = (type: string, list: readonly Json[]) =>
+      new Map(
+        list.map((r) => [
+          r['name'] as string,
+          encodeAny({ '@type': type, ...r }, `${type}/${String(r['name'])}`),
+        ]),
+      );
+    let routes = this.routeEncoders.get(kind);
+    if (!routes) this.routeEncoders.set(kind, (routes = new RouteFileEncoder()));
+    routes.begin();
+    const routeConfigurations = new Map(
+      generated.routeConfigurations.map((rc) => [
+        rc['name'] as string,
+        { type_url: TYPE_ROUTE_CONFIGURATION, value: (routes as RouteFileEncoder).configuration(rc) },
+      ]),
+    );
+    routes.end();
+    for (const w of generated.warnings) this.options.log(`warning: ${w}`);
+    return new Map([
+      [TYPE_CLUSTER, byName(TYPE_CLUSTER, generated.clusters)],
+      [TYPE_LISTENER, byName(TYPE_LISTENER, generated.listeners)],
+      [TYPE_ROUTE_CONFIGURATION, routeConfigurations],
+      [TYPE_SECRET, byName(TYPE_SECRET, generated.secrets)],
+    ]);
+  }
+
   /** What a stream gets for one type: all of it, or the names it asked for. */
   private selection(s: Stream, type: string, encoded: Encoded): Any[] {
     const all = encoded.get(type) ?? new Map<string, Any>();
@@ -268,37 +250,56 @@ export class AdsServer {
     });
   }
 
-  private sendType(s: Stream, type: string): void {
+  /** What a stream is sent now: the generation on its way to it, else the current one. */
+  private generationFor(s: Stream): { version: string; encoded: Encoded } | undefined {
+    if (s.flight) return s.flight;
     const encoded = this.version === '' ? undefined : this.resourcesFor(s.kind);
-    if (!encoded) return;
-    s.send(type, this.version, this.selection(s, type, encoded));
+    return encoded ? { version: this.version, encoded } : undefined;
+  }
+
+  private sendType(s: Stream, type: string, g: { version: string; encoded: Encoded } | undefined): void {
+    if (g) s.send(type, g.version, this.selection(s, type, g.encoded));
   }
 
   /** The current generation to a stream: its clusters now, the rest once the Envoy answers for them. */
   private pushGeneration(s: Stream): void {
-    if (this.version === '' || !this.resourcesFor(s.kind)) return;
-    if (s.waiting) clearTimeout(s.waiting.timer);
-    s.waiting = undefined;
+    const encoded = this.version === '' ? undefined : this.resourcesFor(s.kind);
+    if (!encoded) return;
+    const flight: Flight = { version: this.version, encoded, step: 'clusters', timer: undefined };
+    s.flight = flight;
     if (!s.names.has(TYPE_CLUSTER)) {
       this.pushRest(s);
       return;
     }
-    this.sendType(s, TYPE_CLUSTER);
-    const version = this.version;
-    const timer = setTimeout(() => {
-      if (s.waiting?.version !== version) return;
+    this.sendType(s, TYPE_CLUSTER, flight);
+    flight.timer = setTimeout(() => {
+      if (s.flight !== flight || flight.step !== 'clusters') return;
       this.options.log(
-        `xds: ${shown(s.node)} has not answered for the clusters of generation ${version} in ${CLUSTER_ANSWER_WAIT_MS / 1000} s; sending the rest`,
+        `xds: ${shown(s.node)} has not answered for the clusters of generation ${flight.version} in ${this.clusterWaitMs / 1000} s; sending the rest`,
       );
-      s.waiting = undefined;
+      // The generation lands once the clusters are answered too; until then they count as unread.
       this.pushRest(s);
-    }, CLUSTER_ANSWER_WAIT_MS);
-    timer.unref();
-    s.waiting = { version, timer };
+    }, this.clusterWaitMs);
+    flight.timer.unref();
   }
 
   private pushRest(s: Stream): void {
-    for (const type of AFTER_CLUSTERS) if (s.names.has(type)) this.sendType(s, type);
+    const flight = s.flight;
+    if (!flight) return;
+    if (flight.timer) clearTimeout(flight.timer);
+    flight.timer = undefined;
+    flight.step = 'rest';
+    for (const type of AFTER_CLUSTERS) if (s.names.has(type)) this.sendType(s, type, flight);
+    this.maybeLand(s);
+  }
+
+  /** Every push of the generation in flight answered: it is delivered, and a newer one follows. */
+  private maybeLand(s: Stream): void {
+    const flight = s.flight;
+    if (!flight || flight.step !== 'rest' || s.unanswered.size > 0) return;
+    s.flight = undefined;
+    s.delivered = flight.version;
+    if (flight.version !== this.version) this.pushGeneration(s);
   }
 
   private serve(call: grpc.ServerDuplexStream<DiscoveryRequest, Json>): void {
@@ -310,10 +311,10 @@ export class AdsServer {
         return;
       }
     }
-    const s = new Stream(call);
+    const s = new Stream(call, this.options.stallMs ?? STALL_MS, (stuck) => this.stalled(stuck));
     this.streams.add(s);
     const gone = () => {
-      if (s.waiting) clearTimeout(s.waiting.timer);
+      s.dispose();
       if (this.streams.delete(s) && s.node !== '') this.options.log(`xds: ${shown(s.node)} disconnected`);
     };
     call.on('data', (req: DiscoveryRequest) => this.onRequest(s, req));
@@ -325,70 +326,103 @@ export class AdsServer {
     call.on('cancelled', gone);
   }
 
-  /** Long on purpose: the node's first request, an ACK, a NACK and a subscription, in the order ADS defines. */
+  /** A stream that left what it was sent unread or unanswered for too long: reset, and what it holds let go. */
+  private stalled(s: Stream): void {
+    this.streams.delete(s);
+    this.options.log(
+      `xds: ${shown(s.node)} has not read or answered what it was sent for ${(this.options.stallMs ?? STALL_MS) / 1000} s; its stream is reset (Envoy opens a new one)`,
+    );
+    s.reset();
+  }
+
+  /** The node's first request, an answer and a subscription, in the order ADS defines. */
   private onRequest(s: Stream, req: DiscoveryRequest): void {
+    if (s.closed) return;
+    s.heard();
+    if (s.node === '' && !this.identify(s, req)) return;
     const type = req.type_url ?? '';
-    if (s.node === '') {
-      const kind =
-        (req.node?.metadata?.fields?.['steadfast_node_kind'] as { stringValue?: string } | undefined)
-          ?.stringValue ?? '';
-      // The kind becomes the listeners' address: an IP address or nothing, never a name.
-      if (kind !== '' && isIP(kind) === 0) {
-        this.options.log(
-          `xds: a node named ${shown(req.node?.id ?? '')} gave listener address ${shown(kind)}: refused`,
-        );
-        this.streams.delete(s);
-        s.call.emit('error', {
-          code: grpc.status.INVALID_ARGUMENT,
-          details: 'steadfast_node_kind must be an IP address',
-        });
-        return;
-      }
-      s.node = req.node?.id ?? 'unknown';
-      s.kind = kind;
-      this.options.log(`xds: ${shown(s.node)} connected${s.kind ? ` (listeners on ${s.kind})` : ''}`);
-    }
     if (!SERVED.has(type)) {
       // Not something a gateway serves: one empty answer, never one to its ACK.
       if (!req.response_nonce) s.send(type, this.version, []);
+      // Its answer is never waited for: a generation in flight does not hang on it.
+      s.unanswered.delete(type);
       return;
     }
     const last = s.lastNonce.get(type);
-    if (req.response_nonce) {
-      // An answer to something older than the last push of this type: superseded, ignored.
-      if (req.response_nonce !== last?.nonce) return;
-      if (req.error_detail) {
-        const message = req.error_detail.message ?? '';
-        s.nacked.set(type, { version: last.version, message });
-        this.options.log(
-          `xds: ${shown(s.node)} refused generation ${last.version} of ${shortType(type)}: ${message}`,
-        );
-      } else {
-        s.acked.set(type, last.version);
-        s.nacked.delete(type);
-        // Its routes now name this generation's clusters only.
-        if (type === TYPE_ROUTE_CONFIGURATION && last.version === this.version) {
-          s.routeClusters = this.resourcesFor(s.kind)?.get(TYPE_CLUSTER) ?? s.routeClusters;
-        }
-      }
-      // The Envoy answered for the clusters (taken, warmed, or refused): the rest may follow.
-      if (type === TYPE_CLUSTER && s.waiting?.version === last.version) {
-        clearTimeout(s.waiting.timer);
-        s.waiting = undefined;
-        this.pushRest(s);
-      }
-    }
+    // An answer to something older than the last push of this type: superseded, ignored.
+    if (req.response_nonce && req.response_nonce !== last?.nonce) return;
+    if (req.response_nonce && last) this.onAnswer(s, type, last.version, req);
     const names = NAMED_TYPES.has(type) ? [...(req.resource_names ?? [])].sort() : [];
     const before = s.names.get(type);
     s.names.set(type, names);
-    const subscribed = before === undefined || before.join('\n') !== names.join('\n');
     // Answer a new subscription, or new names; an ACK or NACK of the last push needs none.
-    if (!subscribed) return;
+    if (before === undefined || before.join('\n') !== names.join('\n')) this.onSubscribe(s, type, last);
+    // The Envoy answered for the clusters (taken, warmed, or refused): the rest may follow.
+    const flight = s.flight;
+    if (
+      req.response_nonce &&
+      type === TYPE_CLUSTER &&
+      flight?.step === 'clusters' &&
+      flight.version === last?.version
+    ) {
+      this.pushRest(s);
+    } else {
+      this.maybeLand(s);
+    }
+  }
+
+  /** The first request names the node and its kind; a kind that is not an IP address ends the stream. */
+  private identify(s: Stream, req: DiscoveryRequest): boolean {
+    const kind =
+      (req.node?.metadata?.fields?.['steadfast_node_kind'] as { stringValue?: string } | undefined)
+        ?.stringValue ?? '';
+    // The kind becomes the listeners' address: an IP address or nothing, never a name.
+    if (kind !== '' && isIP(kind) === 0) {
+      this.options.log(
+        `xds: a node named ${shown(req.node?.id ?? '')} gave listener address ${shown(kind)}: refused`,
+      );
+      this.streams.delete(s);
+      s.dispose();
+      s.call.emit('error', {
+        code: grpc.status.INVALID_ARGUMENT,
+        details: 'steadfast_node_kind must be an IP address',
+      });
+      return false;
+    }
+    s.node = req.node?.id ?? 'unknown';
+    s.kind = kind;
+    this.options.log(`xds: ${shown(s.node)} connected${s.kind ? ` (listeners on ${s.kind})` : ''}`);
+    return true;
+  }
+
+  /** An ACK or a NACK of the last push of `type`, which carried `version`. */
+  private onAnswer(s: Stream, type: string, version: string, req: DiscoveryRequest): void {
+    s.unanswered.delete(type);
+    if (req.error_detail) {
+      const message = req.error_detail.message ?? '';
+      s.nacked.set(type, { version, message });
+      this.options.log(
+        `xds: ${shown(s.node)} refused generation ${version} of ${shortType(type)}: ${message}`,
+      );
+      return;
+    }
+    s.acked.set(type, version);
+    s.nacked.delete(type);
+    if (type !== TYPE_ROUTE_CONFIGURATION) return;
+    // Its routes now name this generation's clusters only.
+    const g =
+      s.flight?.version === version ? s.flight : version === this.version ? this.generationFor(s) : undefined;
+    s.routeClusters = g?.encoded.get(TYPE_CLUSTER) ?? s.routeClusters;
+  }
+
+  /** A type asked for anew, or other names of it: sent what the stream is on now. */
+  private onSubscribe(s: Stream, type: string, last: { nonce: string } | undefined): void {
     if (type === TYPE_CLUSTER) {
-      if (last === undefined) this.pushGeneration(s);
-      else this.sendType(s, type);
-    } else if (!s.waiting) {
-      this.sendType(s, type);
+      if (last === undefined && !s.flight) this.pushGeneration(s);
+      else this.sendType(s, type, this.generationFor(s));
+    } else if (s.flight?.step !== 'clusters') {
+      // While the clusters are awaited the rest waits too; pushRest sends these names then.
+      this.sendType(s, type, this.generationFor(s));
     }
   }
 }

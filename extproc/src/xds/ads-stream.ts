@@ -1,0 +1,139 @@
+// One Envoy's ADS stream, as the server sees it: what it asked for, took and refused, the
+// generation on its way to it, and whether it still reads.
+//
+// Backpressure: the server sends a stream one generation at a time (ads-server.ts), so what
+// waits for one Envoy is at most one generation. An Envoy reads and answers every push; a
+// stream that leaves a push unanswered, or a write unsent (its HTTP/2 window full), with no
+// word from the peer for `stallMs` is reset, which lets go of what it holds, and Envoy opens a
+// new one and gets the whole current state. The clusters of a generation are not counted
+// while Envoy may still be warming them (ads-server.ts waits 30 s for those, then sends the
+// rest; from then on they count).
+import * as grpc from '@grpc/grpc-js';
+import { TYPE_CLUSTER } from '../envoy/envoy-names.js';
+import type { Json } from '../json.js';
+
+export interface Any {
+  readonly type_url: string;
+  readonly value: Buffer;
+}
+
+/** One generation for one kind of Envoy, encoded once: type → resource name → Any. */
+export type Encoded = ReadonlyMap<string, ReadonlyMap<string, Any>>;
+
+export interface DiscoveryRequest {
+  readonly version_info?: string;
+  readonly node?: { readonly id?: string; readonly metadata?: { readonly fields?: Record<string, unknown> } };
+  readonly resource_names?: readonly string[];
+  readonly type_url?: string;
+  readonly response_nonce?: string;
+  readonly error_detail?: { readonly code?: number; readonly message?: string };
+}
+
+/** The generation being delivered to a stream: its clusters first, then the rest. */
+export interface Flight {
+  readonly version: string;
+  readonly encoded: Encoded;
+  step: 'clusters' | 'rest';
+  /** While the rest waits for the Envoy's answer on the clusters. */
+  timer: NodeJS.Timeout | undefined;
+}
+
+/** RST_STREAM's CANCEL: Envoy treats it as a stream to open again. */
+const NGHTTP2_CANCEL = 8;
+
+export class Stream {
+  readonly acked = new Map<string, string>();
+  readonly nacked = new Map<string, { version: string; message: string }>();
+  /** Type → names asked for (RDS, SDS; sorted); the other types are wildcard. */
+  readonly names = new Map<string, readonly string[]>();
+  /** Type → the last nonce sent, and the version it carried. */
+  readonly lastNonce = new Map<string, { nonce: string; version: string }>();
+  /** Types whose last push the Envoy has not answered yet. */
+  readonly unanswered = new Set<string>();
+  /** The clusters the routes this Envoy accepted name (kept until it accepts newer routes). */
+  routeClusters: ReadonlyMap<string, Any> = new Map();
+  flight: Flight | undefined;
+  /** The version of the last generation fully delivered (every push of it answered). */
+  delivered = '';
+  node = '';
+  kind = '';
+  /** Bytes of resources sent, for status and tests: what a change costs on the wire. */
+  sentBytes = 0;
+  sentResources = 0;
+  private nonce = 0;
+  private unsent = 0;
+  private stallTimer: NodeJS.Timeout | undefined;
+  closed = false;
+  readonly connectedAt = new Date().toISOString();
+
+  constructor(
+    readonly call: grpc.ServerDuplexStream<DiscoveryRequest, Json>,
+    private readonly stallMs: number,
+    private readonly stalled: (s: Stream) => void,
+  ) {}
+
+  send(type: string, version: string, resources: readonly Any[]): void {
+    if (this.closed) return;
+    this.nonce++;
+    const nonce = String(this.nonce);
+    this.lastNonce.set(type, { nonce, version });
+    this.unanswered.add(type);
+    for (const r of resources) this.sentBytes += r.value.length;
+    this.sentResources += resources.length;
+    this.unsent++;
+    if (!this.stallTimer) this.armStall();
+    this.call.write({ version_info: version, resources, type_url: type, nonce }, () => this.wentOut());
+  }
+
+  /** Stops the timers; the stream is gone or being reset. */
+  dispose(): void {
+    this.closed = true;
+    if (this.flight?.timer) clearTimeout(this.flight.timer);
+    if (this.stallTimer) clearTimeout(this.stallTimer);
+    this.stallTimer = undefined;
+  }
+
+  /**
+   * Resets the HTTP/2 stream: an end with a status would queue behind the data the peer does
+   * not read. grpc-js (pinned) keeps the HTTP/2 stream as `stream` on the call it hands the
+   * handler; without it the stream ends with UNAVAILABLE once the peer reads again.
+   */
+  reset(): void {
+    this.dispose();
+    const inner = (this.call as unknown as { call?: { stream?: { close?: (code: number) => void } } }).call;
+    if (typeof inner?.stream?.close === 'function') inner.stream.close(NGHTTP2_CANCEL);
+    else this.call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'the stream did not read' });
+  }
+
+  /** A request from the peer: it reads, the clock starts again. */
+  heard(): void {
+    this.armStall();
+  }
+
+  private wentOut(): void {
+    this.unsent = Math.max(0, this.unsent - 1);
+    // Progress: the clock starts again for what is still queued.
+    this.armStall();
+  }
+
+  /** A push waits for the peer's answer (its clusters while it warms them excepted). */
+  private awaitingAnswer(): boolean {
+    for (const type of this.unanswered) {
+      if (!(type === TYPE_CLUSTER && this.flight?.step === 'clusters')) return true;
+    }
+    return false;
+  }
+
+  private armStall(): void {
+    if (this.stallTimer) clearTimeout(this.stallTimer);
+    this.stallTimer = undefined;
+    if (this.closed) return;
+    this.stallTimer = setTimeout(() => {
+      this.stallTimer = undefined;
+      if (this.closed) return;
+      if (this.unsent > 0 || this.awaitingAnswer()) this.stalled(this);
+      else if (this.unanswered.size > 0) this.armStall();
+    }, this.stallMs);
+    this.stallTimer.unref();
+  }
+}
