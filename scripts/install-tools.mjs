@@ -5,9 +5,10 @@
 // version is left alone. Runs as npm's postinstall and from `npm run tools`.
 //
 // `npm run tools -- --kubernetes` also builds what the Kubernetes tests and
-// docs/kubernetes.md run: etcd, kube-apiserver and kubectl from the Go module
-// proxy (wrapper modules in tools/etcd and tools/kubernetes pin them), and
-// copies the Gateway API CRDs of the pinned sigs.k8s.io/gateway-api module.
+// docs/kubernetes.md run: etcd, kube-apiserver, kubectl and helm from the Go
+// module proxy (wrapper modules in tools/etcd, tools/kubernetes and tools/helm
+// pin them), and copies the Gateway API CRDs of the pinned
+// sigs.k8s.io/gateway-api module.
 // The first build takes minutes; npm install never does it.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import {
@@ -179,7 +180,7 @@ function requireGo(what) {
 }
 
 /** Builds `packages` in the wrapper module `dir` into .tools/bin, unless stamped at `want`. */
-async function buildGo(name, dir, packages, binaries, want) {
+async function buildGo(name, dir, packages, binaries, want, ldflags = '') {
   if (stamp(name) === want && binaries.every((b) => existsSync(join(binDir, b)))) {
     say(`${name} ${want} already built (${binaries.map((b) => join(binDir, b)).join(', ')})`);
     return;
@@ -198,7 +199,7 @@ async function buildGo(name, dir, packages, binaries, want) {
     const args = [
       'build',
       '-trimpath',
-      '-ldflags=-s -w',
+      `-ldflags=-s -w${ldflags}`,
       '-o',
       binaries.length > 1 ? `${binDir}/` : join(binDir, binaries[0]),
       ...packages,
@@ -271,6 +272,18 @@ async function installKubernetes() {
     k['kube-apiserver'],
   );
   installCrds(k['gateway-api']);
+  const wrapH = join(root, 'tools', 'helm');
+  if (requiredVersion(join(wrapH, 'go.mod'), 'helm.sh/helm/v3') !== k.helm)
+    fail(`tools.json pins helm ${k.helm} but tools/helm/go.mod requires another version`);
+  // helm reports the version its release build stamps in; a plain build would say v3.22 only.
+  await buildGo(
+    'helm',
+    wrapH,
+    ['helm.sh/helm/v3/cmd/helm'],
+    ['helm'],
+    k.helm,
+    ` -X helm.sh/helm/v3/internal/version.version=${k.helm}`,
+  );
 }
 
 const kubernetesOnly = process.argv.includes('--kubernetes-only');

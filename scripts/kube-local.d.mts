@@ -1,5 +1,6 @@
 // Types for scripts/kube-local.mjs, which tests import.
 export declare const KUBECTL: string;
+export declare const HELM: string;
 export declare const CRD_DIR: string;
 export declare const RBAC_FILE: string;
 

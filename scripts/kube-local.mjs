@@ -18,12 +18,13 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const binDir = join(root, '.tools', 'bin');
 export const KUBECTL = join(binDir, 'kubectl');
+export const HELM = join(binDir, 'helm');
 export const CRD_DIR = join(root, '.tools', 'kubernetes', 'crds');
 export const RBAC_FILE = join(root, 'deploy', 'kubernetes', 'rbac.yaml');
 
-/** Builds etcd, kube-apiserver, kubectl and the CRDs when any is missing (minutes, the first time). */
+/** Builds etcd, kube-apiserver, kubectl, helm and the CRDs when any is missing (minutes, the first time). */
 export function ensureKubeTools(log = (l) => process.stderr.write(`${l}\n`)) {
-  const missing = ['etcd', 'kube-apiserver', 'kubectl'].filter((b) => !existsSync(join(binDir, b)));
+  const missing = ['etcd', 'kube-apiserver', 'kubectl', 'helm'].filter((b) => !existsSync(join(binDir, b)));
   if (missing.length === 0 && existsSync(CRD_DIR)) return;
   log(`kube-local: ${missing.join(', ') || 'the CRDs'} not built yet: running npm run tools -- --kubernetes`);
   const r = spawnSync(process.execPath, [join(root, 'scripts', 'install-tools.mjs'), '--kubernetes-only'], {

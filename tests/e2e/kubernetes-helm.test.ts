@@ -1,0 +1,148 @@
+// The install: the Helm chart (deploy/helm/steadfast) passes `helm lint`; `helm template` of
+// both modes and of several value sets is applied with `kubectl apply --dry-run=server` to a
+// real API server with the Gateway API CRDs installed, so the server validates every object;
+// and the plain manifests of deploy/kubernetes/ are what the chart renders (a stale copy fails).
+// No kubelet runs here: that the pods schedule and start is not proven (docs/kubernetes.md).
+import { execFileSync, spawnSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HELM, KUBECTL, type LocalKube, startLocalKube } from '../../scripts/kube-local.mjs';
+import { REPO_ROOT } from '../support/paths.js';
+
+const CHART = 'deploy/helm/steadfast';
+
+function helm(args: readonly string[]): { status: number | null; out: string } {
+  const r = spawnSync(HELM, args, { cwd: REPO_ROOT, encoding: 'utf8' });
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+/** `helm template` as release `name` in `namespace` with `values` (--set pairs). */
+function template(name: string, namespace: string, values: readonly string[]): string {
+  const r = helm(['template', name, CHART, '--namespace', namespace, ...values.flatMap((v) => ['--set', v])]);
+  expect(r.status, r.out).toBe(0);
+  return r.out;
+}
+
+/** The kinds of the documents of a rendered manifest, in order. */
+const kinds = (yaml: string): string[] => [...yaml.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1] as string);
+
+describe('the Helm chart and the manifests made from it', () => {
+  let kube: LocalKube;
+  const kubectl = (args: readonly string[], input?: string): string =>
+    execFileSync(KUBECTL, ['--kubeconfig', kube.adminConfig, ...args], {
+      encoding: 'utf8',
+      ...(input !== undefined ? { input } : {}),
+    });
+  /** Server-side dry run: every object checked by the API server (schemas, CRDs, RBAC escalation). */
+  const dryRun = (yaml: string): string => kubectl(['apply', '--dry-run=server', '-f', '-'], yaml);
+
+  beforeAll(async () => {
+    kube = await startLocalKube({ log: () => {} });
+  }, 240_000);
+
+  afterAll(async () => {
+    await kube?.stop();
+  });
+
+  it('passes helm lint in both modes', () => {
+    for (const mode of ['gateway', 'attach']) {
+      const r = helm(['lint', CHART, '--strict', '--set', `mode=${mode}`]);
+      expect(r.status, r.out).toBe(0);
+      expect(r.out).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+    }
+  });
+
+  it('keeps deploy/kubernetes/ and the chart bootstrap as generated (a stale file fails)', () => {
+    const r = spawnSync(process.execPath, ['scripts/helm-manifests.mjs', '--check'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    });
+    expect(r.status, `${r.stdout}${r.stderr}`).toBe(0);
+  });
+
+  it('renders gateway mode: control plane, Envoys fed over ADS, Services, PDBs; every object accepted by the API server', () => {
+    const yaml = template('steadfast', 'steadfast-system', ['namespace.create=true']);
+    expect(kinds(yaml).sort()).toEqual(
+      [
+        'Namespace',
+        'ServiceAccount',
+        'ClusterRole',
+        'ClusterRoleBinding',
+        'Role',
+        'RoleBinding',
+        'GatewayClass',
+        'ConfigMap',
+        'Deployment',
+        'Deployment',
+        'Service',
+        'Service',
+        'Service',
+        'Service',
+        'PodDisruptionBudget',
+        'PodDisruptionBudget',
+      ].sort(),
+    );
+    expect(yaml).toMatch(/--xds=0\.0\.0\.0:18000/);
+    expect(yaml).toMatch(/address: steadfast-xds\.steadfast-system\.svc/);
+    expect(yaml).toMatch(/readOnlyRootFilesystem: true/);
+    expect(yaml).toMatch(/allowPrivilegeEscalation: false/);
+    const applied = dryRun(yaml);
+    expect(applied.match(/\(server dry run\)/g)).toHaveLength(kinds(yaml).length);
+  });
+
+  it('renders attach mode without Envoys or ADS; accepted by the API server', () => {
+    const yaml = template('steadfast', 'steadfast-system', ['namespace.create=true', 'mode=attach']);
+    expect(kinds(yaml)).not.toContain('ConfigMap');
+    expect(yaml).not.toMatch(/--xds/);
+    expect(kinds(yaml).filter((k) => k === 'Deployment')).toHaveLength(1);
+    expect(dryRun(yaml).match(/\(server dry run\)/g)).toHaveLength(kinds(yaml).length);
+  });
+
+  it('follows its values: another release and namespace, replicas, ports, no GatewayClass, wasm, no session Secret', () => {
+    kubectl(['create', 'namespace', 'edge']);
+    const sets: readonly (readonly string[])[] = [
+      [
+        'controlPlane.replicas=3',
+        'envoy.replicas=4',
+        'gatewayClass.create=false',
+        'xds.filter=wasm',
+        'ports.xds=19000',
+        'envoy.service.type=ClusterIP',
+        'envoy.service.ports[0].name=http',
+        'envoy.service.ports[0].port=80',
+        'envoy.service.ports[0].targetPort=8080',
+        'envoy.service.ports[1].name=https',
+        'envoy.service.ports[1].port=8443',
+      ],
+      [
+        'mode=attach',
+        'sessionKeys.secretName=',
+        'controlPlane.lease.duration=30s',
+        'controlPlane.extraArgs[0]=--workers=2',
+      ],
+    ];
+    for (const values of sets) {
+      const yaml = template('edge-gw', 'edge', values);
+      expect(yaml).toMatch(/name: edge-gw\n/);
+      expect(dryRun(yaml).match(/\(server dry run\)/g)).toHaveLength(kinds(yaml).length);
+    }
+    const gateway = template('edge-gw', 'edge', sets[0] as readonly string[]);
+    expect(gateway).toMatch(/replicas: 3/);
+    expect(gateway).toMatch(/replicas: 4/);
+    expect(kinds(gateway)).not.toContain('GatewayClass');
+    expect(gateway).toMatch(/--xds-wasm-path=\/steadfast-filter\/steadfast\.wasm/);
+    expect(gateway).toMatch(/address: edge-gw-xds\.edge\.svc\n\s+port_value: 19000/);
+    const attach = template('edge-gw', 'edge', sets[1] as readonly string[]);
+    expect(attach).not.toMatch(/--session-key-secret/);
+    expect(attach).toMatch(/--lease-duration=30s/);
+    expect(attach).toMatch(/- "--workers=2"/);
+  });
+
+  it('refuses a mode it does not know, and gateway mode without session keys, with the reason', () => {
+    const r = helm(['template', 'steadfast', CHART, '--set', 'mode=mesh']);
+    expect(r.status).not.toBe(0);
+    expect(r.out).toMatch(/mode must be gateway or attach, not "mesh"/);
+    const keyless = helm(['template', 'steadfast', CHART, '--set', 'sessionKeys.secretName=']);
+    expect(keyless.status).not.toBe(0);
+    expect(keyless.out).toMatch(/gateway mode needs sessionKeys\.secretName/);
+  });
+});
