@@ -329,6 +329,24 @@ async function orUndo<T>(start: () => Promise<T>, ...undo: (() => unknown)[]): P
   }
 }
 
+/** The control service beside the local Envoy: the admin API, and ext_proc. */
+function startLocalControl(
+  options: LocalGatewayOptions,
+  config: ServedConfig,
+  metrics: ServiceMetrics,
+): Promise<ControlService> {
+  return startControlService({
+    grpcAddress: options.grpcAddress ?? '127.0.0.1:0',
+    adminAddress: '127.0.0.1',
+    adminPort: options.adminPort,
+    // Gateway mode needs no callout: ext_proc still answers, for an Envoy attached next to this one.
+    lookup: config.lookup,
+    notReadyReason: () => config.notReadyReason(),
+    metrics,
+    config,
+  });
+}
+
 /** Loads the configuration, writes Envoy's files, starts Envoy, then the control service. */
 export async function startLocalGateway(options: LocalGatewayOptions): Promise<LocalGateway> {
   const wasmPath = filterPath(options);
@@ -361,17 +379,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
     cleanup,
   );
   const control = await orUndo(
-    () =>
-      startControlService({
-        grpcAddress: options.grpcAddress ?? '127.0.0.1:0',
-        adminAddress: '127.0.0.1',
-        adminPort: options.adminPort,
-        // Gateway mode needs no callout: ext_proc still answers, for an Envoy attached next to this one.
-        lookup: config.lookup,
-        notReadyReason: () => config.notReadyReason(),
-        metrics,
-        config,
-      }),
+    () => startLocalControl(options, config, metrics),
     () => envoy.stop(),
     cleanup,
   );

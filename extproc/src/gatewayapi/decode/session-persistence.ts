@@ -27,9 +27,9 @@ function checkCookiePath(path: string | undefined, at: FieldPath, f: Fields): st
 }
 
 /**
- * `rules[].sessionPersistence` and `XBackendTrafficPolicy.spec.sessionPersistence`. Long on
- * purpose, as every decoder here: field after field in the schema's order, each with the CEL
- * rules that tie it to the others.
+ * `rules[].sessionPersistence` and `XBackendTrafficPolicy.spec.sessionPersistence`.
+ * Long on purpose: as every decoder here, field after field in the schema's order, each with
+ * the CEL rules that tie it to the others.
  */
 export function decodeSessionPersistence(sp: Rec, path: FieldPath, f: Fields): SessionSpec | undefined {
   const hasUnion = UNION_KEYS.some((k) => sp[k] !== undefined);
