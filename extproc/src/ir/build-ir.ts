@@ -15,6 +15,7 @@ import { policyTableDigest } from '../policy/table-digest.js';
 import { type IrCluster, shareRuleClusters } from './cluster-sharing.js';
 import type { GatewayIr, IrPort, IrVirtualHost, ServedRoute } from './gateway-ir.js';
 import { IrMemo } from './ir-memo.js';
+import { portIsolation } from './listener-isolation.js';
 import { portGroups, servedOn } from './listener-ports.js';
 import { type IrEntry, type IrRule, ruleAction, ruleEntry } from './rule-action.js';
 import { ruleClusters } from './rule-clusters.js';
@@ -65,11 +66,16 @@ function entryOf(rule: IrRule, match: TableMatch, memo: IrMemo): IrEntry {
 /** A port's virtual hosts, without the matches RE2 would refuse (Envoy would refuse them all). */
 function portHosts(
   routes: readonly ServedRoute[],
+  listeners: readonly TableListener[],
   decided: Decided,
   memo: IrMemo,
 ): { virtualHosts: IrVirtualHost[]; warnings: string[] } {
   const warnings = new Set<string>();
-  const hosts = virtualHosts(routes.map((r) => r.route)).map((vh): IrVirtualHost => {
+  const isolation = portIsolation(listeners);
+  const hosts = virtualHosts(
+    routes.map((r) => r.route),
+    isolation,
+  ).map((vh): IrVirtualHost => {
     const entries: IrEntry[] = [];
     for (const m of vh.matches) {
       const problem = matchRe2Problem(m.match);
@@ -100,7 +106,7 @@ export function buildIr(table: PolicyTable, memo: IrMemo = new IrMemo()): Gatewa
       if (served.hostnames.length > 0) routes.push({ route: served, order });
     });
     let hosts: ReturnType<typeof portHosts> | undefined;
-    const hostsOnce = () => (hosts ??= portHosts(routes, decideOnce(), memo));
+    const hostsOnce = () => (hosts ??= portHosts(routes, group.listeners, decideOnce(), memo));
     return {
       port: group.port,
       protocol: group.protocol,

@@ -2,8 +2,11 @@
 // one virtual host per hostname whose routes, tried in order with first match winning,
 // choose exactly what the ext_proc resolver chooses (both rank by precedence.ts). A
 // hostname's own matches come first, then those of the wildcards covering it (longest
-// first), then those for any host.
+// first), then those for any host. Where the port's listeners have different hostnames, each
+// virtual host keeps only the matches of routes attached to the listener that owns its hostname
+// (listener-isolation.ts), and every listener hostname has a virtual host.
 import type { TableMatch, TableRoute, TableRule } from '../policy/policy-table.js';
+import type { Isolation } from './listener-isolation.js';
 import { type RankedMatch, compareMatches, matchIndexOf, pathRank } from './precedence.js';
 
 export interface OrderedMatch {
@@ -30,8 +33,9 @@ function covers(wildcard: string, hostname: string): boolean {
 }
 
 /** The virtual hosts of routes given in table order (equal precedence goes to the earlier). */
-export function virtualHosts(routes: readonly TableRoute[]): VirtualHost[] {
+export function virtualHosts(routes: readonly TableRoute[], isolation?: Isolation): VirtualHost[] {
   const byHost = new Map<string, { entry: RankedMatch; rank: number }[]>();
+  for (const key of isolation?.keys ?? []) byHost.set(key, []);
   routes.forEach((route, order) => {
     for (const rule of route.rules) {
       for (const match of rule.matches) {
@@ -45,7 +49,8 @@ export function virtualHosts(routes: readonly TableRoute[]): VirtualHost[] {
     }
   });
   const own = new Map<string, OrderedMatch[]>();
-  for (const [hostname, list] of byHost) {
+  for (const [hostname, all] of byHost) {
+    const list = isolation ? all.filter(({ entry }) => isolation.allows(entry.route, hostname)) : all;
     list.sort((a, b) => b.rank - a.rank || compareMatches(a.entry, b.entry));
     own.set(
       hostname,
@@ -59,14 +64,20 @@ export function virtualHosts(routes: readonly TableRoute[]): VirtualHost[] {
       })),
     );
   }
+  const routeOf = new Map(routes.map((r) => [r.id, r]));
   const wildcards = [...own.keys()].filter((h) => h.startsWith('*.')).sort((a, b) => b.length - a.length);
   const hostnames = [...own.keys()].filter((h) => h !== '*').sort();
+  // A covering wildcard's or any host's matches come along only for routes this hostname's listener has.
+  const borrowed = (from: string, hostname: string) =>
+    (own.get(from) ?? []).filter(
+      (m) => !isolation || isolation.allows(routeOf.get(m.routeId) as TableRoute, hostname),
+    );
   const out: VirtualHost[] = hostnames.map((hostname) => ({
     hostname,
     matches: [
       ...(own.get(hostname) ?? []),
-      ...wildcards.filter((w) => covers(w, hostname)).flatMap((w) => own.get(w) ?? []),
-      ...(own.get('*') ?? []),
+      ...wildcards.filter((w) => covers(w, hostname)).flatMap((w) => borrowed(w, hostname)),
+      ...borrowed('*', hostname),
     ],
   }));
   if (own.has('*')) out.push({ hostname: '*', matches: own.get('*') ?? [] });

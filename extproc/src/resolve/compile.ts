@@ -3,7 +3,8 @@
 // in each, hostnames go into maps (exact, then wildcard suffixes from the longest), each
 // hostname's matches into a HostBucket indexed by path, so a lookup costs a few map reads,
 // not a scan of routes.
-import type { GatewayIr, ServedRoute } from '../ir/gateway-ir.js';
+import type { GatewayIr, IrPort, ServedRoute } from '../ir/gateway-ir.js';
+import { portIsolation } from '../ir/listener-isolation.js';
 import { compileEntry } from './entry.js';
 import { HostBucket } from './host-bucket.js';
 import { encodeAnswerScope, tableGeneration } from './answer-scope.js';
@@ -189,6 +190,38 @@ function compileIndex(routes: readonly ServedRoute[], memo: ResolverMemo, key: s
   };
 }
 
+/**
+ * A port's index. Where its listeners have different hostnames (ir/listener-isolation.ts), one
+ * index per listener hostname over the routes attached there, and a request goes to the index
+ * of the listener its host belongs to, as gateway mode's virtual hosts do.
+ */
+function portIndex(port: IrPort, memo: ResolverMemo): PortIndex {
+  const key = String(port.port);
+  const isolation = portIsolation(port.listeners);
+  if (!isolation) return compileIndex(port.routes, memo, key);
+  const byOwner = new Map(
+    isolation.keys.map((owner) => [
+      owner,
+      compileIndex(
+        port.routes.filter((r) => isolation.allows(r.route, owner)),
+        memo,
+        `${key}\0${owner}`,
+      ),
+    ]),
+  );
+  const indexOf = (authority: string) => {
+    const owner = isolation.ownerOf(hostOf(authority));
+    return owner === undefined ? undefined : byOwner.get(owner);
+  };
+  let size = 0;
+  for (const index of byOwner.values()) size += index.size;
+  return {
+    size,
+    consulted: (host) => byOwner.get(isolation.ownerOf(host) ?? '')?.consulted(host) ?? [],
+    resolve: (req) => indexOf(req.authority)?.resolve(req),
+  };
+}
+
 const UNKNOWN: ListenerChoice = Object.freeze({ port: undefined, by: 'unknown' });
 
 /** Every port's index, and the only one when there is nothing to tell apart (one port, or no listeners). */
@@ -212,7 +245,7 @@ function portIndexes(ir: GatewayIr, memo: ResolverMemo): PortIndexes {
     };
   }
   const byPort = new Map<number, PortIndex>();
-  for (const port of ir.ports) byPort.set(port.port, compileIndex(port.routes, memo, String(port.port)));
+  for (const port of ir.ports) byPort.set(port.port, portIndex(port, memo));
   if (byPort.size > 1) return { byPort, noListeners: false };
   const [port, index] = [...byPort][0] ?? [undefined, compileIndex([], memo, '')];
   return {

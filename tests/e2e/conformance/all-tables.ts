@@ -5,6 +5,7 @@ import type { ConformanceTest } from './conformance-case.js';
 import { CORS_TESTS } from './cors-tables.js';
 import { GATEWAY_STATUS_TESTS } from './gateway-status-tables.js';
 import { HOSTNAME_TESTS } from './hostname-tables.js';
+import { LISTENER_ISOLATION_TESTS } from './listener-isolation-tables.js';
 import { MIRROR_TESTS } from './mirror-tables.js';
 import { REDIRECT_REWRITE_TESTS } from './redirect-rewrite-tables.js';
 
@@ -14,6 +15,7 @@ export const CONFORMANCE_TESTS: readonly ConformanceTest[] = [
   ...BACKEND_FILTER_TESTS,
   ...CORS_TESTS,
   ...HOSTNAME_TESTS,
+  ...LISTENER_ISOLATION_TESTS,
   ...GATEWAY_STATUS_TESTS,
   ...BACKEND_REDIRECT_REWRITE_TESTS,
 ];
