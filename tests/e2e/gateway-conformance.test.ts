@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AttemptLedger } from '../../backends/attempt-ledger.js';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
+import { startGrpcBackend } from '../../backends/grpc/start-grpc-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
 import { type LocalGateway, startLocalGateway } from '../../extproc/src/local/local-gateway.js';
 import {
@@ -25,8 +26,10 @@ import {
   type RequestCase,
   type StatusCase,
   conformanceTitle,
+  isGrpcCase,
   isStatusCase,
 } from './conformance/conformance-case.js';
+import { checkGrpc } from './conformance/grpc-case.js';
 import { makeConformanceTls } from './conformance/certificates.js';
 import { exchange } from './conformance/exchange.js';
 import { statusProblems } from './conformance/status-check.js';
@@ -36,6 +39,8 @@ import { FileProvider } from '../../extproc/src/provider/file.js';
 import { REPO_ROOT } from '../support/paths.js';
 
 const BACKENDS = ['infra-backend-v1', 'infra-backend-v2', 'infra-backend-v3'];
+/** Upstream's gRPC infrastructure backends: the Echo service (backends/grpc), on loopback addresses of their own. */
+const GRPC_BACKENDS = ['grpc-infra-backend-v1', 'grpc-infra-backend-v2', 'grpc-infra-backend-v3'];
 /** The HTTPS listeners' certificates (conformance/certificates.ts), from a CA the run makes. */
 const tls = makeConformanceTls();
 /** Every Gateway port the manifests declare: each is bound on a free port. */
@@ -50,6 +55,7 @@ function infraServiceYaml(name: string, backend: RunningBackend): string {
 /** What a case is about, for its title: the request line (and SNI), or the object. */
 function caseSubject(c: ConformanceCase): string {
   if (isStatusCase(c)) return `status of ${c.status.namespace ?? 'default'}/${c.status.name}`;
+  if (isGrpcCase(c)) return `gRPC ${c.grpc.method} :authority ${c.grpc.authority}`;
   const sni = c.request.serverName ? ` (SNI ${c.request.serverName})` : '';
   return `${c.request.method ?? 'GET'} '${c.request.path}'${c.request.host ? ` Host ${c.request.host}` : ''}${sni}`;
 }
@@ -57,6 +63,10 @@ function caseSubject(c: ConformanceCase): string {
 /** What a case expects, for its title. */
 function outcome(c: ConformanceCase): string {
   if (isStatusCase(c)) return `${c.status.kind} ${c.status.name} should report the status upstream expects`;
+  if (isGrpcCase(c)) {
+    if (c.weighted) return `should spread ${c.weighted.count} calls as the weights say`;
+    return `should be answered OK${c.answered?.backend ? ` by ${c.answered.backend}` : ''}`;
+  }
   if (c.redirect) return `should be redirected ${c.redirect.status} to ${c.redirect.location}`;
   if (c.forwarded) return `should go to ${c.forwarded.backend}`;
   if (c.repeated) return `should go to the backend its header names (${c.repeated.count} times)`;
@@ -66,6 +76,7 @@ function outcome(c: ConformanceCase): string {
 describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s filter)', (build) => {
   const config = new ConfigDir();
   let backends: RunningBackend[] = [];
+  let grpcBackends: RunningBackend[] = [];
   let gateway: LocalGateway;
   /** Each backend's own ledger: which requests (by uuid) reached it. */
   const ledgers = new Map(BACKENDS.map((name) => [name, new AttemptLedger()]));
@@ -76,9 +87,13 @@ describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s f
         startEchoBackend({ address: `127.0.0.${i + 2}`, name, ledger: ledgers.get(name) as AttemptLedger }),
       ),
     );
+    grpcBackends = await Promise.all(
+      GRPC_BACKENDS.map((name, i) => startGrpcBackend({ address: `127.0.53.${i + 2}`, name })),
+    );
     config.write(
       'services.yaml',
       ...BACKENDS.map((n, i) => infraServiceYaml(n, backends[i] as RunningBackend)),
+      ...GRPC_BACKENDS.map((n, i) => infraServiceYaml(n, grpcBackends[i] as RunningBackend)),
     );
     config.write('gateways.yaml', readFileSync(join(manifestDir, 'gateways.yaml'), 'utf8'));
     config.write('secrets.yaml', ...tls.secrets);
@@ -100,7 +115,7 @@ describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s f
 
   afterAll(async () => {
     await gateway?.stop();
-    await Promise.all(backends.map((b) => b.close()));
+    await Promise.all([...backends, ...grpcBackends].map((b) => b.close()));
     config.remove();
   });
 
@@ -123,15 +138,21 @@ describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s f
 
   async function check(test: ConformanceTest, c: ConformanceCase, i: number): Promise<void> {
     if (isStatusCase(c)) return checkStatus(c);
+    if (isGrpcCase(c)) return checkGrpc(listenerUrl(test).replace(/^http:\/\//, ''), c);
     await checkRequest(test, c, i);
   }
 
-  async function checkRequest(test: ConformanceTest, c: RequestCase, i: number): Promise<void> {
+  /** Where the test's requests go: its Gateway listener's bound URL (https: on an HTTPS one). */
+  function listenerUrl(test: ConformanceTest): string {
     const gw = test.gateway ?? 'same-namespace';
     const https = test.https ?? HTTPS_GATEWAYS.includes(gw);
     const listener = test.listener ?? (https ? 'https' : 'http');
     const bound = gateway.envoy.url(test.envoyListener ?? `gateway/default/${gw}/listener/${listener}`);
-    const url = https ? bound.replace(/^http:/, 'https:') : bound;
+    return https ? bound.replace(/^http:/, 'https:') : bound;
+  }
+
+  async function checkRequest(test: ConformanceTest, c: RequestCase, i: number): Promise<void> {
+    const url = listenerUrl(test);
     const uuid = `${test.shortName}${test.group ? `-${test.group}` : ''}-${i}`;
     const query = c.forwarded?.mirroredTo ? `?uuid=${uuid}` : '';
     const res = await exchange(

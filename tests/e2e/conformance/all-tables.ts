@@ -4,6 +4,7 @@ import { BACKEND_REDIRECT_REWRITE_TESTS } from './backend-redirect-rewrite-table
 import type { ConformanceTest } from './conformance-case.js';
 import { CORS_TESTS } from './cors-tables.js';
 import { GATEWAY_STATUS_TESTS } from './gateway-status-tables.js';
+import { GRPCROUTE_TESTS } from './grpcroute-tables.js';
 import { HOSTNAME_TESTS } from './hostname-tables.js';
 import { LISTENER_ISOLATION_TESTS } from './listener-isolation-tables.js';
 import { MIRROR_TESTS } from './mirror-tables.js';
@@ -18,4 +19,5 @@ export const CONFORMANCE_TESTS: readonly ConformanceTest[] = [
   ...LISTENER_ISOLATION_TESTS,
   ...GATEWAY_STATUS_TESTS,
   ...BACKEND_REDIRECT_REWRITE_TESTS,
+  ...GRPCROUTE_TESTS,
 ];

@@ -4,6 +4,8 @@
 // backend received), or of object → expected status (conditions, listeners, route parents,
 // policy ancestors, compared as upstream's helpers compare them). Written for steadfast from upstream's tables (conformance/tests at
 // the tag in UPSTREAM_TAG); the YAML and the tables are our own.
+import type { GrpcCase } from './grpc-case.js';
+
 export const UPSTREAM_TAG = 'v1.6.1';
 
 export interface CaseRequest {
@@ -118,11 +120,15 @@ export interface StatusCase {
   readonly status: StatusExpectation;
 }
 
-/** One row of a ported table: a request and its answer, or an object and its status. */
-export type ConformanceCase = RequestCase | StatusCase;
+/** One row of a ported table: a request and its answer, an object and its status, or a gRPC call. */
+export type ConformanceCase = RequestCase | StatusCase | GrpcCase;
 
 export function isStatusCase(c: ConformanceCase): c is StatusCase {
   return 'status' in c;
+}
+
+export function isGrpcCase(c: ConformanceCase): c is GrpcCase {
+  return 'grpc' in c;
 }
 
 export interface ConformanceTest {
