@@ -286,6 +286,14 @@ async function installKubernetes() {
   );
 }
 
+// Installed from the release tarball (npm install -g ./steadfast-*.tgz): a user's machine, not a
+// checkout. Nothing is fetched or built there; the commands that run Envoy find it by ENVOY_BIN.
+if (!existsSync(join(root, 'tsconfig.json'))) {
+  say(
+    `installed from a package: nothing to build. The commands that run Envoy (dev, quickstart) need Envoy ${pins.envoy}: set ENVOY_BIN to it.`,
+  );
+  process.exit(0);
+}
 const kubernetesOnly = process.argv.includes('--kubernetes-only');
 mkdirSync(toolsDir, { recursive: true });
 if (kubernetesOnly) {
