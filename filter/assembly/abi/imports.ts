@@ -1,5 +1,8 @@
 // The host functions of proxy-wasm ABI 0.2.1 that steadfast imports. Every import
 // here must be one Envoy provides: the emulator in tests/emulator refuses others.
+// The declarations look alike and stay so: AssemblyScript takes a wasm import only as one
+// `@external` declaration per function, with its own name and signature, and a duplicate
+// scan's same-shape rows between them are that rule, not repeated logic.
 
 // @ts-ignore: decorator
 @external("env", "proxy_log")

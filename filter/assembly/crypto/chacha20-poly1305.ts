@@ -64,35 +64,3 @@ export function aeadOpenFinish(src: usize, length: i32, tag: usize, dst: usize):
   memory.fill(KEY, 0, 32);
   return authentic;
 }
-
-/** One-shot seal: ciphertext to `dst`, tag to `tagOut`. */
-export function aeadSeal(
-  key: usize,
-  nonce: usize,
-  aad: usize,
-  aadLen: i32,
-  src: usize,
-  length: i32,
-  dst: usize,
-  tagOut: usize,
-): void {
-  aeadBegin(key, nonce);
-  aeadAddAad(aad, aadLen);
-  aeadSealFinish(src, length, dst, tagOut);
-}
-
-/** One-shot open: true and plaintext at `dst` when the tag is authentic; false and `dst` untouched otherwise. */
-export function aeadOpen(
-  key: usize,
-  nonce: usize,
-  aad: usize,
-  aadLen: i32,
-  src: usize,
-  length: i32,
-  tag: usize,
-  dst: usize,
-): bool {
-  aeadBegin(key, nonce);
-  aeadAddAad(aad, aadLen);
-  return aeadOpenFinish(src, length, tag, dst);
-}

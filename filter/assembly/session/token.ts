@@ -60,27 +60,21 @@ export enum TokenStatus {
   Expired = 7,
 }
 
+/** TokenStatus's metric labels, indexed by its value. */
+const TOKEN_STATUS_NAMES: StaticArray<string> = [
+  'ok',
+  'empty',
+  'oversized',
+  'garbled',
+  'unknown-version',
+  'unknown-key',
+  'forged',
+  'expired',
+];
+
 export function tokenStatusName(status: TokenStatus): string {
-  switch (status) {
-    case TokenStatus.Ok:
-      return 'ok';
-    case TokenStatus.Empty:
-      return 'empty';
-    case TokenStatus.Oversized:
-      return 'oversized';
-    case TokenStatus.Garbled:
-      return 'garbled';
-    case TokenStatus.UnknownVersion:
-      return 'unknown-version';
-    case TokenStatus.UnknownKey:
-      return 'unknown-key';
-    case TokenStatus.Forged:
-      return 'forged';
-    case TokenStatus.Expired:
-      return 'expired';
-    default:
-      return 'unknown';
-  }
+  const i = <i32>status;
+  return i >= 0 && i < TOKEN_STATUS_NAMES.length ? unchecked(TOKEN_STATUS_NAMES[i]) : 'unknown';
 }
 
 /** What `open` found. Allocate one and pass it to every call; the fields are overwritten. */
@@ -159,7 +153,15 @@ function addContext(context: string): void {
   if (fill > 0) aeadAddAad(AAD_CHUNK, <i32>fill);
 }
 
-function timesFit(issuedAtS: u64, lastUsedS: u64, expiresAtS: u64): bool {
+/** What sealing needs besides an endpoint: a key, a 12-byte nonce, and times that fit in 32 bits. */
+function canSeal(
+  keys: SessionKeys,
+  nonce: StaticArray<u8>,
+  issuedAtS: u64,
+  lastUsedS: u64,
+  expiresAtS: u64,
+): bool {
+  if (keys.length == 0 || nonce.length < SESSION_NONCE_BYTES) return false;
   const max = <u64>u32.MAX_VALUE;
   return issuedAtS <= max && lastUsedS <= max && expiresAtS <= max;
 }
@@ -203,13 +205,15 @@ export function sealToBuffer(
   context: string,
   nonce: StaticArray<u8>,
 ): i32 {
-  if (keys.length == 0 || nonce.length < SESSION_NONCE_BYTES) return -1;
-  if (!timesFit(issuedAtS, lastUsedS, expiresAtS)) return -1;
+  if (!canSeal(keys, nonce, issuedAtS, lastUsedS, expiresAtS)) return -1;
   if (parseEndpoint(endpoint, PLAINTEXT + <usize>TIMES_BYTES) < 0) return -1;
   return sealParsed(issuedAtS, lastUsedS, expiresAtS, keys, context, nonce);
 }
 
-/** sealToBuffer with the endpoint given as `endpointLength` ASCII bytes at `endpointPtr`. */
+/**
+ * sealToBuffer with the endpoint given as `endpointLength` ASCII bytes at `endpointPtr`: the
+ * same parameters but the endpoint's, so a caller that holds bytes makes no string.
+ */
 export function sealBytes(
   endpointPtr: usize,
   endpointLength: i32,
@@ -220,8 +224,7 @@ export function sealBytes(
   context: string,
   nonce: StaticArray<u8>,
 ): i32 {
-  if (keys.length == 0 || nonce.length < SESSION_NONCE_BYTES) return -1;
-  if (!timesFit(issuedAtS, lastUsedS, expiresAtS)) return -1;
+  if (!canSeal(keys, nonce, issuedAtS, lastUsedS, expiresAtS)) return -1;
   if (parseEndpointBytes(endpointPtr, endpointLength, PLAINTEXT + <usize>TIMES_BYTES) < 0) return -1;
   return sealParsed(issuedAtS, lastUsedS, expiresAtS, keys, context, nonce);
 }
@@ -229,20 +232,6 @@ export function sealBytes(
 /** Where sealToBuffer leaves the token text; valid until the next seal. */
 export function sealedTokenPtr(): usize {
   return SEALED_TEXT;
-}
-
-/** sealToBuffer, returned as a string; "" when sealing fails. */
-export function seal(
-  endpoint: string,
-  issuedAtS: u64,
-  lastUsedS: u64,
-  expiresAtS: u64,
-  keys: SessionKeys,
-  context: string,
-  nonce: StaticArray<u8>,
-): string {
-  const length = sealToBuffer(endpoint, issuedAtS, lastUsedS, expiresAtS, keys, context, nonce);
-  return length < 0 ? '' : String.UTF8.decodeUnsafe(SEALED_TEXT, <usize>length);
 }
 
 function openDecoded(
