@@ -7,6 +7,7 @@
 // (commit bc36b0222). Upstream's client compares neither metadata nor headers; these cases
 // check what the backend received, with the values its manifest gives.
 import type { ConformanceTest } from './conformance-case.js';
+import { routeAcceptedAndResolved } from './route-status.js';
 
 const HEADERS = 'grpc-header-modifier.example';
 /** The Gateway and the port it declares. */
@@ -19,6 +20,7 @@ export const GRPCROUTE_TESTS: readonly ConformanceTest[] = [
     manifests: ['grpcroute-gateway.yaml', 'grpcroute-weight.yaml'],
     ...ON_GRPC_GATEWAY,
     cases: [
+      routeAcceptedAndResolved('GRPCRoute', 'weighted-backends', 'same-namespace-grpc'),
       // Upstream's first call only has to succeed, before the distribution is measured.
       { grpc: { method: 'Echo', authority: 'grpc-weight.example' }, answered: {} },
       {
@@ -39,6 +41,7 @@ export const GRPCROUTE_TESTS: readonly ConformanceTest[] = [
     manifests: ['grpcroute-gateway.yaml', 'grpcroute-named-rule.yaml'],
     ...ON_GRPC_GATEWAY,
     cases: [
+      routeAcceptedAndResolved('GRPCRoute', 'grpc-named-rules', 'same-namespace-grpc'),
       {
         grpc: { method: 'Echo', authority: 'grpc-named-rule.example' },
         answered: { backend: 'grpc-infra-backend-v1' },
@@ -55,6 +58,7 @@ export const GRPCROUTE_TESTS: readonly ConformanceTest[] = [
     manifests: ['grpcroute-gateway.yaml', 'grpcroute-request-header-modifier.yaml'],
     ...ON_GRPC_GATEWAY,
     cases: [
+      routeAcceptedAndResolved('GRPCRoute', 'grpc-request-header-modifier', 'same-namespace-grpc'),
       {
         grpc: {
           method: 'Echo',

@@ -2,6 +2,7 @@
 // HTTPRouteRewrite* tables. Requests carry Host `conformance.example` unless a case says
 // otherwise; a redirect without a hostname keeps it.
 import type { ConformanceTest } from './conformance-case.js';
+import { routeAcceptedAndResolved } from './route-status.js';
 
 const H = 'conformance.example';
 const MODIFIED_HEADERS = {
@@ -196,6 +197,7 @@ export const REDIRECT_REWRITE_TESTS: readonly ConformanceTest[] = [
     features: ['Gateway', 'HTTPRoute', 'HTTPRoute303RedirectStatusCode'],
     manifests: ['httproute-303-redirect.yaml'],
     cases: [
+      routeAcceptedAndResolved('HTTPRoute', 'redirect-303', 'same-namespace'),
       // Upstream sends a POST: 303 is the code that tells the client to follow with a GET.
       {
         request: { path: '/see-other', method: 'POST' },
@@ -208,6 +210,7 @@ export const REDIRECT_REWRITE_TESTS: readonly ConformanceTest[] = [
     features: ['Gateway', 'HTTPRoute', 'HTTPRoute307RedirectStatusCode'],
     manifests: ['httproute-307-redirect.yaml'],
     cases: [
+      routeAcceptedAndResolved('HTTPRoute', 'redirect-307', 'same-namespace'),
       { request: { path: '/temporary' }, redirect: { status: 307, location: `http://${H}/temporary` } },
     ],
   },
@@ -216,6 +219,7 @@ export const REDIRECT_REWRITE_TESTS: readonly ConformanceTest[] = [
     features: ['Gateway', 'HTTPRoute', 'HTTPRoute308RedirectStatusCode'],
     manifests: ['httproute-308-redirect.yaml'],
     cases: [
+      routeAcceptedAndResolved('HTTPRoute', 'redirect-308', 'same-namespace'),
       { request: { path: '/permanent' }, redirect: { status: 308, location: `http://${H}/permanent` } },
     ],
   },
