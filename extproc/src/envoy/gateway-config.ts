@@ -3,7 +3,8 @@
 // options: one listener per Gateway port (HTTP/1.1 and h2c on one port; HTTPS with TLS
 // terminated, tls-listener.ts), a route configuration with the port's virtual hosts and their
 // routes (route-action.ts), and the shared clusters (backend-clusters.ts).
-import type { GatewayIr, IrPort } from '../ir/gateway-ir.js';
+import type { GatewayIr, IrPort, IrVirtualHost } from '../ir/gateway-ir.js';
+import type { TableListener } from '../policy/policy-table.js';
 import type { IrEntry } from '../ir/rule-action.js';
 import type { GenerationMemo } from './generation-memo.js';
 import {
@@ -64,8 +65,12 @@ export interface GatewayResources {
 
 const DEFAULT_SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
 
+/** The one route of a virtual host whose hosts belong to another SNI chain's listener. */
+const MISDIRECTED_ROUTES: readonly Json[] = [{ match: { prefix: '/' }, direct_response: { status: 421 } }];
+
 function routeConfiguration(
-  port: IrPort,
+  name: string,
+  virtualHosts: readonly IrVirtualHost[],
   routeOptions: RouteOptions,
   memo: GenerationMemo | undefined,
 ): Json {
@@ -75,14 +80,14 @@ function routeConfiguration(
       ? memo.routes(entry, optionsKey, () => envoyRoutes(entry, routeOptions))
       : envoyRoutes(entry, routeOptions);
   return {
-    name: port.name,
+    name,
     // Hostnames match without the port a client may add to Host; the backend sees Host as sent.
     ignore_port_in_host_matching: true,
     // Only steadfast's filter may name the pinned host; a client's value is dropped.
     internal_only_headers: [PIN_HEADER],
     // An unresolved backendRef's share names no cluster and answers 500 (ir/rule-clusters.ts).
     validate_clusters: false,
-    virtual_hosts: port.virtualHosts.map((h) => {
+    virtual_hosts: virtualHosts.map((h) => {
       const made = h.entries.map(entryRoutes);
       const host = (): Json => ({
         name: h.hostname,
@@ -90,9 +95,11 @@ function routeConfiguration(
         // The upstream half of a rule with a backoff tells a retry from a first attempt by
         // the router's x-envoy-attempt-count (http-filters.ts).
         ...(h.countsAttempts ? { include_request_attempt_count: true } : {}),
-        routes: made.flat(),
+        routes: h.misdirected ? structuredClone(MISDIRECTED_ROUTES) : made.flat(),
       });
-      return memo ? memo.host(`${port.name}\0${h.hostname}`, made, host) : host();
+      // Misdirected or not, a host without entries makes the same `made`: the key tells them apart.
+      const key = `${name}\0${h.hostname}${h.misdirected ? '\0misdirected' : ''}`;
+      return memo ? memo.host(key, made, host) : host();
     }),
   };
 }
@@ -129,48 +136,64 @@ interface PortContext {
   readonly secrets: Map<string, Json>;
 }
 
-/** One port's route configuration, and its listener (none when no HTTPS filter chain is left). */
-function portResources(group: IrPort, ctx: PortContext): { routes: Json; listener?: Json } {
-  const { options, routeSource, tls, warnings } = ctx;
-  const name = group.name;
-  const rc = routeConfiguration(
-    group,
-    { debug: options.debug === true, listener: { port: group.port, https: group.protocol === 'HTTPS' } },
-    ctx.memo,
-  );
-  for (const w of group.warnings) warnings.add(w);
-  const hcm: Json = {
-    '@type': TYPE_HCM,
-    stat_prefix: `gateway_${group.port}`,
-    // HTTP/1.1 and HTTP/2 with prior knowledge (h2c) on the same port.
-    codec_type: 'AUTO',
-    ...edgeConnectionManager(options.edge),
-    ...(routeSource.kind === 'inline'
-      ? { route_config: rc }
-      : { rds: { route_config_name: name, config_source: routeSource.source(name) } }),
-    http_filters: gatewayHttpFilters(options),
+/** A port's route configurations: one, or one per SNI chain (ir/misdirected.ts). */
+function portRouteConfigurations(group: IrPort, ctx: PortContext): Json[] {
+  const routeOptions: RouteOptions = {
+    debug: ctx.options.debug === true,
+    listener: { port: group.port, https: group.protocol === 'HTTPS' },
   };
-  const network = (): Json => ({
+  const configs = group.sniChains ?? [{ name: group.name, virtualHosts: group.virtualHosts }];
+  return configs.map((c) => routeConfiguration(c.name, c.virtualHosts, routeOptions, ctx.memo));
+}
+
+/** The connection manager of a filter chain whose routes are the route configuration `rc`. */
+function connectionManager(rc: Json, ctx: PortContext, port: number): Json {
+  const name = rc['name'] as string;
+  return {
     name: 'envoy.filters.network.http_connection_manager',
-    typed_config: structuredClone(hcm),
-  });
-  const https = group.protocol === 'HTTPS';
-  if (https) {
-    for (const l of group.listeners) {
-      for (const id of l.tls?.certificates ?? []) {
-        const secret = secretResource(id, tls.material);
-        if (secret) ctx.secrets.set(id, secret);
-      }
+    typed_config: {
+      '@type': TYPE_HCM,
+      stat_prefix: `gateway_${port}`,
+      // HTTP/1.1 and HTTP/2 with prior knowledge (h2c) on the same port.
+      codec_type: 'AUTO',
+      ...edgeConnectionManager(ctx.options.edge),
+      ...(ctx.routeSource.kind === 'inline'
+        ? { route_config: rc }
+        : { rds: { route_config_name: name, config_source: ctx.routeSource.source(name) } }),
+      http_filters: gatewayHttpFilters(ctx.options),
+    },
+  };
+}
+
+/** The filter chains of a port: one for HTTP; for HTTPS one per listener hostname, each with its SNI chain's routes. */
+function portFilterChains(group: IrPort, routes: readonly Json[], ctx: PortContext): Json[] {
+  if (group.protocol !== 'HTTPS')
+    return [{ filters: [connectionManager(routes[0] as Json, ctx, group.port)] }];
+  for (const l of group.listeners) {
+    for (const id of l.tls?.certificates ?? []) {
+      const secret = secretResource(id, ctx.tls.material);
+      if (secret) ctx.secrets.set(id, secret);
     }
   }
-  const filterChains = https
-    ? httpsFilterChains(group.listeners, network, tls.source, warnings)
-    : [{ filters: [network()] }];
-  if (filterChains.length === 0) return { routes: rc };
+  const chainRoutes = (l: TableListener): Json => {
+    const i = group.sniChains?.findIndex((c) => c.hostname === (l.hostname ?? '*')) ?? 0;
+    return routes[Math.max(i, 0)] as Json;
+  };
+  const network = (l: TableListener) => connectionManager(chainRoutes(l), ctx, group.port);
+  return httpsFilterChains(group.listeners, network, ctx.tls.source, ctx.warnings);
+}
+
+/** One port's route configurations, and its listener (none when no HTTPS filter chain is left). */
+function portResources(group: IrPort, ctx: PortContext): { routes: Json[]; listener?: Json } {
+  const { options } = ctx;
+  for (const w of group.warnings) ctx.warnings.add(w);
+  const routes = portRouteConfigurations(group, ctx);
+  const filterChains = portFilterChains(group, routes, ctx);
+  if (filterChains.length === 0) return { routes };
   return {
-    routes: rc,
+    routes,
     listener: {
-      name,
+      name: group.name,
       address: {
         socket_address: {
           address: options.address ?? '127.0.0.1',
@@ -179,7 +202,7 @@ function portResources(group: IrPort, ctx: PortContext): { routes: Json; listene
       },
       ...(options.exclusiveListeners ? { enable_reuse_port: false } : {}),
       ...edgeListener(options.edge),
-      ...(https ? { listener_filters: [TLS_INSPECTOR] } : {}),
+      ...(group.protocol === 'HTTPS' ? { listener_filters: [TLS_INSPECTOR] } : {}),
       filter_chains: filterChains,
     },
   };
@@ -208,7 +231,7 @@ export function generateGatewayResources(
   };
   for (const group of ir.ports) {
     const { routes, listener } = portResources(group, ctx);
-    routeConfigurations.push(routes);
+    routeConfigurations.push(...routes);
     if (listener) listeners.push(listener);
   }
   memo?.end();

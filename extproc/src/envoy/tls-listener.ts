@@ -75,11 +75,11 @@ function downstreamTls(
 
 /**
  * The filter chains of one HTTPS port: one per distinct listener hostname (a listener
- * without one serves any SNI), each with the connection manager `network`.
+ * without one serves any SNI), each with the connection manager `network` makes for it.
  */
 export function httpsFilterChains(
   listeners: readonly TableListener[],
-  network: () => Json,
+  network: (listener: TableListener) => Json,
   source: SecretSource,
   warnings: Set<string>,
 ): Json[] {
@@ -101,7 +101,7 @@ export function httpsFilterChains(
       name: l.id,
       ...(l.hostname !== undefined ? { filter_chain_match: { server_names: [l.hostname] } } : {}),
       transport_socket: downstreamTls(certificates, source, l.tls?.clientValidation),
-      filters: [network()],
+      filters: [network(l)],
     });
   }
   return chains;

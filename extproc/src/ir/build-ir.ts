@@ -13,10 +13,11 @@ import { headersReadBy } from '../policy/headers-read.js';
 import { matchRe2Problem } from '../policy/re2-syntax.js';
 import { policyTableDigest } from '../policy/table-digest.js';
 import { type IrCluster, shareRuleClusters } from './cluster-sharing.js';
-import type { GatewayIr, IrPort, IrVirtualHost, ServedRoute } from './gateway-ir.js';
+import type { GatewayIr, IrPort, IrSniChain, IrVirtualHost, ServedRoute } from './gateway-ir.js';
 import { IrMemo } from './ir-memo.js';
 import { portIsolation } from './listener-isolation.js';
-import { portGroups, servedOn } from './listener-ports.js';
+import { type PortGroup, portGroups, servedOn } from './listener-ports.js';
+import { sniChains } from './misdirected.js';
 import { type IrEntry, type IrRule, ruleAction, ruleEntry } from './rule-action.js';
 import { ruleClusters } from './rule-clusters.js';
 import { routerPlan } from './router-plan.js';
@@ -66,12 +67,13 @@ function entryOf(rule: IrRule, match: TableMatch, memo: IrMemo): IrEntry {
 /** A port's virtual hosts, without the matches RE2 would refuse (Envoy would refuse them all). */
 function portHosts(
   routes: readonly ServedRoute[],
-  listeners: readonly TableListener[],
+  group: PortGroup,
+  name: string,
   decided: Decided,
   memo: IrMemo,
-): { virtualHosts: IrVirtualHost[]; warnings: string[] } {
+): { virtualHosts: IrVirtualHost[]; sniChains: IrSniChain[] | undefined; warnings: string[] } {
   const warnings = new Set<string>();
-  const isolation = portIsolation(listeners);
+  const isolation = portIsolation(group.listeners);
   const hosts = virtualHosts(
     routes.map((r) => r.route),
     isolation,
@@ -85,7 +87,8 @@ function portHosts(
     }
     return { hostname: vh.hostname, entries, countsAttempts: entries.some((e) => e.rule.countsAttempts) };
   });
-  return { virtualHosts: hosts, warnings: [...warnings] };
+  const chains = isolation && group.protocol === 'HTTPS' ? sniChains(name, hosts, isolation) : undefined;
+  return { virtualHosts: hosts, sniChains: chains, warnings: [...warnings] };
 }
 
 export function buildIr(table: PolicyTable, memo: IrMemo = new IrMemo()): GatewayIr {
@@ -105,16 +108,21 @@ export function buildIr(table: PolicyTable, memo: IrMemo = new IrMemo()): Gatewa
       const served = servedOn(route, group);
       if (served.hostnames.length > 0) routes.push({ route: served, order });
     });
+    const name =
+      group.listeners.length === 1 ? (group.listeners[0] as TableListener).id : `port/${group.port}`;
     let hosts: ReturnType<typeof portHosts> | undefined;
-    const hostsOnce = () => (hosts ??= portHosts(routes, group.listeners, decideOnce(), memo));
+    const hostsOnce = () => (hosts ??= portHosts(routes, group, name, decideOnce(), memo));
     return {
       port: group.port,
       protocol: group.protocol,
-      name: group.listeners.length === 1 ? (group.listeners[0] as TableListener).id : `port/${group.port}`,
+      name,
       listeners: group.listeners,
       routes,
       get virtualHosts() {
         return hostsOnce().virtualHosts;
+      },
+      get sniChains() {
+        return hostsOnce().sniChains;
       },
       get warnings() {
         return hostsOnce().warnings;

@@ -24,6 +24,18 @@ export interface IrVirtualHost {
   readonly entries: readonly IrEntry[];
   /** Some rule here holds retries to a backoff floor: the router counts attempts. */
   readonly countsAttempts: boolean;
+  /** Another listener's host on an SNI chain of an HTTPS port (misdirected.ts): answered 421. */
+  readonly misdirected?: boolean;
+}
+
+/** One SNI filter chain's routes. */
+export interface IrSniChain {
+  /** The listener hostname the chain serves (`*`: the listener without one, any SNI). */
+  readonly hostname: string;
+  /** Its route configuration's name: `<port name>/sni/<hostname>` (`default` for `*`). */
+  readonly name: string;
+  /** The port's virtual hosts, those of other listeners misdirected; `*` is one of them when another listener owns it. */
+  readonly virtualHosts: readonly IrVirtualHost[];
 }
 
 /** One Gateway port: one Envoy listener in gateway mode, one resolver index in attach mode. */
@@ -38,6 +50,11 @@ export interface IrPort {
   readonly routes: readonly ServedRoute[];
   /** Gateway mode's virtual hosts (built on first read). */
   readonly virtualHosts: readonly IrVirtualHost[];
+  /**
+   * HTTPS ports whose listeners have different hostnames: one route configuration per SNI
+   * filter chain, answering 421 for other listeners' hosts (misdirected.ts); undefined elsewhere.
+   */
+  readonly sniChains: readonly IrSniChain[] | undefined;
   /** The matches left out of the virtual hosts, and why. */
   readonly warnings: readonly string[];
 }

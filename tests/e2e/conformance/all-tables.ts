@@ -8,6 +8,7 @@ import { GRPCROUTE_TESTS } from './grpcroute-tables.js';
 import { HOSTNAME_TESTS } from './hostname-tables.js';
 import { LISTENER_ISOLATION_TESTS } from './listener-isolation-tables.js';
 import { MIRROR_TESTS } from './mirror-tables.js';
+import { MISDIRECTED_TESTS } from './misdirected-tables.js';
 import { REDIRECT_REWRITE_TESTS } from './redirect-rewrite-tables.js';
 
 export const CONFORMANCE_TESTS: readonly ConformanceTest[] = [
@@ -17,6 +18,7 @@ export const CONFORMANCE_TESTS: readonly ConformanceTest[] = [
   ...CORS_TESTS,
   ...HOSTNAME_TESTS,
   ...LISTENER_ISOLATION_TESTS,
+  ...MISDIRECTED_TESTS,
   ...GATEWAY_STATUS_TESTS,
   ...BACKEND_REDIRECT_REWRITE_TESTS,
   ...GRPCROUTE_TESTS,

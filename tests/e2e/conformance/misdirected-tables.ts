@@ -1,0 +1,47 @@
+// Misdirected requests: upstream's HTTPRouteHTTPSListenerDetectMisdirectedRequests. Four HTTPS
+// listeners share a port; a request whose Host belongs to another listener than the one its
+// SNI chose is answered 421 (RFC 9110 §15.5.20), one whose Host belongs to the same listener
+// is served by that listener's routes or answered 404. Over HTTP/2, as upstream sends them.
+import type { ConformanceCase, ConformanceTest } from './conformance-case.js';
+
+const PATH = '/detect-misdirected-requests';
+
+function served(serverName: string, host: string, backend: string): ConformanceCase {
+  return {
+    request: { serverName, host, path: PATH, http2: true },
+    forwarded: { backend, path: PATH, host },
+  };
+}
+
+function answered(serverName: string, host: string, status: 404 | 421): ConformanceCase {
+  return { request: { serverName, host, path: PATH, http2: true }, response: { statuses: [status] } };
+}
+
+export const MISDIRECTED_TESTS: readonly ConformanceTest[] = [
+  {
+    shortName: 'HTTPRouteHTTPSListenerDetectMisdirectedRequests',
+    features: ['Gateway', 'GatewayHTTPSListenerDetectMisdirectedRequests', 'HTTPRoute'],
+    manifests: ['httproute-https-listener-detect-misdirected-requests.yaml'],
+    gateway: 'https-listener-detect-misdirected-requests',
+    envoyListener: 'port/9450',
+    https: true,
+    ports: [9450],
+    cases: [
+      served('example.org', 'example.org', 'infra-backend-v1'),
+      answered('example.org', 'second-example.org', 421),
+      answered('example.org', 'unknown-example.org', 404),
+      served('second-example.org', 'second-example.org', 'infra-backend-v2'),
+      answered('second-example.org', 'example.org', 421),
+      answered('second-example.org', 'unknown-example.org', 421),
+      served('third-example.wildcard.org', 'third-example.wildcard.org', 'infra-backend-v3'),
+      served('third-example.wildcard.org', 'fith-example.wildcard.org', 'infra-backend-v3'),
+      answered('third-example.wildcard.org', 'fourth-example.wildcard.org', 421),
+      answered('third-example.wildcard.org', 'second-example.org', 421),
+      answered('third-example.wildcard.org', 'unknown-example.org', 421),
+      served('fourth-example.wildcard.org', 'fourth-example.wildcard.org', 'infra-backend-v1'),
+      answered('fourth-example.wildcard.org', 'fith-example.wildcard.org', 421),
+      served('unknown-example.org', 'example.org', 'infra-backend-v1'),
+      answered('unknown-example.org', 'unknown-example.org', 404),
+    ],
+  },
+];
