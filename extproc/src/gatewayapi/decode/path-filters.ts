@@ -77,27 +77,41 @@ const PREFIX_FILTERS = [
   ['URLRewrite', (x: RouteFilter) => x.rewrite?.path?.type === 'ReplacePrefixMatch'],
 ] as const;
 
+type PrefixFilterUse = (typeof PREFIX_FILTERS)[number][1];
+
+/** The HTTPRouteRule a prefix replacement is checked in: its decoded matches, the rule, where it is. */
+export interface PrefixRule {
+  readonly matches: readonly HttpRouteMatch[];
+  readonly rule: Rec;
+  readonly path: FieldPath;
+}
+
+/** One violation per filter type `applies` to, unless the rule's matches are one PathPrefix. */
+function prefixViolations(
+  where: PrefixRule,
+  f: Fields,
+  applies: (uses: PrefixFilterUse) => boolean,
+  message: (type: (typeof PREFIX_FILTERS)[number][0]) => string,
+): void {
+  if (onePathPrefix(where.matches, where.rule)) return;
+  for (const [type, uses] of PREFIX_FILTERS) {
+    if (applies(uses)) f.add(where.path, 'rule-violation', message(type));
+  }
+}
+
 /**
  * The HTTPRouteRule CEL rule: a RequestRedirect or URLRewrite with path.replacePrefixMatch
  * needs exactly one match, and that a PathPrefix one (a rule without matches has the
  * schema's default, one PathPrefix "/").
  */
-export function checkPrefixReplacement(
-  filters: readonly RouteFilter[],
-  matches: readonly HttpRouteMatch[],
-  rule: Rec,
-  path: FieldPath,
-  f: Fields,
-): void {
-  if (onePathPrefix(matches, rule)) return;
-  for (const [type, uses] of PREFIX_FILTERS) {
-    if (!filters.some(uses)) continue;
-    f.add(
-      path,
-      'rule-violation',
+export function checkPrefixReplacement(filters: readonly RouteFilter[], where: PrefixRule, f: Fields): void {
+  prefixViolations(
+    where,
+    f,
+    (uses) => filters.some(uses),
+    (type) =>
       `When using ${type} filter with path.replacePrefixMatch, exactly one PathPrefix match must be specified`,
-    );
-  }
+  );
 }
 
 /**
@@ -106,20 +120,15 @@ export function checkPrefixReplacement(
  */
 export function checkBackendPrefixReplacement(
   backendRefs: readonly { readonly filters: readonly RouteFilter[] }[],
-  matches: readonly HttpRouteMatch[],
-  rule: Rec,
-  path: FieldPath,
+  where: PrefixRule,
   f: Fields,
 ): void {
-  if (onePathPrefix(matches, rule)) return;
-  for (const [type, uses] of PREFIX_FILTERS) {
-    if (backendRefs.filter((b) => b.filters.some(uses)).length !== 1) continue;
+  prefixViolations(
+    where,
+    f,
+    (uses) => backendRefs.filter((b) => b.filters.some(uses)).length === 1,
     // Upstream's two messages differ in the case of "when"; each is kept as the API server says it.
-    const when = type === 'RequestRedirect' ? 'when' : 'When';
-    f.add(
-      path,
-      'rule-violation',
-      `Within backendRefs, ${when} using ${type} filter with path.replacePrefixMatch, exactly one PathPrefix match must be specified`,
-    );
-  }
+    (type) =>
+      `Within backendRefs, ${type === 'RequestRedirect' ? 'when' : 'When'} using ${type} filter with path.replacePrefixMatch, exactly one PathPrefix match must be specified`,
+  );
 }

@@ -48,9 +48,10 @@ export function decodeRoute(src: SourceObject, kind: 'HTTPRoute' | 'GRPCRoute'):
     const grpcMatches = grpc ? decodeGrpcMatches(rule, at, f) : [];
     totalMatches += Array.isArray(rule.matches) ? rule.matches.length : 0;
     const filters = decodeFilters(rule, at, f, grpc, src.namespace);
-    if (!grpc) checkPrefixReplacement(filters, httpMatches, rule, at, f);
+    const prefixRule = { matches: httpMatches, rule, path: at };
+    if (!grpc) checkPrefixReplacement(filters, prefixRule, f);
     const backendRefs = decodeBackendRefs(rule, at, f, src.namespace, grpc);
-    if (!grpc) checkBackendPrefixReplacement(backendRefs, httpMatches, rule, at, f);
+    if (!grpc) checkBackendPrefixReplacement(backendRefs, prefixRule, f);
     const retry = decodeRetry(rule, at, f, grpc);
     const timeouts = decodeTimeouts(rule, at, f);
     const spRec = f.rec(rule, 'sessionPersistence', at);
