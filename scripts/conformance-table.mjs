@@ -68,6 +68,12 @@ function collect(results) {
   return tests;
 }
 
+/** Upstream's conformance profiles the tests cover: GATEWAY-HTTP, and GATEWAY-GRPC once a test needs GRPCRoute. */
+function profiles(features) {
+  const names = ['GATEWAY-HTTP', ...(features.has('GRPCRoute') ? ['GATEWAY-GRPC'] : [])];
+  return `${names.length > 1 ? 'Profiles' : 'Profile'}: ${names.join(', ')}`;
+}
+
 function table(tests, tag) {
   const byName = new Map();
   for (const t of tests.values()) {
@@ -87,7 +93,7 @@ function table(tests, tag) {
   const lines = [
     BEGIN,
     `Upstream conformance tests ported from kubernetes-sigs/gateway-api \`${tag}\` and run against`,
-    'the real Envoy in gateway mode (`tests/e2e/gateway-conformance.test.ts`). Profile: GATEWAY-HTTP.',
+    `the real Envoy in gateway mode (\`tests/e2e/gateway-conformance.test.ts\`). ${profiles(features)}.`,
     '',
     '| Feature | Supported | Tests (cases passed) |',
     '|---|---|---|',
