@@ -4,6 +4,7 @@
 // its host matches. Both groups send the same table: routes without hostnames, and routes
 // that name all four hostnames.
 import type { ConformanceCase, ConformanceTest } from './conformance-case.js';
+import { routeAcceptedAndResolved } from './route-status.js';
 
 const PATHS = [
   '/empty-hostname',
@@ -27,6 +28,13 @@ const CASES: readonly ConformanceCase[] = HOSTS.flatMap(([host, own]) =>
   ),
 );
 
+/** Upstream first checks that each route is accepted, its references resolved, on its listener. */
+function routesAccepted(gateway: string, suffix: string): ConformanceCase[] {
+  return PATHS.map((p) => p.slice(1)).map((listener) =>
+    routeAcceptedAndResolved('HTTPRoute', `attaches-to-${listener}${suffix}`, gateway, listener),
+  );
+}
+
 const FEATURES = ['Gateway', 'GatewayHTTPListenerIsolation', 'HTTPRoute'];
 
 export const LISTENER_ISOLATION_TESTS: readonly ConformanceTest[] = [
@@ -38,7 +46,7 @@ export const LISTENER_ISOLATION_TESTS: readonly ConformanceTest[] = [
     gateway: 'http-listener-isolation',
     envoyListener: 'port/8380',
     ports: [8380],
-    cases: CASES,
+    cases: [...routesAccepted('http-listener-isolation', ''), ...CASES],
   },
   {
     shortName: 'GatewayHTTPListenerIsolation',
@@ -48,6 +56,9 @@ export const LISTENER_ISOLATION_TESTS: readonly ConformanceTest[] = [
     gateway: 'http-listener-isolation-with-hostname-intersection',
     envoyListener: 'port/8381',
     ports: [8381],
-    cases: CASES,
+    cases: [
+      ...routesAccepted('http-listener-isolation-with-hostname-intersection', '-with-hostname-intersection'),
+      ...CASES,
+    ],
   },
 ];

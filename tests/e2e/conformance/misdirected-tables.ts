@@ -3,6 +3,7 @@
 // SNI chose is answered 421 (RFC 9110 §15.5.20), one whose Host belongs to the same listener
 // is served by that listener's routes or answered 404. Over HTTP/2, as upstream sends them.
 import type { ConformanceCase, ConformanceTest } from './conformance-case.js';
+import { routeAcceptedAndResolved } from './route-status.js';
 
 const PATH = '/detect-misdirected-requests';
 
@@ -27,6 +28,20 @@ export const MISDIRECTED_TESTS: readonly ConformanceTest[] = [
     https: true,
     ports: [9450],
     cases: [
+      // Upstream first checks each route accepted and resolved on its listener.
+      ...[
+        'https',
+        'https-with-hostname',
+        'https-with-wildcard-hostname',
+        'https-with-hostname-matching-wildcard',
+      ].map((listener, i) =>
+        routeAcceptedAndResolved(
+          'HTTPRoute',
+          `https-listener-detect-misdirected-requests-test-${i + 1}`,
+          'https-listener-detect-misdirected-requests',
+          listener,
+        ),
+      ),
       served('example.org', 'example.org', 'infra-backend-v1'),
       answered('example.org', 'second-example.org', 421),
       answered('example.org', 'unknown-example.org', 404),

@@ -7,6 +7,8 @@ export function routeAcceptedAndResolved(
   kind: 'HTTPRoute' | 'GRPCRoute',
   name: string,
   gateway: string,
+  /** The listener the route's parentRef names, when it names one. */
+  sectionName?: string,
 ): StatusCase {
   return {
     status: {
@@ -15,6 +17,7 @@ export function routeAcceptedAndResolved(
       parents: [
         {
           gateway,
+          ...(sectionName !== undefined ? { sectionName } : {}),
           conditions: [
             { type: 'Accepted', status: 'True', reason: 'Accepted' },
             { type: 'ResolvedRefs', status: 'True', reason: 'ResolvedRefs' },
