@@ -1,5 +1,5 @@
-// Keeps one kind's objects in memory, in step with the API server: a list, then a watch from
-// the list's resourceVersion. A watch the server ends, or that fails on the way, is started
+// Keeps one kind's objects in memory, in step with the API server: a list (a page of
+// LIST_PAGE_SIZE objects at a time), then a watch from the list's resourceVersion. A watch the server ends, or that fails on the way, is started
 // again from the last version seen; the kind is listed afresh only when the server has
 // forgotten that version (410 Gone) or says something else went wrong. Says "changed" only
 // when something the compiler reads changed: a status write, a new resourceVersion alone or
@@ -33,7 +33,10 @@ const HEALTHY_WATCH_MS = 30_000;
 /** The first list waits out an API server that is starting (429, 5xx, refused) this long. */
 const FIRST_LIST_PATIENCE_MS = 30_000;
 
-type ListBody = { items?: KubeObject[]; metadata?: { resourceVersion?: string } };
+type ListBody = { items?: KubeObject[]; metadata?: { resourceVersion?: string; continue?: string } };
+
+/** Objects per page of a list: a large cluster's list is many bounded answers, not one huge one. */
+export const LIST_PAGE_SIZE = 500;
 
 export function objectKey(o: KubeObject): string {
   const ns = o.metadata?.namespace;
@@ -95,7 +98,7 @@ export class Reflector {
   private async list(first: boolean): Promise<void> {
     let body: ListBody;
     try {
-      body = first ? await this.firstList() : await this.client.call<ListBody>('GET', this.path);
+      body = first ? await this.firstList() : await this.listPages();
     } catch (e) {
       if (e instanceof KubeApiError && e.status === 404 && this.kind.optional) {
         if (this.served) {
@@ -129,12 +132,37 @@ export class Reflector {
     const deadline = Date.now() + FIRST_LIST_PATIENCE_MS;
     for (let wait = 200; ; wait = Math.min(wait * 2, 3000)) {
       try {
-        return await this.client.call<ListBody>('GET', this.path);
+        return await this.listPages();
       } catch (e) {
         const transient = e instanceof KubeApiError ? e.status === 429 || e.status >= 500 : true;
         if (!transient || Date.now() + wait > deadline) throw e;
         await new Promise((r) => setTimeout(r, wait));
       }
+    }
+  }
+
+  /**
+   * Every page of the list, one snapshot (the server serves each page at the first one's
+   * resourceVersion). A continue token the server has forgotten (410) starts the list over.
+   */
+  private async listPages(): Promise<ListBody> {
+    const sep = this.path.includes('?') ? '&' : '?';
+    const items: KubeObject[] = [];
+    let token: string | undefined;
+    for (;;) {
+      const more = token ? `&continue=${encodeURIComponent(token)}` : '';
+      let page: ListBody;
+      try {
+        page = await this.client.call<ListBody>('GET', `${this.path}${sep}limit=${LIST_PAGE_SIZE}${more}`);
+      } catch (e) {
+        if (!(token && e instanceof KubeApiError && e.status === 410)) throw e;
+        items.length = 0;
+        token = undefined;
+        continue;
+      }
+      items.push(...(page.items ?? []));
+      token = page.metadata?.continue || undefined;
+      if (!token) return { items, metadata: { resourceVersion: page.metadata?.resourceVersion ?? '' } };
     }
   }
 
