@@ -219,6 +219,25 @@ describe('docker compose up --build: the quickstart in containers', () => {
     expect(up.output).not.toMatch(/EBADENGINE/);
   });
 
+  it('runs steadfast from the image it built: --version, and validate on a mounted directory', () => {
+    // No network: the private daemon has no bridge, and neither command needs one.
+    const docker = (args: readonly string[]) =>
+      spawnSync('docker', ['run', '--rm', '--network', 'none', ...args], {
+        env: composeEnv(),
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+    const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    const v = docker(['steadfast:dev', '--version']);
+    expect(v.status, v.stdout + v.stderr).toBe(0);
+    expect(v.stdout.trim()).toBe(`steadfast ${version}`);
+    const validate = docker(['-v', `${configDir}:/config:ro`, 'steadfast:dev', 'validate', '/config']);
+    expect(validate.status, validate.stdout + validate.stderr).toBe(0);
+    expect(validate.stdout).toMatch(/all accepted and resolved/);
+  });
+
   it('checks every command of the quickstart, and the quickstart has no command unchecked', () => {
     const names = shBlocks('What to try').map(blockName);
     expect(names.sort()).toEqual(Object.keys(CHECKS).sort());
