@@ -30,6 +30,8 @@ export interface XdsBootstrapOptions extends Pick<GatewayConfigOptions, 'admin' 
   readonly nodeKind: string;
   /** Presented on the ADS stream (`authorization: Bearer …`) when the control plane asks for one. */
   readonly token?: string;
+  /** Incremental xDS (only what changed is sent) rather than state of the world. */
+  readonly delta?: boolean;
   /** Mutual TLS to the control plane: this Envoy's certificate and key, and the CA of the control plane's (files on the Envoy's machine). */
   readonly tls?: { readonly cert: string; readonly key: string; readonly ca: string };
 }
@@ -69,7 +71,7 @@ export function xdsBootstrap(options: XdsBootstrapOptions): Record<string, unkno
     }),
     dynamic_resources: {
       ads_config: {
-        api_type: 'GRPC',
+        api_type: options.delta ? 'DELTA_GRPC' : 'GRPC',
         transport_api_version: 'V3',
         grpc_services: [
           {

@@ -1,6 +1,8 @@
 // The ADS server: one control plane for any number of gateway-mode Envoys. Each Envoy opens
-// one Aggregated Discovery Service stream (state of the world) and asks for clusters and
-// listeners; its listeners ask for their route configurations and certificates by name.
+// one Aggregated Discovery Service stream, state of the world or incremental (delta: only
+// what changed is sent, ads-delta.ts), and asks for clusters and listeners; its listeners ask
+// for their route configurations and certificates by name. One generation at a time is in
+// flight to each stream; newer ones coalesce (ads-stream.ts has the stall rule).
 //
 // A generation reaches an Envoy in two steps: its clusters first; then, once the Envoy has
 // answered for them (it answers only when the new clusters have warmed), its listeners,
@@ -16,17 +18,15 @@
 // Bearer …`, which envoy-config --xds-token-file puts in the bootstrap).
 import { isIP } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
-import type protobuf from 'protobufjs';
 import { TYPE_CLUSTER, TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET } from '../envoy/envoy-names.js';
 import type { GatewayResources } from '../envoy/gateway-config.js';
 import type { Json } from '../json.js';
-import { type Any, type DiscoveryRequest, type Encoded, type Flight, Stream } from './ads-stream.js';
+import { type Resource, resource } from './ads-resource.js';
+import { type DiscoveryRequest, type Encoded, type Flight, Stream } from './ads-stream.js';
 import { type AdsTlsFiles, AdsTlsFilesProvider } from './ads-tls.js';
-import { encodeAny, envoyProtoRoot } from './envoy-protos.js';
+import { encodeAny } from './envoy-protos.js';
+import { adsServiceDefinition } from './ads-service.js';
 import { RouteFileEncoder } from './route-files.js';
-
-const ADS_SERVICE = 'envoy.service.discovery.v3.AggregatedDiscoveryService';
-const ADS_METHOD = `/${ADS_SERVICE}/StreamAggregatedResources`;
 
 /** What follows the clusters, in order. */
 const AFTER_CLUSTERS = [TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET] as const;
@@ -107,30 +107,17 @@ export class AdsServer {
 
   /** The gRPC service definition (for a server of the caller's, or start()). */
   definition(): grpc.ServiceDefinition<grpc.UntypedServiceImplementation> {
-    const root = envoyProtoRoot();
-    const request = root.lookupType('envoy.service.discovery.v3.DiscoveryRequest');
-    const response = root.lookupType('envoy.service.discovery.v3.DiscoveryResponse');
-    const encode = (type: protobuf.Type) => (m: object) =>
-      Buffer.from(type.encode(type.fromObject(m)).finish());
-    const decode = (type: protobuf.Type) => (b: Buffer) =>
-      type.toObject(type.decode(b), { longs: String, enums: String, defaults: false });
-    const method: grpc.MethodDefinition<DiscoveryRequest, Json> = {
-      path: ADS_METHOD,
-      requestStream: true,
-      responseStream: true,
-      requestSerialize: encode(request),
-      requestDeserialize: decode(request) as (b: Buffer) => DiscoveryRequest,
-      responseSerialize: encode(response),
-      responseDeserialize: decode(response) as (b: Buffer) => Json,
-    };
-    return { StreamAggregatedResources: method as grpc.MethodDefinition<unknown, unknown> };
+    return adsServiceDefinition();
   }
 
   /** Serves ADS on `address` (HOST:PORT; port 0 picks one); resolves to the bound address. */
   async start(address: string): Promise<string> {
     const server = new grpc.Server();
     server.addService(this.definition(), {
-      StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, Json>) => this.serve(call),
+      StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, Json>) =>
+        this.serve(call, 'sotw'),
+      DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, Json>) =>
+        this.serve(call, 'delta'),
     });
     if (this.options.tls) this.tls = new AdsTlsFilesProvider(this.options.tls, this.options.log);
     const credentials = this.tls?.credentials() ?? grpc.ServerCredentials.createInsecure();
@@ -215,19 +202,20 @@ export class AdsServer {
     const generated = this.options.resources(kind);
     const byName = (type: string, list: readonly Json[]) =>
       new Map(
-        list.map((r) => [
-          r['name'] as string,
-          encodeAny({ '@type': type, ...r }, `${type}/${String(r['name'])}`),
-        ]),
+        list.map((r) => {
+          const name = r['name'] as string;
+          return [name, resource(name, encodeAny({ '@type': type, ...r }, `${type}/${name}`))];
+        }),
       );
     let routes = this.routeEncoders.get(kind);
     if (!routes) this.routeEncoders.set(kind, (routes = new RouteFileEncoder()));
     routes.begin();
     const routeConfigurations = new Map(
-      generated.routeConfigurations.map((rc) => [
-        rc['name'] as string,
-        { type_url: TYPE_ROUTE_CONFIGURATION, value: (routes as RouteFileEncoder).configuration(rc) },
-      ]),
+      generated.routeConfigurations.map((rc) => {
+        const name = rc['name'] as string;
+        const value = (routes as RouteFileEncoder).configuration(rc);
+        return [name, resource(name, { type_url: TYPE_ROUTE_CONFIGURATION, value })];
+      }),
     );
     routes.end();
     for (const w of generated.warnings) this.options.log(`warning: ${w}`);
@@ -240,8 +228,8 @@ export class AdsServer {
   }
 
   /** What a stream gets for one type: all of it, or the names it asked for. */
-  private selection(s: Stream, type: string, encoded: Encoded): Any[] {
-    const all = encoded.get(type) ?? new Map<string, Any>();
+  private selection(s: Stream, type: string, encoded: Encoded): Resource[] {
+    const all = encoded.get(type) ?? new Map<string, Resource>();
     if (type === TYPE_CLUSTER) return [...new Map([...s.routeClusters, ...all]).values()];
     if (!NAMED_TYPES.has(type)) return [...all.values()];
     return (s.names.get(type) ?? []).flatMap((n) => {
@@ -257,8 +245,9 @@ export class AdsServer {
     return encoded ? { version: this.version, encoded } : undefined;
   }
 
-  private sendType(s: Stream, type: string, g: { version: string; encoded: Encoded } | undefined): void {
-    if (g) s.send(type, g.version, this.selection(s, type, g.encoded));
+  /** Whether anything was sent (a delta stream is sent nothing when nothing changed). */
+  private sendType(s: Stream, type: string, g: { version: string; encoded: Encoded } | undefined): boolean {
+    return g !== undefined && s.send(type, g.version, this.selection(s, type, g.encoded));
   }
 
   /** The current generation to a stream: its clusters now, the rest once the Envoy answers for them. */
@@ -267,11 +256,11 @@ export class AdsServer {
     if (!encoded) return;
     const flight: Flight = { version: this.version, encoded, step: 'clusters', timer: undefined };
     s.flight = flight;
-    if (!s.names.has(TYPE_CLUSTER)) {
+    // No clusters asked for, or none changed (delta): nothing to warm, the rest goes now.
+    if (!s.names.has(TYPE_CLUSTER) || !this.sendType(s, TYPE_CLUSTER, flight)) {
       this.pushRest(s);
       return;
     }
-    this.sendType(s, TYPE_CLUSTER, flight);
     flight.timer = setTimeout(() => {
       if (s.flight !== flight || flight.step !== 'clusters') return;
       this.options.log(
@@ -296,13 +285,19 @@ export class AdsServer {
   /** Every push of the generation in flight answered: it is delivered, and a newer one follows. */
   private maybeLand(s: Stream): void {
     const flight = s.flight;
-    if (!flight || flight.step !== 'rest' || s.unanswered.size > 0) return;
+    if (!flight || flight.step === 'clusters' || s.unanswered.size > 0) return;
+    // Delta: now that its routes name this generation's clusters only, the others are removed
+    // (state of the world drops them with the next generation's clusters).
+    if (flight.step === 'rest' && s.delta && s.names.has(TYPE_CLUSTER)) {
+      flight.step = 'cleanup';
+      if (this.sendType(s, TYPE_CLUSTER, flight)) return;
+    }
     s.flight = undefined;
     s.delivered = flight.version;
     if (flight.version !== this.version) this.pushGeneration(s);
   }
 
-  private serve(call: grpc.ServerDuplexStream<DiscoveryRequest, Json>): void {
+  private serve(call: grpc.ServerDuplexStream<DiscoveryRequest, Json>, protocol: 'sotw' | 'delta'): void {
     if (this.options.token !== undefined) {
       const presented = call.metadata.get('authorization')[0];
       if (presented !== `Bearer ${this.options.token}`) {
@@ -311,7 +306,7 @@ export class AdsServer {
         return;
       }
     }
-    const s = new Stream(call, this.options.stallMs ?? STALL_MS, (stuck) => this.stalled(stuck));
+    const s = new Stream(call, protocol, this.options.stallMs ?? STALL_MS, (stuck) => this.stalled(stuck));
     this.streams.add(s);
     const gone = () => {
       s.dispose();
@@ -349,10 +344,12 @@ export class AdsServer {
       return;
     }
     const last = s.lastNonce.get(type);
-    // An answer to something older than the last push of this type: superseded, ignored.
-    if (req.response_nonce && req.response_nonce !== last?.nonce) return;
-    if (req.response_nonce && last) this.onAnswer(s, type, last.version, req);
-    const names = NAMED_TYPES.has(type) ? [...(req.resource_names ?? [])].sort() : [];
+    const answers = req.response_nonce !== undefined && req.response_nonce === last?.nonce;
+    // An answer to something older than the last push of this type: superseded, ignored (on a
+    // delta stream the request may still change what it asks for).
+    if (req.response_nonce && !answers && s.protocol === 'sotw') return;
+    if (answers && last) this.onAnswer(s, type, last.version, req);
+    const names = namesAsked(s, type, req);
     const before = s.names.get(type);
     s.names.set(type, names);
     // Answer a new subscription, or new names; an ACK or NACK of the last push needs none.
@@ -399,6 +396,7 @@ export class AdsServer {
   private onAnswer(s: Stream, type: string, version: string, req: DiscoveryRequest): void {
     s.unanswered.delete(type);
     if (req.error_detail) {
+      s.delta?.refused(type);
       const message = req.error_detail.message ?? '';
       s.nacked.set(type, { version, message });
       this.options.log(
@@ -425,6 +423,22 @@ export class AdsServer {
       this.sendType(s, type, this.generationFor(s));
     }
   }
+}
+
+/**
+ * The names a request leaves the stream asking for, of a type asked for by name (none for the
+ * others): state of the world lists them all; delta adds and takes away, and says on a new
+ * stream what the Envoy holds already.
+ */
+function namesAsked(s: Stream, type: string, req: DiscoveryRequest): readonly string[] {
+  if (!s.delta) return NAMED_TYPES.has(type) ? [...(req.resource_names ?? [])].sort() : [];
+  s.delta.initial(type, Object.keys(req.initial_resource_versions ?? {}));
+  const unsubscribe = req.resource_names_unsubscribe ?? [];
+  s.delta.unsubscribed(type, unsubscribe);
+  if (!NAMED_TYPES.has(type)) return [];
+  const names = new Set([...(s.names.get(type) ?? []), ...(req.resource_names_subscribe ?? [])]);
+  for (const n of unsubscribe) names.delete(n);
+  return [...names].sort();
 }
 
 function shortType(type: string): string {

@@ -11,15 +11,13 @@
 import * as grpc from '@grpc/grpc-js';
 import { TYPE_CLUSTER } from '../envoy/envoy-names.js';
 import type { Json } from '../json.js';
+import { DeltaState } from './ads-delta.js';
+import type { Resource } from './ads-resource.js';
 
-export interface Any {
-  readonly type_url: string;
-  readonly value: Buffer;
-}
+/** One generation for one kind of Envoy, encoded once: type → resource name → resource. */
+export type Encoded = ReadonlyMap<string, ReadonlyMap<string, Resource>>;
 
-/** One generation for one kind of Envoy, encoded once: type → resource name → Any. */
-export type Encoded = ReadonlyMap<string, ReadonlyMap<string, Any>>;
-
+/** A request on either protocol: state of the world, or incremental (delta). */
 export interface DiscoveryRequest {
   readonly version_info?: string;
   readonly node?: { readonly id?: string; readonly metadata?: { readonly fields?: Record<string, unknown> } };
@@ -27,13 +25,18 @@ export interface DiscoveryRequest {
   readonly type_url?: string;
   readonly response_nonce?: string;
   readonly error_detail?: { readonly code?: number; readonly message?: string };
+  // Delta only.
+  readonly resource_names_subscribe?: readonly string[];
+  readonly resource_names_unsubscribe?: readonly string[];
+  readonly initial_resource_versions?: Readonly<Record<string, string>>;
 }
 
-/** The generation being delivered to a stream: its clusters first, then the rest. */
+/** The generation being delivered to a stream: its clusters first, then the rest, then (delta) a cleanup. */
 export interface Flight {
   readonly version: string;
   readonly encoded: Encoded;
-  step: 'clusters' | 'rest';
+  /** Clusters sent; the rest sent; (delta) the clusters only the routes before named, removed. */
+  step: 'clusters' | 'rest' | 'cleanup';
   /** While the rest waits for the Envoy's answer on the clusters. */
   timer: NodeJS.Timeout | undefined;
 }
@@ -51,7 +54,7 @@ export class Stream {
   /** Types whose last push the Envoy has not answered yet. */
   readonly unanswered = new Set<string>();
   /** The clusters the routes this Envoy accepted name (kept until it accepts newer routes). */
-  routeClusters: ReadonlyMap<string, Any> = new Map();
+  routeClusters: ReadonlyMap<string, Resource> = new Map();
   flight: Flight | undefined;
   /** The version of the last generation fully delivered (every push of it answered). */
   delivered = '';
@@ -66,23 +69,45 @@ export class Stream {
   closed = false;
   readonly connectedAt = new Date().toISOString();
 
+  /** What the Envoy holds, resource by resource, on a delta stream; undefined on state of the world. */
+  readonly delta: DeltaState | undefined;
+
   constructor(
     readonly call: grpc.ServerDuplexStream<DiscoveryRequest, Json>,
+    readonly protocol: 'sotw' | 'delta',
     private readonly stallMs: number,
     private readonly stalled: (s: Stream) => void,
-  ) {}
+  ) {
+    this.delta = protocol === 'delta' ? new DeltaState() : undefined;
+  }
 
-  send(type: string, version: string, resources: readonly Any[]): void {
-    if (this.closed) return;
+  /**
+   * Sends `resources` as the whole of `type` (state of the world), or what of them changed
+   * (delta: nothing at all when nothing did, and then no answer is waited for). Whether it sent.
+   */
+  send(type: string, version: string, resources: readonly Resource[]): boolean {
+    if (this.closed) return false;
+    let message: Json;
+    let sent: readonly { readonly value: Buffer }[];
+    if (this.delta) {
+      const push = this.delta.push(type, resources);
+      if (!push) return false;
+      message = { system_version_info: version, type_url: type, ...push };
+      sent = push.resources.map((r) => r.resource);
+    } else {
+      sent = resources.map((r) => r.any);
+      message = { version_info: version, resources: sent, type_url: type };
+    }
     this.nonce++;
     const nonce = String(this.nonce);
     this.lastNonce.set(type, { nonce, version });
     this.unanswered.add(type);
-    for (const r of resources) this.sentBytes += r.value.length;
-    this.sentResources += resources.length;
+    for (const r of sent) this.sentBytes += r.value.length;
+    this.sentResources += sent.length;
     this.unsent++;
     if (!this.stallTimer) this.armStall();
-    this.call.write({ version_info: version, resources, type_url: type, nonce }, () => this.wentOut());
+    this.call.write({ ...message, nonce }, () => this.wentOut());
+    return true;
   }
 
   /** Stops the timers; the stream is gone or being reset. */

@@ -31,6 +31,8 @@ export async function startFleetEnvoys(options: {
   readonly tokenFile?: string;
   /** Mutual TLS to the control plane: the Envoys' client certificate and key, and the control plane's CA. */
   readonly tls?: { readonly cert: string; readonly key: string; readonly ca: string };
+  /** `envoy-config --xds-protocol`. */
+  readonly protocol?: 'sotw' | 'delta';
 }): Promise<EnvoyProcess[]> {
   const envoys: EnvoyProcess[] = [];
   for (const [i, address] of options.addresses.entries()) {
@@ -48,6 +50,7 @@ export async function startFleetEnvoys(options: {
         '--node-id',
         `${options.nodePrefix}-${i}`,
         ...(options.tokenFile !== undefined ? ['--xds-token-file', options.tokenFile] : []),
+        ...(options.protocol ? ['--xds-protocol', options.protocol] : []),
         ...(options.tls
           ? [
               '--xds-tls-cert',

@@ -40,6 +40,13 @@ export const ENVOY_CONFIG_XDS_FLAGS: FlagSpecs = {
     description:
       "with --xds-tls-cert: the PEM CA of the control plane's certificate (serve's --xds-tls-cert), which must name the --xds host",
   },
+  'xds-protocol': {
+    type: 'string',
+    value: 'sotw|delta',
+    description:
+      'with --xds: delta asks the control plane for incremental xDS (a change sends only the resources it changed); sotw for state of the world',
+    default: 'sotw',
+  },
   'node-id': {
     type: 'string',
     value: 'NAME',
@@ -89,12 +96,16 @@ export async function printXdsBootstrap(parsed: ParsedArgs, xds: string, io: Com
   const tokenFile = flag(parsed, 'xds-token-file');
   const token = tokenFile !== undefined ? await readXdsToken(tokenFile) : undefined;
   const tls = envoyTlsOf(parsed);
+  const protocol = flag(parsed, 'xds-protocol') ?? 'sotw';
+  if (protocol !== 'sotw' && protocol !== 'delta')
+    throw new UsageError(`--xds-protocol must be sotw or delta, not ${protocol}`);
   const bootstrap = xdsBootstrap({
     xds: { host: target.address, port: target.port },
     nodeId: flag(parsed, 'node-id') ?? `steadfast-${hostname()}`,
     nodeKind: address ?? '',
     ...(token !== undefined ? { token } : {}),
     ...(tls ? { tls } : {}),
+    ...(protocol === 'delta' ? { delta: true } : {}),
     // The filter's path and keys come from the control plane with the listeners.
     admin: { address: '127.0.0.1', port: intFlag(parsed, 'envoy-admin-port', 9901) },
   });
