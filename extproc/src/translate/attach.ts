@@ -42,6 +42,102 @@ function namespaceAllowed(
   return selectorMatches(allowed.selector, labels);
 }
 
+type RejectReason =
+  | typeof Reason.NoMatchingParent
+  | typeof Reason.NotAllowedByListeners
+  | typeof Reason.NoMatchingListenerHostname;
+
+/** Why a parentRef does not attach, and to which Gateway when it names one. */
+interface Rejection {
+  readonly rejected: true;
+  readonly reason: RejectReason;
+  readonly message: string;
+  readonly gateway?: GatewayState;
+}
+
+type AttachedListeners = Attachment['listeners'];
+
+/**
+ * The listeners of an accepted Gateway that the parentRef names (sectionName, port), that
+ * take the route (kind, namespace) and share a hostname with it; or why there are none.
+ */
+function attachedListeners(
+  route: Route,
+  parentRef: ParentRef,
+  gw: GatewayState,
+  namespaces: ReadonlyMap<string, Namespace>,
+): AttachedListeners | Rejection {
+  const gateway = `Gateway ${parentRef.namespace}/${parentRef.name}`;
+  const named = gw.listeners.filter(
+    (l) =>
+      (parentRef.sectionName === undefined || l.listener.name === parentRef.sectionName) &&
+      (parentRef.port === undefined || l.listener.port === parentRef.port),
+  );
+  if (named.length === 0) {
+    const which = [
+      parentRef.sectionName !== undefined ? `sectionName ${parentRef.sectionName}` : '',
+      parentRef.port !== undefined ? `port ${parentRef.port}` : '',
+    ].filter(Boolean);
+    return {
+      rejected: true,
+      reason: Reason.NoMatchingParent,
+      message: `${gateway} has no listener with ${which.join(' and ')}`,
+      gateway: gw,
+    };
+  }
+  const takesKind = (l: ListenerState): boolean =>
+    l.accepted && l.supportedKinds.some((k) => k.group === GATEWAY_GROUP && k.kind === route.kind);
+  const allowed = named.filter((l) => takesKind(l) && namespaceAllowed(l, route.namespace, namespaces));
+  if (allowed.length === 0) {
+    const why = named.some(takesKind)
+      ? `${route.kind} from namespace ${route.namespace}`
+      : `the kind ${route.kind}`;
+    return {
+      rejected: true,
+      reason: Reason.NotAllowedByListeners,
+      message: `no valid listener of ${gateway} allows ${why}`,
+      gateway: gw,
+    };
+  }
+  const listeners = allowed
+    .map((state) => ({ state, hostnames: intersectHostnames(state.listener.hostname, route.hostnames) }))
+    .filter((l) => l.hostnames.length > 0);
+  if (listeners.length > 0) return listeners;
+  return {
+    rejected: true,
+    reason: Reason.NoMatchingListenerHostname,
+    message: `no hostname of the route intersects a listener hostname of ${gateway}`,
+    gateway: gw,
+  };
+}
+
+/** The Gateway a parentRef names, when it is one that routes may attach to; or why not. */
+function parentGateway(
+  parentRef: ParentRef,
+  gateways: ReadonlyMap<string, GatewayState>,
+): GatewayState | Rejection {
+  if (parentRef.group !== GATEWAY_GROUP || parentRef.kind !== 'Gateway') {
+    return {
+      rejected: true,
+      reason: Reason.NoMatchingParent,
+      message: `parent ${parentRef.group}/${parentRef.kind} is not supported; only Gateway`,
+    };
+  }
+  const gw = gateways.get(gatewayKey(parentRef.namespace, parentRef.name));
+  if (!gw) {
+    return {
+      rejected: true,
+      reason: Reason.NoMatchingParent,
+      message: `Gateway ${parentRef.namespace}/${parentRef.name} not found`,
+    };
+  }
+  return gw;
+}
+
+function isRejection(x: object): x is Rejection {
+  return 'rejected' in x;
+}
+
 export function attachRoute(
   route: Route,
   gateways: ReadonlyMap<string, GatewayState>,
@@ -49,28 +145,14 @@ export function attachRoute(
 ): Attachment[] {
   const gen = route.generation;
   return route.parentRefs.map((parentRef): Attachment => {
-    const reject = (
-      reason:
-        | typeof Reason.NoMatchingParent
-        | typeof Reason.NotAllowedByListeners
-        | typeof Reason.NoMatchingListenerHostname,
-      message: string,
-      gateway?: GatewayState,
-    ): Attachment => ({
+    const reject = (r: Rejection): Attachment => ({
       parentRef,
-      ...(gateway ? { gateway } : {}),
-      accepted: condition(T.Accepted, 'False', reason, message, gen),
+      ...(r.gateway ? { gateway: r.gateway } : {}),
+      accepted: condition(T.Accepted, 'False', r.reason, r.message, gen),
       listeners: [],
     });
-    if (parentRef.group !== GATEWAY_GROUP || parentRef.kind !== 'Gateway') {
-      return reject(
-        Reason.NoMatchingParent,
-        `parent ${parentRef.group}/${parentRef.kind} is not supported; only Gateway`,
-      );
-    }
-    const gw = gateways.get(gatewayKey(parentRef.namespace, parentRef.name));
-    if (!gw)
-      return reject(Reason.NoMatchingParent, `Gateway ${parentRef.namespace}/${parentRef.name} not found`);
+    const gw = parentGateway(parentRef, gateways);
+    if (isRejection(gw)) return reject(gw);
     if (gw.foreign) {
       return {
         parentRef,
@@ -79,55 +161,16 @@ export function attachRoute(
         listeners: [],
       };
     }
-    if (!gw.accepted)
-      return reject(
-        Reason.NoMatchingParent,
-        `Gateway ${parentRef.namespace}/${parentRef.name} is not accepted`,
-        gw,
-      );
-    const named = gw.listeners.filter(
-      (l) =>
-        (parentRef.sectionName === undefined || l.listener.name === parentRef.sectionName) &&
-        (parentRef.port === undefined || l.listener.port === parentRef.port),
-    );
-    if (named.length === 0) {
-      const which = [
-        parentRef.sectionName !== undefined ? `sectionName ${parentRef.sectionName}` : '',
-        parentRef.port !== undefined ? `port ${parentRef.port}` : '',
-      ].filter(Boolean);
-      return reject(
-        Reason.NoMatchingParent,
-        `Gateway ${parentRef.namespace}/${parentRef.name} has no listener with ${which.join(' and ')}`,
-        gw,
-      );
+    if (!gw.accepted) {
+      return reject({
+        rejected: true,
+        reason: Reason.NoMatchingParent,
+        message: `Gateway ${parentRef.namespace}/${parentRef.name} is not accepted`,
+        gateway: gw,
+      });
     }
-    const allowed = named.filter(
-      (l) =>
-        l.accepted &&
-        l.supportedKinds.some((k) => k.group === GATEWAY_GROUP && k.kind === route.kind) &&
-        namespaceAllowed(l, route.namespace, namespaces),
-    );
-    if (allowed.length === 0) {
-      const kindOk = named.some(
-        (l) => l.accepted && l.supportedKinds.some((k) => k.group === GATEWAY_GROUP && k.kind === route.kind),
-      );
-      const why = kindOk ? `${route.kind} from namespace ${route.namespace}` : `the kind ${route.kind}`;
-      return reject(
-        Reason.NotAllowedByListeners,
-        `no valid listener of Gateway ${parentRef.namespace}/${parentRef.name} allows ${why}`,
-        gw,
-      );
-    }
-    const listeners = allowed
-      .map((state) => ({ state, hostnames: intersectHostnames(state.listener.hostname, route.hostnames) }))
-      .filter((l) => l.hostnames.length > 0);
-    if (listeners.length === 0) {
-      return reject(
-        Reason.NoMatchingListenerHostname,
-        `no hostname of the route intersects a listener hostname of Gateway ${parentRef.namespace}/${parentRef.name}`,
-        gw,
-      );
-    }
+    const listeners = attachedListeners(route, parentRef, gw, namespaces);
+    if (isRejection(listeners)) return reject(listeners);
     return {
       parentRef,
       gateway: gw,
