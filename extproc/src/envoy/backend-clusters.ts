@@ -4,6 +4,7 @@
 // BackendTLSPolicy's transport socket.
 import type { IrCluster } from '../ir/cluster-sharing.js';
 import { backendTlsTransportSocket } from './backend-tls.js';
+import type { SecretSource } from './tls-listener.js';
 import { TYPE_ROUND_ROBIN } from './envoy-names.js';
 import { type OutlierDetectionOptions, outlierDetection } from './outlier-detection.js';
 import { protocolOptions } from './upstream-protocol.js';
@@ -18,6 +19,8 @@ export interface ClusterOptions {
    * of rules with a backoff run it, so no other request pays for it.
    */
   readonly retryHoldFilters: readonly Json[];
+  /** Where TLS clusters find the client certificate they present (Gateway spec.tls.backend). */
+  readonly secrets: SecretSource;
   /** Ejection of endpoints that refuse connections (outlier-detection.ts has the defaults). */
   readonly outlierDetection?: OutlierDetectionOptions;
 }
@@ -72,6 +75,12 @@ export function envoyCluster(c: IrCluster, options: ClusterOptions): Json {
       c.holdsRetries ? options.retryHoldFilters : undefined,
     ),
   };
-  if (c.tls) out['transport_socket'] = backendTlsTransportSocket(c.tls, c.protocol, options.systemCaFile);
+  if (c.tls)
+    out['transport_socket'] = backendTlsTransportSocket(
+      c.tls,
+      c.protocol,
+      options.systemCaFile,
+      options.secrets,
+    );
   return out;
 }

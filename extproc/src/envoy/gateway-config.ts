@@ -22,6 +22,7 @@ import type { Json } from '../json.js';
 import type { TlsMaterial } from '../policy/tls-material.js';
 import {
   type ListenerTls,
+  type SecretSource,
   NO_TLS,
   TLS_INSPECTOR,
   httpsFilterChains,
@@ -107,12 +108,14 @@ function routeConfiguration(
 function gatewayClusters(
   ir: GatewayIr,
   options: GatewayConfigOptions,
+  secrets: SecretSource,
   memo: GenerationMemo | undefined,
 ): Json[] {
   const clusterOptions: ClusterOptions = {
     systemCaFile: options.systemCaFile ?? DEFAULT_SYSTEM_CA_FILE,
     connectTimeout: options.connectTimeout ?? '2s',
     retryHoldFilters: clusterRetryHoldFilters(options.wasmPath),
+    secrets,
     ...(options.outlierDetection ? { outlierDetection: options.outlierDetection } : {}),
   };
   return ir.clusters.map((c) => {
@@ -218,7 +221,7 @@ export function generateGatewayResources(
   // A memo made for other options holds nothing these can use.
   const memo = keep?.options === options ? keep : undefined;
   memo?.begin();
-  const clusters = gatewayClusters(ir, options, memo);
+  const clusters = gatewayClusters(ir, options, tls.source, memo);
   const listeners: Json[] = [];
   const routeConfigurations: Json[] = [];
   const ctx: PortContext = {
@@ -229,6 +232,12 @@ export function generateGatewayResources(
     warnings: new Set<string>(ir.warnings),
     secrets: new Map<string, Json>(),
   };
+  // The client certificates TLS clusters present (Gateway spec.tls.backend).
+  for (const c of ir.clusters) {
+    const id = c.tls?.clientCertificate;
+    const secret = id !== undefined ? secretResource(id, tls.material) : undefined;
+    if (id !== undefined && secret) ctx.secrets.set(id, secret);
+  }
   for (const group of ir.ports) {
     const { routes, listener } = portResources(group, ctx);
     routeConfigurations.push(...routes);

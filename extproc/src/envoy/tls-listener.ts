@@ -51,6 +51,11 @@ function clientValidationContext(v: TableClientValidation): Json {
   };
 }
 
+/** How a TLS context names one SDS secret: by name alone (static) or with where to fetch it. */
+export function sdsSecretConfig(name: string, source: SecretSource): Json {
+  return source.kind === 'sds' ? { name, sds_config: source.source(name) } : { name };
+}
+
 function downstreamTls(
   certificates: readonly string[],
   source: SecretSource,
@@ -65,9 +70,7 @@ function downstreamTls(
         ...(clientValidation ? { validation_context: clientValidationContext(clientValidation) } : {}),
         tls_params: { tls_minimum_protocol_version: 'TLSv1_2' },
         alpn_protocols: ['h2', 'http/1.1'],
-        tls_certificate_sds_secret_configs: certificates.map((name) =>
-          source.kind === 'sds' ? { name, sds_config: source.source(name) } : { name },
-        ),
+        tls_certificate_sds_secret_configs: certificates.map((name) => sdsSecretConfig(name, source)),
       },
     },
   };

@@ -123,6 +123,7 @@ function content(
             hostname: tls.hostname,
             subjectAltNames: tls.subjectAltNames,
             ...(tls.caCertificates !== undefined ? { caCertificates: tls.caCertificates } : {}),
+            ...(tls.clientCertificate !== undefined ? { clientCertificate: tls.clientCertificate } : {}),
           },
         }
       : {}),
@@ -140,7 +141,7 @@ export function ruleClusters(kind: TableRouteKind, rule: TableRule, holdsRetries
     const protocol = b.invalid ? 'invalid' : clusterProtocol(kind, b.protocol);
     const tls = b.invalid ? undefined : b.tls;
     const filtered = b.requestHeaders !== undefined || b.responseHeaders !== undefined;
-    const key = `${tls ? `${protocol}+${tls.policy}` : protocol}${filtered && !b.invalid ? `+backend-${index}` : ''}`;
+    const key = `${tls ? `${protocol}+${tls.policy}+${tls.clientCertificate ?? ''}` : protocol}${filtered && !b.invalid ? `+backend-${index}` : ''}`;
     let g = groups.find((x) => x.key === key);
     if (!g) groups.push((g = { key, protocol, ...(tls ? { tls } : {}), backends: [] }));
     g.backends.push(b);

@@ -103,6 +103,8 @@ export interface TableBackendTls {
   readonly subjectAltNames: readonly { readonly type: 'Hostname' | 'URI'; readonly value: string }[];
   /** PEM CA certificates to trust (caCertificateRefs); absent: the system bundle (wellKnownCACertificates: System). */
   readonly caCertificates?: string;
+  /** The client certificate to present (`secret/<ns>/<name>`, Gateway spec.tls.backend); its key pair travels beside the table. */
+  readonly clientCertificate?: string;
 }
 
 export interface TableBackend {

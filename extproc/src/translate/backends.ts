@@ -14,6 +14,7 @@ import { GATEWAY_GROUP } from '../gatewayapi/patterns.js';
 import type { BackendTlsClaim } from './backend-tls-policies.js';
 import type {
   TableBackend,
+  TableBackendTls,
   TableEndpoint,
   TableRetryConstraint,
   UpstreamProtocol,
@@ -31,6 +32,8 @@ export interface BackendContext {
   /** The BackendTLSPolicy of a Service (`<ns>/<service>` or `<ns>/<service>/<port name>`). */
   readonly backendTls: ReadonlyMap<string, BackendTlsClaim>;
   readonly retryConstraints: ReadonlyMap<string, TableRetryConstraint>;
+  /** Gateway spec.tls.backend: the client certificate id of each Gateway (`<ns>/<name>`) that has a usable one. */
+  readonly clientCertificates: ReadonlyMap<string, string>;
 }
 
 type Invalid = { reason: string; message: string };
@@ -117,6 +120,21 @@ function resolveEndpoints(svc: Service, sp: ServicePort, slices: readonly Endpoi
 }
 
 /**
+ * The client certificate a route's TLS backends get: its parent Gateways' one, when they all
+ * name the same (clusters are shared between Gateways; routes of Gateways that disagree present none).
+ */
+function clientCertificate(route: Route, ctx: BackendContext): string | undefined {
+  const gateways = route.parentRefs.filter((p) => p.group === GATEWAY_GROUP && p.kind === 'Gateway');
+  const ids = new Set(gateways.map((p) => ctx.clientCertificates.get(`${p.namespace}/${p.name}`)));
+  const [only] = ids;
+  return ids.size === 1 ? only : undefined;
+}
+
+function withClientCertificate(tls: TableBackendTls, id: string | undefined): TableBackendTls {
+  return id === undefined ? tls : { ...tls, clientCertificate: id };
+}
+
+/**
  * Filters a backendRef may carry: header modifiers apply to the requests sent to that backend
  * only; a redirect or rewrite acts for the whole rule (backend-path-filters.ts).
  */
@@ -189,7 +207,7 @@ export function resolveBackend(route: Route, ref: BackendRef, ctx: BackendContex
     protocol: proto.protocol,
     endpoints: resolveEndpoints(svc, sp, slices),
     // A BackendTLSPolicy means the gateway speaks TLS to the backend, whatever the protocol.
-    ...(tls ? { tls } : {}),
+    ...(tls ? { tls: withClientCertificate(tls, clientCertificate(route, ctx)) } : {}),
     ...(retryConstraint ? { retryConstraint } : {}),
     ...(requestHeaders ? { requestHeaders } : {}),
     ...(responseHeaders ? { responseHeaders } : {}),

@@ -13,6 +13,7 @@ import type {
 import { GATEWAY_GROUP } from '../gatewayapi/patterns.js';
 import type { TableClientValidation } from '../policy/policy-table.js';
 import type { CertificateMaterial } from '../policy/tls-material.js';
+import { backendClientCertificate } from './backend-client-certificate.js';
 import {
   type FrontendCheck,
   checkFrontendValidation,
@@ -52,6 +53,8 @@ export interface GatewayState {
   readonly accepted: boolean;
   readonly listeners: readonly ListenerState[];
   readonly conditions: readonly Condition[];
+  /** spec.tls.backend: the id of the client certificate presented to TLS backends, when usable. */
+  readonly backendClientCertificate?: string;
 }
 
 export function gatewayKey(namespace: string, name: string): string {
@@ -332,7 +335,15 @@ export function evaluateGateways(
     const listeners = gw.listeners.map((l) => evaluateListener(gw, l, gw.listeners, certs));
     const conditions = gatewayConditions(gw, listeners);
     if (insecureFallback(gw)) conditions.push(insecureCondition(gw.generation));
-    out.set(key, { gateway: gw, accepted: listeners.some((l) => l.accepted), listeners, conditions });
+    const client = backendClientCertificate(gw, certs.secrets, certs.grants, certs.material);
+    if (client) conditions.push(client.condition);
+    out.set(key, {
+      gateway: gw,
+      accepted: listeners.some((l) => l.accepted),
+      listeners,
+      conditions,
+      ...(client?.id ? { backendClientCertificate: client.id } : {}),
+    });
   }
   return out;
 }

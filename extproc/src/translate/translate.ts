@@ -307,8 +307,8 @@ export function translate(input: ValidateResult, memo?: TranslateMemo): Translat
   const certificates: Record<string, CertificateMaterial> = {};
   const gateways = evaluateGateways(model, certificates);
   const policies = evaluatePolicies(model);
-  memo?.begin(contextOf(model), policyAnswers(policies));
-  const ctx = backendContext(model, policies);
+  const ctx = backendContext(model, policies, gateways);
+  memo?.begin(contextOf(model), policyAnswers(policies, ctx));
   const routes = translateRoutes(model, gateways, policies, ctx, memo);
   memo?.end();
   const listeners = tableListeners(gateways);
@@ -338,13 +338,22 @@ function contextOf(model: Model): AnyObject[] {
   ];
 }
 
-/** What the policies answer rules, as JSON: routes that come and go can change it. */
-function policyAnswers(p: PolicyResult): string {
-  return JSON.stringify([[...p.backendTls], [...p.retryConstraints], [...p.sessions]]);
+/** What the policies (and the Gateways' backend client certificates) answer rules, as JSON: routes that come and go can change it. */
+function policyAnswers(p: PolicyResult, ctx: BackendContext): string {
+  return JSON.stringify([
+    [...p.backendTls],
+    [...p.retryConstraints],
+    [...p.sessions],
+    [...ctx.clientCertificates],
+  ]);
 }
 
 /** What resolving a backendRef needs: Services and their EndpointSlices by `<ns>/<name>`, grants, policies. */
-function backendContext(model: Model, policies: PolicyResult): BackendContext {
+function backendContext(
+  model: Model,
+  policies: PolicyResult,
+  gateways: ReadonlyMap<string, GatewayState>,
+): BackendContext {
   const slices = new Map<string, EndpointSlice[]>();
   for (const s of model.endpointSlices) {
     if (s.serviceName === undefined) continue;
@@ -357,6 +366,11 @@ function backendContext(model: Model, policies: PolicyResult): BackendContext {
     referenceGrants: model.referenceGrants,
     backendTls: policies.backendTls,
     retryConstraints: policies.retryConstraints,
+    clientCertificates: new Map(
+      [...gateways].flatMap(([key, g]) =>
+        g.backendClientCertificate !== undefined ? [[key, g.backendClientCertificate] as const] : [],
+      ),
+    ),
   };
 }
 
