@@ -2,8 +2,9 @@
 // (or, given a key pair, HTTPS: HTTP/1.1, WebSocket and h2 chosen by ALPN).
 import { createServer as createHttp1Server } from 'node:http';
 import { createServer as createHttp2Server } from 'node:http2';
+import { constants as tlsConstants } from 'node:crypto';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
-import { createServer as createTlsServer } from 'node:tls';
+import { TLSSocket, createServer as createTlsServer } from 'node:tls';
 import { AttemptLedger } from '../attempt-ledger.js';
 import { backendName } from '../backend-name.js';
 import { listenPort, loopbackAddress } from '../loopback-endpoint.js';
@@ -22,8 +23,32 @@ export interface EchoBackendOptions {
   readonly name?: string;
   /** Share one ledger between backends so attempts count across them, as retries may move between hosts. */
   readonly ledger?: AttemptLedger;
-  /** Serve TLS with this PEM key pair (HTTP/1.1, WebSocket and h2 by ALPN) instead of cleartext. */
-  readonly tls?: { readonly certificate: string; readonly privateKey: string };
+  /**
+   * Serve TLS with this PEM key pair (HTTP/1.1, WebSocket and h2 by ALPN) instead of cleartext;
+   * with `clientCa`, only to clients with a certificate from that CA. Answers then say the
+   * server name the client sent and the common name of its certificate (TLS_HEADERS).
+   */
+  readonly tls?: { readonly certificate: string; readonly privateKey: string; readonly clientCa?: string };
+}
+
+/** Headers a TLS echo backend adds: the client's SNI and its certificate's common name. */
+export const TLS_HEADERS = {
+  serverName: 'x-backend-tls-server-name',
+  clientCertificate: 'x-backend-tls-client-cn',
+} as const;
+
+/** What the TLS connection under a request says of its client. */
+function tlsHeaders(socket: unknown): Record<string, string> {
+  if (!(socket instanceof TLSSocket)) return {};
+  const servername = (socket as TLSSocket & { servername?: string | false }).servername;
+  const cn = socket
+    .getPeerX509Certificate()
+    ?.subject.split('\n')
+    .find((l) => l.startsWith('CN='));
+  return {
+    ...(typeof servername === 'string' ? { [TLS_HEADERS.serverName]: servername } : {}),
+    ...(cn ? { [TLS_HEADERS.clientCertificate]: cn.slice(3) } : {}),
+  };
 }
 
 export async function startEchoBackend(options: EchoBackendOptions): Promise<RunningBackend> {
@@ -38,8 +63,14 @@ export async function startEchoBackend(options: EchoBackendOptions): Promise<Run
     ledger,
   };
 
-  const http1 = createHttp1Server((req, res) => void handleEcho(new Http1Exchange(req, res), context));
-  const http2 = createHttp2Server((req, res) => void handleEcho(new Http2Exchange(req, res), context));
+  const http1 = createHttp1Server((req, res) => {
+    for (const [k, v] of Object.entries(tlsHeaders(req.socket))) res.setHeader(k, v);
+    void handleEcho(new Http1Exchange(req, res), context);
+  });
+  const http2 = createHttp2Server((req, res) => {
+    for (const [k, v] of Object.entries(tlsHeaders(req.stream.session?.socket))) res.setHeader(k, v);
+    void handleEcho(new Http2Exchange(req, res), context);
+  });
   const websocket = new WebSocketEcho(instance);
   http1.on('upgrade', (req, socket, head: Buffer) => websocket.upgrade(req, socket, head));
   http1.on('clientError', (_error, socket) => socket.destroy());
@@ -51,7 +82,16 @@ export async function startEchoBackend(options: EchoBackendOptions): Promise<Run
   const sockets = new Set<Socket>();
   const tcp = options.tls
     ? createTlsServer(
-        { cert: options.tls.certificate, key: options.tls.privateKey, ALPNProtocols: ['h2', 'http/1.1'] },
+        {
+          cert: options.tls.certificate,
+          key: options.tls.privateKey,
+          ALPNProtocols: ['h2', 'http/1.1'],
+          // No session resumption: a resumed session does not tell the server name (TLS_HEADERS).
+          secureOptions: tlsConstants.SSL_OP_NO_TICKET,
+          ...(options.tls.clientCa
+            ? { ca: options.tls.clientCa, requestCert: true, rejectUnauthorized: true }
+            : {}),
+        },
         (socket) => {
           sockets.add(socket);
           socket.once('close', () => sockets.delete(socket));

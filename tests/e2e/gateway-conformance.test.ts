@@ -32,6 +32,7 @@ import {
 import { checkGrpc } from './conformance/grpc-case.js';
 import { makeConformanceTls } from './conformance/certificates.js';
 import { exchange } from './conformance/exchange.js';
+import { type ClientCertificateName, type TlsSide, startTlsSide } from './conformance/tls-side.js';
 import { statusProblems } from './conformance/status-check.js';
 import { CONFORMANCE_TESTS as TESTS } from './conformance/all-tables.js';
 import { ConfigDir, TEST_SESSION_KEY, serviceYaml } from './support/gateway-fixture.js';
@@ -78,6 +79,7 @@ describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s f
   let backends: RunningBackend[] = [];
   let grpcBackends: RunningBackend[] = [];
   let gateway: LocalGateway;
+  let tlsSide: TlsSide;
   /** Each backend's own ledger: which requests (by uuid) reached it. */
   const ledgers = new Map(BACKENDS.map((name) => [name, new AttemptLedger()]));
 
@@ -97,6 +99,8 @@ describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s f
     );
     config.write('gateways.yaml', readFileSync(join(manifestDir, 'gateways.yaml'), 'utf8'));
     config.write('secrets.yaml', ...tls.secrets);
+    tlsSide = await startTlsSide();
+    config.write('tls-side.yaml', ...tlsSide.documents);
     for (const file of new Set(TESTS.flatMap((t) => t.manifests))) {
       config.write(file, readFileSync(join(manifestDir, file), 'utf8'));
     }
@@ -116,6 +120,7 @@ describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s f
   afterAll(async () => {
     await gateway?.stop();
     await Promise.all([...backends, ...grpcBackends].map((b) => b.close()));
+    await tlsSide?.close();
     config.remove();
   });
 
@@ -152,27 +157,39 @@ describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s f
   }
 
   async function checkRequest(test: ConformanceTest, c: RequestCase, i: number): Promise<void> {
-    const url = listenerUrl(test);
     const uuid = `${test.shortName}${test.group ? `-${test.group}` : ''}-${i}`;
     const query = c.forwarded?.mirroredTo ? `?uuid=${uuid}` : '';
-    const res = await exchange(
-      url,
-      c.request.path + query,
-      c.request.host ?? DEFAULT_HOST,
-      c.request.headers,
-      c.request.method ?? 'GET',
-      {
-        ca: tls.ca,
-        ...(c.request.serverName ? { serverName: c.request.serverName } : {}),
-        ...(c.request.http2 ? { http2: true } : {}),
-      },
-    );
+    const client = c.request.clientCertificate
+      ? tlsSide.clientCertificates[c.request.clientCertificate as ClientCertificateName]
+      : undefined;
+    // A listener Envoy does not serve has no address: listenerUrl throws, and the exchange is refused too.
+    const send = async () =>
+      exchange(
+        listenerUrl(test),
+        c.request.path + query,
+        c.request.host ?? DEFAULT_HOST,
+        c.request.headers,
+        c.request.method ?? 'GET',
+        {
+          ca: tls.ca,
+          ...(c.request.serverName ? { serverName: c.request.serverName } : {}),
+          ...(c.request.http2 ? { http2: true } : {}),
+          ...(client ? { client } : {}),
+        },
+      );
+    if (c.refused) {
+      await expect(send()).rejects.toThrow();
+      return;
+    }
+    const res = await send();
+    const url = listenerUrl(test);
     if (c.response) {
       expect(c.response.statuses, res.body).toContain(res.status);
       const normal = (v: string) => (c.response?.ignoreWhitespace ? v.replace(/\s+/g, '') : v);
       for (const [name, values] of Object.entries(c.response.headers ?? {})) {
         const got = res.headers[name];
-        expect(typeof got === 'string' ? normal(got) : got, name).toBeOneOf(values.map(normal));
+        const message = `${name} (${JSON.stringify(res.headers)})`;
+        expect(typeof got === 'string' ? normal(got) : got, message).toBeOneOf(values.map(normal));
       }
       for (const name of c.response.absentHeaders ?? []) expect(res.headers[name], name).toBeUndefined();
     }

@@ -27,6 +27,8 @@ export interface IssueOptions {
   readonly commonName: string;
   /** subjectAltName DNS names (wildcards allowed). */
   readonly dnsNames?: readonly string[];
+  /** subjectAltName URIs (a SPIFFE id, say). */
+  readonly uris?: readonly string[];
   /** subjectAltName IP addresses (IPv4). */
   readonly ipAddresses?: readonly string[];
   /** Validity in days from `notBefore`; default 30. */
@@ -150,6 +152,7 @@ export function issueDevCertificate(authority: DevAuthority, options: IssueOptio
   const k = keyPair();
   const names = [
     ...(options.dnsNames ?? []).map((d) => tlv(0x82, Buffer.from(d, 'ascii'))),
+    ...(options.uris ?? []).map((u) => tlv(0x86, Buffer.from(u, 'ascii'))),
     ...(options.ipAddresses ?? []).map((ip) => tlv(0x87, Buffer.from(ip.split('.').map(Number)))),
   ];
   const validity = { days: options.days ?? 30, notBefore: options.notBefore };

@@ -1,6 +1,8 @@
 // Every ported upstream conformance test, in the order they run and the table lists them.
 import { BACKEND_FILTER_TESTS } from './backend-filter-tables.js';
 import { BACKEND_REDIRECT_REWRITE_TESTS } from './backend-redirect-rewrite-tables.js';
+import { BACKEND_TLS_TESTS } from './backend-tls-tables.js';
+import { CLIENT_CERTIFICATE_TESTS } from './client-certificate-tables.js';
 import type { ConformanceTest } from './conformance-case.js';
 import { CORS_TESTS } from './cors-tables.js';
 import { GATEWAY_STATUS_TESTS } from './gateway-status-tables.js';
@@ -22,4 +24,6 @@ export const CONFORMANCE_TESTS: readonly ConformanceTest[] = [
   ...GATEWAY_STATUS_TESTS,
   ...BACKEND_REDIRECT_REWRITE_TESTS,
   ...GRPCROUTE_TESTS,
+  ...BACKEND_TLS_TESTS,
+  ...CLIENT_CERTIFICATE_TESTS,
 ];

@@ -18,11 +18,16 @@ export interface ConformanceCertificate {
 
 export const CONFORMANCE_CERTIFICATES: readonly ConformanceCertificate[] = [
   // same-namespace-with-https-listener (manifests/gateways.yaml)
-  { name: 'example-org-cert', dnsNames: ['example.org'] },
+  { name: 'example-org-cert', dnsNames: ['example.org', 'https-listener.org'] },
   // HTTPSListenerDetectMisdirectedRequests: every name its requests send as SNI.
   {
     name: 'misdirected-requests-cert',
     dnsNames: ['example.org', 'second-example.org', '*.wildcard.org', 'unknown-example.org'],
+  },
+  // The frontend client-certificate tests' listeners (client-certificate-tables.ts).
+  {
+    name: 'tls-validity-checks-certificate',
+    dnsNames: ['example.org', 'first-example.org', 'second-example.org', 'fourth-example.org'],
   },
   // The Gateway*ReferenceGrant tests: a Secret in another namespace than their Gateways'.
   { name: 'certificate', namespace: 'gateway-conformance-web-backend', dnsNames: ['example.org'] },

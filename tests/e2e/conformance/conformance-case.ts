@@ -19,6 +19,8 @@ export interface CaseRequest {
   readonly serverName?: string;
   /** Send over HTTP/2 (ALPN h2) instead of HTTP/1.1; HTTPS Gateways only. */
   readonly http2?: boolean;
+  /** Present this client certificate (conformance/tls-side.ts names them); HTTPS Gateways only. */
+  readonly clientCertificate?: string;
 }
 
 /** The answer is a redirect: its status and the whole Location. */
@@ -63,6 +65,8 @@ export interface RequestCase {
   readonly repeated?: RepeatedExpectation;
   readonly redirect?: RedirectExpectation;
   readonly forwarded?: BackendExpectation;
+  /** The gateway refuses the exchange: the TLS handshake or the connection fails, no answer comes. */
+  readonly refused?: true;
 }
 
 /** A condition as upstream expects it: type and status, and the reason unless any will do. */
@@ -112,6 +116,8 @@ export interface StatusExpectation {
   readonly conditions?: readonly ConditionExpectation[];
   /** A Gateway's listeners: exactly these, by name. */
   readonly listeners?: readonly ListenerExpectation[];
+  /** Conditions of some of a Gateway's listeners, by name (upstream's GatewayListenerMustHaveConditions). */
+  readonly listenerConditions?: Readonly<Record<string, readonly ConditionExpectation[]>>;
   readonly parents?: readonly ParentExpectation[];
   readonly ancestors?: readonly AncestorExpectation[];
 }

@@ -17,6 +17,8 @@ export interface ExchangeTls {
   readonly serverName?: string;
   /** HTTP/2 (ALPN h2) instead of HTTP/1.1. */
   readonly http2?: boolean;
+  /** A client certificate to present, PEM, with its key. */
+  readonly client?: { readonly certificate: string; readonly privateKey: string };
 }
 
 /** One HTTP/2 request on a connection of its own. */
@@ -29,7 +31,8 @@ function exchangeHttp2(
   tls: ExchangeTls,
 ): Promise<Exchange> {
   return new Promise((resolve, reject) => {
-    const session = connect(target.origin, { ca: tls.ca, servername: tls.serverName ?? host });
+    const client = tls.client ? { cert: tls.client.certificate, key: tls.client.privateKey } : {};
+    const session = connect(target.origin, { ca: tls.ca, servername: tls.serverName ?? host, ...client });
     session.on('error', reject);
     const lowered = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
     const stream = session.request({ ...lowered, ':method': method, ':path': path, ':authority': host });
@@ -69,6 +72,7 @@ export function exchange(
         headers: { ...headers, host },
         agent: false,
         ...(secure ? { ca: tls?.ca, servername: tls?.serverName ?? host } : {}),
+        ...(secure && tls?.client ? { cert: tls.client.certificate, key: tls.client.privateKey } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -66,6 +66,11 @@ export function statusProblems(expected: StatusExpectation, statuses: readonly O
   const body = object.status;
   const problems = conditionProblems(expected.kind, expected.conditions ?? [], body.conditions ?? []);
   if (expected.listeners) problems.push(...listenerProblems(expected.listeners, body.listeners ?? []));
+  for (const [name, conditions] of Object.entries(expected.listenerConditions ?? {})) {
+    const got = body.listeners?.find((l) => l.name === name);
+    if (got) problems.push(...conditionProblems(`listener ${name}`, conditions, got.conditions));
+    else problems.push(`listener ${name}: not in status`);
+  }
   for (const p of expected.parents ?? []) {
     const where = `parent ${p.gateway}${p.sectionName ? `/${p.sectionName}` : ''}`;
     const got = (body.parents ?? []).find(
