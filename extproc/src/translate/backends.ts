@@ -145,6 +145,60 @@ const BACKEND_FILTERS: readonly string[] = [
   'URLRewrite',
 ];
 
+interface BackendProblem {
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** Why a backendRef cannot be used whatever its Service holds: its kind, a ReferenceGrant, its filters. */
+function refProblem(route: Route, ref: BackendRef, ctx: BackendContext): BackendProblem | undefined {
+  if (ref.group !== '' || ref.kind !== 'Service') {
+    return {
+      reason: Reason.InvalidKind,
+      message: `backendRef kind ${ref.group === '' ? '' : `${ref.group}/`}${ref.kind} is not supported; only core Service`,
+    };
+  }
+  if (!permitted(route, ref, ctx.referenceGrants)) {
+    return {
+      reason: Reason.RefNotPermitted,
+      message: `no ReferenceGrant in namespace ${ref.namespace} allows ${route.kind} from ${route.namespace} to Service ${ref.name}`,
+    };
+  }
+  const unsupported = ref.filters.filter((f) => !BACKEND_FILTERS.includes(f.type)).map((f) => f.type);
+  if (unsupported.length === 0) return undefined;
+  return {
+    reason: Reason.UnsupportedValue,
+    message: `backendRef filters (${unsupported.join(', ')}) are not supported (steadfast supports ${BACKEND_FILTERS.join(', ')} on a backendRef)`,
+  };
+}
+
+/** The Service and the TCP port the backendRef names, or why it names none. */
+function servicePort(
+  svcKey: string,
+  ref: BackendRef,
+  ctx: BackendContext,
+): { readonly svc: Service; readonly sp: ServicePort } | BackendProblem {
+  const svc = ctx.services.get(svcKey);
+  if (!svc) return { reason: Reason.BackendNotFound, message: `Service ${svcKey} not found` };
+  if (svc.errors.length > 0)
+    return {
+      reason: Reason.BackendNotFound,
+      message: `Service ${svcKey} is invalid: ${svc.errors[0]?.message ?? ''}`,
+    };
+  const sp = svc.ports.find((p) => p.port === ref.port);
+  if (!sp)
+    return {
+      reason: Reason.BackendNotFound,
+      message: `Service ${svcKey} has no port ${ref.port ?? '(unset)'}`,
+    };
+  if (sp.protocol !== 'TCP')
+    return {
+      reason: Reason.UnsupportedProtocol,
+      message: `port ${sp.port} of Service ${svcKey} is ${sp.protocol}, not TCP`,
+    };
+  return { svc, sp };
+}
+
 export function resolveBackend(route: Route, ref: BackendRef, ctx: BackendContext): TableBackend {
   const svcKey = `${ref.namespace}/${ref.name}`;
   const base = {
@@ -156,39 +210,13 @@ export function resolveBackend(route: Route, ref: BackendRef, ctx: BackendContex
     protocol: 'http1' as UpstreamProtocol,
     endpoints: [] as TableEndpoint[],
   };
-  const fail = (reason: string, message: string): TableBackend => ({ ...base, invalid: { reason, message } });
-  if (ref.group !== '' || ref.kind !== 'Service') {
-    return fail(
-      Reason.InvalidKind,
-      `backendRef kind ${ref.group === '' ? '' : `${ref.group}/`}${ref.kind} is not supported; only core Service`,
-    );
-  }
-  if (!permitted(route, ref, ctx.referenceGrants)) {
-    return fail(
-      Reason.RefNotPermitted,
-      `no ReferenceGrant in namespace ${ref.namespace} allows ${route.kind} from ${route.namespace} to Service ${ref.name}`,
-    );
-  }
-  const unsupported = ref.filters.filter((f) => !BACKEND_FILTERS.includes(f.type)).map((f) => f.type);
-  if (unsupported.length > 0) {
-    return fail(
-      Reason.UnsupportedValue,
-      `backendRef filters (${unsupported.join(', ')}) are not supported (steadfast supports ${BACKEND_FILTERS.join(', ')} on a backendRef)`,
-    );
-  }
+  const problem = refProblem(route, ref, ctx);
+  if (problem) return { ...base, invalid: { reason: problem.reason, message: problem.message } };
   const requestHeaders = ref.filters.find((f) => f.type === 'RequestHeaderModifier')?.headers;
   const responseHeaders = ref.filters.find((f) => f.type === 'ResponseHeaderModifier')?.headers;
-  const svc = ctx.services.get(svcKey);
-  if (!svc) return fail(Reason.BackendNotFound, `Service ${svcKey} not found`);
-  if (svc.errors.length > 0)
-    return fail(Reason.BackendNotFound, `Service ${svcKey} is invalid: ${svc.errors[0]?.message ?? ''}`);
-  const sp = svc.ports.find((p) => p.port === ref.port);
-  if (!sp) return fail(Reason.BackendNotFound, `Service ${svcKey} has no port ${ref.port ?? '(unset)'}`);
-  if (sp.protocol !== 'TCP')
-    return fail(
-      Reason.UnsupportedProtocol,
-      `port ${sp.port} of Service ${svcKey} is ${sp.protocol}, not TCP`,
-    );
+  const found = servicePort(svcKey, ref, ctx);
+  if ('reason' in found) return { ...base, invalid: { reason: found.reason, message: found.message } };
+  const { svc, sp } = found;
   const slices = ctx.slices.get(svcKey) ?? [];
   const appProtocol =
     sp.appProtocol ??
