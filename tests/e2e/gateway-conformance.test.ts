@@ -134,11 +134,16 @@ describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s f
     }
   }
 
-  /** A status case: what the service reports now (every manifest was there from the start). */
-  function checkStatus(c: StatusCase): void {
-    const snapshot = gateway.config.snapshot;
-    if (!snapshot) throw new Error('the gateway has no configuration');
-    expect(statusProblems(c.status, snapshot.statuses)).toEqual([]);
+  /**
+   * A status case: what the service reports, after the change the case applies. Like
+   * upstream's helpers it waits (up to 10 s) for the status to match, so a change has time to load.
+   */
+  async function checkStatus(c: StatusCase): Promise<void> {
+    if (c.apply) config.write(c.apply.file, readFileSync(join(manifestDir, c.apply.manifest), 'utf8'));
+    const problems = () => statusProblems(c.status, gateway.config.snapshot?.statuses ?? []);
+    const deadline = Date.now() + 10_000;
+    while (problems().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(problems()).toEqual([]);
   }
 
   async function check(test: ConformanceTest, c: ConformanceCase, i: number): Promise<void> {

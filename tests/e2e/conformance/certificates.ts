@@ -29,6 +29,12 @@ export const CONFORMANCE_CERTIFICATES: readonly ConformanceCertificate[] = [
     name: 'tls-validity-checks-certificate',
     dnsNames: ['example.org', 'first-example.org', 'second-example.org', 'fourth-example.org'],
   },
+  // GatewayModifyListeners' HTTPS listeners.
+  {
+    name: 'tls-validity-checks-certificate',
+    namespace: 'gateway-modify-listeners',
+    dnsNames: ['secure.test.com'],
+  },
   // The Gateway*ReferenceGrant tests: a Secret in another namespace than their Gateways'.
   { name: 'certificate', namespace: 'gateway-conformance-web-backend', dnsNames: ['example.org'] },
 ];

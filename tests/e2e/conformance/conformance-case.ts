@@ -124,6 +124,11 @@ export interface StatusExpectation {
 
 export interface StatusCase {
   readonly status: StatusExpectation;
+  /**
+   * A change upstream makes before it checks (a patch to an object): the run writes
+   * manifests/`manifest` in place of the test's manifest `file`, then waits for the status.
+   */
+  readonly apply?: { readonly file: string; readonly manifest: string };
 }
 
 /** One row of a ported table: a request and its answer, an object and its status, or a gRPC call. */

@@ -29,6 +29,7 @@ const is = (type: string, status: 'True' | 'False', reason?: string): ConditionE
 
 const HTTP_ROUTE = ['HTTPRoute'];
 const ATTACHED_NS = 'gateway-with-attached-routes';
+const MODIFY_NS = 'gateway-modify-listeners';
 
 const INVALID_ROUTE_KINDS = is('ResolvedRefs', 'False', 'InvalidRouteKinds');
 
@@ -180,6 +181,39 @@ export const GATEWAY_STATUS_TESTS: readonly ConformanceTest[] = [
           name: 'gateway-invalid-parameters-ref',
           conditions: [is('Accepted', 'False', 'InvalidParameters')],
         },
+      },
+    ],
+  },
+  {
+    shortName: 'GatewayModifyListeners',
+    features: ['Gateway'],
+    manifests: ['gateway-modify-listeners.yaml'],
+    ports: [9451, 9452, 8384, 8385],
+    cases: [
+      {
+        apply: { file: 'gateway-modify-listeners.yaml', manifest: 'gateway-modify-listeners-added.yaml' },
+        status: {
+          kind: 'Gateway',
+          name: 'gateway-add-listener',
+          namespace: MODIFY_NS,
+          listeners: ['https', 'http'].map((name) => ({
+            name,
+            supportedKinds: HTTP_ROUTE,
+            attachedRoutes: 1,
+            conditions: [is('Accepted', 'True'), is('ResolvedRefs', 'True')],
+          })),
+        },
+      },
+      {
+        apply: { file: 'gateway-modify-listeners.yaml', manifest: 'gateway-modify-listeners-removed.yaml' },
+        ...listenerStatus(
+          `${MODIFY_NS}/gateway-remove-listener`,
+          'http',
+          HTTP_ROUTE,
+          1,
+          is('Accepted', 'True'),
+          is('ResolvedRefs', 'True'),
+        ),
       },
     ],
   },
