@@ -1,8 +1,8 @@
 // The ADS port under mutual TLS with real Envoys, with certificates this test makes: an Envoy
 // started from `envoy-config --xds --xds-tls-*` serves the routes; the control plane's
 // certificate is rotated on disk under load and no request fails, the Envoy keeps its
-// configuration and takes the next change, and an Envoy connecting after the rotation checks
-// the new certificate. Beyond loopback, serve refuses clear text unless told --xds-insecure,
+// configuration and takes the next change, and an Envoy connecting after the rotation (on
+// the state-of-the-world stream, the first is on delta) checks the new certificate. Beyond loopback, serve refuses clear text unless told --xds-insecure,
 // and says so at every start.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -134,6 +134,8 @@ describe('a fleet fed over ADS with mutual TLS (serve --xds-tls-*)', () => {
         addresses: [ENVOY_ADDRESSES[1]],
         nodePrefix: 'tls-envoy-after',
         tls: envoyTls,
+        // State of the world beside the first Envoy's delta stream: both protocols on one port.
+        protocol: 'sotw',
       })),
     );
     const second = `http://${ENVOY_ADDRESSES[1]}:${gatewayPort}`;

@@ -247,7 +247,15 @@ export class AdsServer {
 
   /** Whether anything was sent (a delta stream is sent nothing when nothing changed). */
   private sendType(s: Stream, type: string, g: { version: string; encoded: Encoded } | undefined): boolean {
-    return g !== undefined && s.send(type, g.version, this.selection(s, type, g.encoded));
+    if (g === undefined) return false;
+    if (s.send(type, g.version, this.selection(s, type, g.encoded))) return true;
+    // Delta, nothing changed: with its last push answered, the Envoy holds this generation of
+    // the type (after a refusal, the one before it again, which is this one's content).
+    if ((s.acked.has(type) || s.nacked.has(type)) && !s.unanswered.has(type)) {
+      s.acked.set(type, g.version);
+      s.nacked.delete(type);
+    }
+    return false;
   }
 
   /** The current generation to a stream: its clusters now, the rest once the Envoy answers for them. */

@@ -44,8 +44,8 @@ export const ENVOY_CONFIG_XDS_FLAGS: FlagSpecs = {
     type: 'string',
     value: 'sotw|delta',
     description:
-      'with --xds: delta asks the control plane for incremental xDS (a change sends only the resources it changed); sotw for state of the world',
-    default: 'sotw',
+      'with --xds: delta asks the control plane for incremental xDS (a change sends only the resources it changed); sotw for state of the world, every resource of a type at each change',
+    default: 'delta',
   },
   'node-id': {
     type: 'string',
@@ -96,7 +96,7 @@ export async function printXdsBootstrap(parsed: ParsedArgs, xds: string, io: Com
   const tokenFile = flag(parsed, 'xds-token-file');
   const token = tokenFile !== undefined ? await readXdsToken(tokenFile) : undefined;
   const tls = envoyTlsOf(parsed);
-  const protocol = flag(parsed, 'xds-protocol') ?? 'sotw';
+  const protocol = flag(parsed, 'xds-protocol') ?? 'delta';
   if (protocol !== 'sotw' && protocol !== 'delta')
     throw new UsageError(`--xds-protocol must be sotw or delta, not ${protocol}`);
   const bootstrap = xdsBootstrap({
