@@ -1,5 +1,5 @@
 // The gRPC backend: steadfast.test.v1.Echo, grpc.health.v1.Health and server reflection on one
-// loopback port (HTTP/2 cleartext), so grpcurl works without proto files.
+// loopback port (HTTP/2 cleartext, or TLS with a key pair), so grpcurl works without proto files.
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import { AttemptLedger } from '../attempt-ledger.js';
@@ -19,6 +19,8 @@ export interface GrpcBackendOptions {
   readonly name?: string;
   /** Share one ledger between backends so attempts count across them, as retries may move between hosts. */
   readonly ledger?: AttemptLedger;
+  /** Serve over TLS with this PEM key pair (h2 by ALPN) instead of cleartext. */
+  readonly tls?: { readonly certificate: string; readonly privateKey: string };
 }
 
 export async function startGrpcBackend(options: GrpcBackendOptions): Promise<RunningBackend> {
@@ -34,7 +36,15 @@ export async function startGrpcBackend(options: GrpcBackendOptions): Promise<Run
   new ReflectionService(pkg).addToServer(server);
 
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${address}:${requestedPort}`, ServerCredentials.createInsecure(), (error, bound) => {
+    const credentials = options.tls
+      ? ServerCredentials.createSsl(null, [
+          {
+            cert_chain: Buffer.from(options.tls.certificate),
+            private_key: Buffer.from(options.tls.privateKey),
+          },
+        ])
+      : ServerCredentials.createInsecure();
+    server.bindAsync(`${address}:${requestedPort}`, credentials, (error, bound) => {
       if (error !== null) reject(error);
       else resolve(bound);
     });

@@ -17,14 +17,14 @@ const NO_VALID_CA: ConditionExpectation = {
 };
 const CONFLICTED: ConditionExpectation = { type: 'Accepted', status: 'False', reason: 'Conflicted' };
 
-/** The policy's conditions on its ancestor, the Gateway same-namespace. */
+/** The policy's conditions on its ancestor, the Gateway same-namespace (or `gateway`). */
 function policy(name: string, ...conditions: ConditionExpectation[]): ConformanceCase {
+  return policyOn('same-namespace', name, ...conditions);
+}
+
+function policyOn(gateway: string, name: string, ...conditions: ConditionExpectation[]): ConformanceCase {
   return {
-    status: {
-      kind: 'BackendTLSPolicy',
-      name,
-      ancestors: [{ kind: 'Gateway', name: 'same-namespace', conditions }],
-    },
+    status: { kind: 'BackendTLSPolicy', name, ancestors: [{ kind: 'Gateway', name: gateway, conditions }] },
   };
 }
 
@@ -128,6 +128,24 @@ export const BACKEND_TLS_TESTS: readonly ConformanceTest[] = [
       policy('invalid-kind', NO_VALID_CA),
       policy('invalid-kind', { type: 'ResolvedRefs', status: 'False', reason: 'InvalidKind' }),
       failed('/backendtlspolicy-invalid-kind'),
+    ],
+  },
+  {
+    shortName: 'BackendTLSPolicyGRPCRoute',
+    features: ['Gateway', 'GRPCRoute', 'BackendTLSPolicy'],
+    manifests: ['backendtlspolicy-grpcroute.yaml'],
+    gateway: 'same-namespace-grpc',
+    ports: [9533],
+    cases: [
+      policyOn('same-namespace-grpc', 'grpc-normative-test', ACCEPTED, RESOLVED),
+      {
+        grpc: { method: 'Echo', authority: 'grpc-tls.example.com' },
+        answered: { backend: 'grpc-infra-backend-v1' },
+      },
+      policyOn('same-namespace-grpc', 'grpc-host-mismatch', ACCEPTED, RESOLVED),
+      { grpc: { method: 'EchoStream', authority: 'grpc-tls.example.com' }, failed: true },
+      policyOn('same-namespace-grpc', 'grpc-cert-mismatch', ACCEPTED, RESOLVED),
+      { grpc: { method: 'Echo', authority: 'cert-mismatch.example.com' }, failed: true },
     ],
   },
 ];

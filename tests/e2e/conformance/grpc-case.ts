@@ -36,6 +36,8 @@ export interface GrpcCase {
   readonly grpc: GrpcRequest;
   readonly answered?: GrpcAnswerExpectation;
   readonly weighted?: GrpcWeightsExpectation;
+  /** The call must fail (any status but OK): the gateway could not reach the backend. */
+  readonly failed?: true;
 }
 
 /** Calls made at once by a weighted case (upstream sends 10 at a time too). */
@@ -98,4 +100,8 @@ async function checkWeights(address: string, c: GrpcCase, expected: GrpcWeightsE
 export async function checkGrpc(address: string, c: GrpcCase): Promise<void> {
   if (c.answered) checkAnswer(await grpcExchange({ address, ...c.grpc }), c.answered);
   if (c.weighted) await checkWeights(address, c, c.weighted);
+  if (c.failed) {
+    const answer = await grpcExchange({ address, ...c.grpc });
+    expect(answer.code, answer.output).not.toBe('OK');
+  }
 }

@@ -1,10 +1,12 @@
 // The TLS side of the conformance run, made at start and never committed, as upstream's suite
 // makes it: the CA of the TLS backends (ConfigMap tls-checks-ca-certificate) and one nobody
 // uses (mismatch-ca-certificate); the TLS echo backend (abc.example.com, other.example.com and
-// a SPIFFE URI) and one that also asks the gateway for a client certificate; the client CAs of
+// a SPIFFE URI), one that also asks the gateway for a client certificate, and a gRPC backend
+// with the same certificate; the client CAs of
 // the frontend validation tests (ConfigMaps) with a client certificate from each; and the
 // client certificate the gateway presents to backends (Secret tls-checks-client-certificate).
 import { startEchoBackend } from '../../../backends/echo/start-echo-backend.js';
+import { startGrpcBackend } from '../../../backends/grpc/start-grpc-backend.js';
 import type { RunningBackend } from '../../../backends/running-backend.js';
 import {
   type DevKeyPair,
@@ -37,10 +39,13 @@ const TLS_SERVICES: Readonly<
   'backendtlspolicy-malformed-ca-certificate-ref-test': { backend: 0, ports: ['https'] },
   'backendtlspolicy-invalid-kind-test': { backend: 0, ports: ['https'] },
   'tls-backend-with-client-cert-validation': { backend: 1, ports: ['https'] },
+  'backendtlspolicy-grpc-test': { backend: 2, ports: ['btls'] },
+  'backendtlspolicy-grpc-host-mismatch-test': { backend: 2, ports: ['btls'] },
+  'backendtlspolicy-grpc-cert-mismatch-test': { backend: 2, ports: ['btls'] },
 };
 
 /** Addresses no other test uses. */
-const ADDRESSES = ['127.0.33.2', '127.0.33.3'];
+const ADDRESSES = ['127.0.33.2', '127.0.33.3', '127.0.33.4'];
 
 export interface TlsSide {
   /** ConfigMaps, Secrets and EndpointSlices, as YAML documents. */
@@ -92,6 +97,7 @@ export async function startTlsSide(): Promise<TlsSide> {
       name: 'tls-backend-with-client-cert-validation',
       tls: { ...serving, clientCa: backendCa.certificate },
     }),
+    startGrpcBackend({ address: ADDRESSES[2] as string, name: 'grpc-infra-backend-v1', tls: serving }),
   ]);
   const client = (ca: typeof clientCa, name: string) =>
     issueDevCertificate(ca, { commonName: name, usage: 'client' });
