@@ -28,11 +28,8 @@ function sendError(reply: FastifyReply, status: number, code: AdminErrorCode, me
   return reply.code(status).send({ code, message });
 }
 
-// Long on purpose: one route of the admin API after another; the list is the API, and each
-// route's few lines read best beside the others.
-export function buildAdminServer(deps: AdminDeps): FastifyInstance {
-  const app = Fastify({ logger: false });
-
+/** Every error, a 404 included, as JSON {code, message}. */
+function answerErrorsAsJson(app: FastifyInstance): void {
   app.setNotFoundHandler((req, reply) =>
     sendError(reply, 404, 'not-found', `no such endpoint: ${req.method} ${req.url.split('?')[0] ?? ''}`),
   );
@@ -44,6 +41,33 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
     }
     return sendError(reply, 500, 'internal', (error as Error).message);
   });
+}
+
+/** /v1/status: the generation, the last failures, the listeners, every object's status. */
+function statusView(config: ConfigView, snap: NonNullable<ConfigView['snapshot']>): Record<string, unknown> {
+  const failure = config.lastFailure;
+  const rejection = config.lastEnvoyRejection;
+  return {
+    generation: config.generation,
+    loadedAt: config.loadedAt?.toISOString() ?? null,
+    lastReloadError: failure
+      ? { at: failure.at.toISOString(), message: failure.message, errors: failure.errors }
+      : null,
+    lastEnvoyRejection: rejection
+      ? { at: rejection.at.toISOString(), generation: rejection.generation, message: rejection.message }
+      : null,
+    // Attach mode matches a request only against the routes of its Gateway port.
+    listeners: { ports: snap.resolver.ports, problems: config.listenerProblems ?? [] },
+    objects: snap.statuses.map(objectStatusView),
+    diagnostics: snap.diagnostics.map(diagnosticView),
+  };
+}
+
+/** The admin API: one route after another, each a few lines. */
+export function buildAdminServer(deps: AdminDeps): FastifyInstance {
+  const app = Fastify({ logger: false });
+
+  answerErrorsAsJson(app);
 
   const snapshot = () => {
     const snap = deps.config?.snapshot;
@@ -74,29 +98,7 @@ export function buildAdminServer(deps: AdminDeps): FastifyInstance {
     return reply.type(deps.metrics.registry.contentType).send(text);
   });
 
-  app.get('/v1/status', async () => {
-    const snap = snapshot();
-    const config = deps.config as ConfigView;
-    const failure = config.lastFailure;
-    return {
-      generation: config.generation,
-      loadedAt: config.loadedAt?.toISOString() ?? null,
-      lastReloadError: failure
-        ? { at: failure.at.toISOString(), message: failure.message, errors: failure.errors }
-        : null,
-      lastEnvoyRejection: config.lastEnvoyRejection
-        ? {
-            at: config.lastEnvoyRejection.at.toISOString(),
-            generation: config.lastEnvoyRejection.generation,
-            message: config.lastEnvoyRejection.message,
-          }
-        : null,
-      // Attach mode matches a request only against the routes of its Gateway port.
-      listeners: { ports: snap.resolver.ports, problems: config.listenerProblems ?? [] },
-      objects: snap.statuses.map(objectStatusView),
-      diagnostics: snap.diagnostics.map(diagnosticView),
-    };
-  });
+  app.get('/v1/status', async () => statusView(deps.config as ConfigView, snapshot()));
 
   app.get('/v1/policy', async () => {
     const snap = snapshot();
