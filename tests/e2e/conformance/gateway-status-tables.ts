@@ -1,6 +1,11 @@
 // Gateway and listener status: upstream's Gateway* tests that read only status, each subtest
 // one case (what GatewayStatusMustHaveListeners or GatewayMustHaveCondition checks).
-import type { ConditionExpectation, ConformanceTest, StatusCase } from './conformance-case.js';
+import type {
+  ConditionExpectation,
+  ConformanceTest,
+  ListenerExpectation,
+  StatusCase,
+} from './conformance-case.js';
 
 /** A Gateway with one listener (`<namespace>/<name>` or a name in `default`), and what its status must say of it. */
 function listenerStatus(
@@ -28,6 +33,16 @@ const is = (type: string, status: 'True' | 'False', reason?: string): ConditionE
 });
 
 const HTTP_ROUTE = ['HTTPRoute'];
+
+/** A valid HTTP listener with its references resolved and this many routes attached. */
+function acceptedListener(name: string, attachedRoutes: number): ListenerExpectation {
+  return {
+    name,
+    supportedKinds: HTTP_ROUTE,
+    attachedRoutes,
+    conditions: [is('Accepted', 'True'), is('ResolvedRefs', 'True')],
+  };
+}
 const ATTACHED_NS = 'gateway-with-attached-routes';
 const MODIFY_NS = 'gateway-modify-listeners';
 
@@ -170,6 +185,23 @@ export const GATEWAY_STATUS_TESTS: readonly ConformanceTest[] = [
     ],
   },
   {
+    shortName: 'GatewayWithAttachedRoutesWithPort8080',
+    // Upstream also lists GatewayPort8080; this port binds other ports, so it does not show that feature.
+    features: ['Gateway', 'HTTPRoute'],
+    manifests: ['gateway-with-attached-routes-with-port-8080.yaml'],
+    ports: [8286, 8287],
+    cases: [
+      {
+        status: {
+          kind: 'Gateway',
+          name: 'gateway-with-two-listeners-and-one-attached-route',
+          namespace: ATTACHED_NS,
+          listeners: [acceptedListener('http-unattached', 0), acceptedListener('http', 1)],
+        },
+      },
+    ],
+  },
+  {
     shortName: 'GatewayInvalidParametersRef',
     features: ['Gateway'],
     manifests: ['gateway-invalid-parameters-ref.yaml'],
@@ -196,12 +228,7 @@ export const GATEWAY_STATUS_TESTS: readonly ConformanceTest[] = [
           kind: 'Gateway',
           name: 'gateway-add-listener',
           namespace: MODIFY_NS,
-          listeners: ['https', 'http'].map((name) => ({
-            name,
-            supportedKinds: HTTP_ROUTE,
-            attachedRoutes: 1,
-            conditions: [is('Accepted', 'True'), is('ResolvedRefs', 'True')],
-          })),
+          listeners: [acceptedListener('https', 1), acceptedListener('http', 1)],
         },
       },
       {
