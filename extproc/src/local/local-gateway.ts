@@ -21,6 +21,7 @@ import { chooseFilterBuild, type FilterChoice } from './filter-build.js';
 import { envoyVersion } from './envoy-binary.js';
 import { ServedConfig } from '../server/served-config.js';
 import type { Snapshot } from '../pipeline/snapshot.js';
+import type { KeySource } from '../provider/key-source.js';
 import type { Provider } from '../provider/provider.js';
 import type { PolicyTable } from '../policy/policy-table.js';
 
@@ -35,6 +36,8 @@ export interface LocalGatewayOptions {
   readonly envoyAdminPort: number;
   /** Base64 session keys; the first seals, all open. */
   readonly sessionKeys: readonly string[];
+  /** A source of keys to follow while running (a Secret): a new ring reaches Envoy without a restart. */
+  readonly followKeys?: KeySource;
   /** Bind ports by Gateway listener port (tests use 0-free ports). */
   readonly listenerPorts?: Readonly<Record<number, number>>;
   /** The control service's ext_proc address; default 127.0.0.1:0. */
@@ -348,6 +351,50 @@ function startLocalControl(
 }
 
 /** Loads the configuration, writes Envoy's files, starts Envoy, then the control service. */
+/**
+ * Writes the first generation and every one swapped in after it (those that land while Envoy
+ * starts too: the writer serializes them); returns what writes the current one again, as
+ * `GENERATION.suffix` (new session keys).
+ */
+async function writeEachGeneration(
+  config: ServedConfig,
+  first: Snapshot,
+  files: GatewayFiles,
+  events: EventEmitter<LocalGatewayEvents>,
+  link: EnvoyLink,
+): Promise<(suffix: string) => Promise<void>> {
+  const apply = async (snapshot: Snapshot, generation: number, version?: string): Promise<void> => {
+    if (await files.apply(snapshot, generation, version)) events.emit('applied', generation);
+  };
+  let last = { snapshot: first, generation: config.generation };
+  config.onSwap((snapshot, generation) => {
+    last = { snapshot, generation };
+    void apply(snapshot, generation).then(() => link.report?.(generation));
+  });
+  await apply(first, config.generation);
+  return (suffix) => apply(last.snapshot, last.generation, `${last.generation}.${suffix}`);
+}
+
+/** Writes the current generation again with each new key ring the source gives. */
+async function followKeys(
+  keys: KeySource,
+  files: GatewayFiles,
+  log: (line: string) => void,
+  rewrite: (version: string) => Promise<void>,
+): Promise<void> {
+  let epoch = 0;
+  await keys.watch(
+    (ring) => {
+      files.useSessionKeys(ring.keys);
+      log(
+        `session keys from ${keys.description} changed: ${ring.ids.join(', ')} (the first seals); sent to Envoy`,
+      );
+      void rewrite(`keys${++epoch}`);
+    },
+    (why) => log(`${why}; the session keys in use stay`),
+  );
+}
+
 export async function startLocalGateway(options: LocalGatewayOptions): Promise<LocalGateway> {
   const wasmPath = filterPath(options);
   const metrics = new ServiceMetrics();
@@ -356,14 +403,7 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
   const link: EnvoyLink = {};
   const files = gatewayFiles(directory, wasmPath, options, link);
   const events = new EventEmitter<LocalGatewayEvents>();
-  const apply = async (snapshot: Snapshot, generation: number): Promise<void> => {
-    if (await files.apply(snapshot, generation)) events.emit('applied', generation);
-  };
-  // Swaps that land while Envoy starts are written too: the writer serializes them.
-  config.onSwap((snapshot, generation) => {
-    void apply(snapshot, generation).then(() => link.report?.(generation));
-  });
-  await apply(first, config.generation);
+  const rewrite = await writeEachGeneration(config, first, files, events, link);
   const cleanup = (): void => {
     config.close();
     rmSync(directory, { recursive: true, force: true });
@@ -385,9 +425,11 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
   );
   link.envoy = envoy;
   link.report = await rejectionReporter(envoy, config, options.log);
+  if (options.followKeys) await followKeys(options.followKeys, files, options.log, rewrite);
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
+      options.followKeys?.close();
       await envoy.stop();
       await control.stop();
       cleanup();

@@ -22,14 +22,14 @@ export interface GatewayFilesOptions {
 export class GatewayFiles {
   private readonly files: EnvoyResourceFiles;
   /** Keeps what each generation made from the table, so a change generates only what it touched. */
-  private readonly memo: GenerationMemo;
+  private memo: GenerationMemo;
   /** Keeps each virtual host's encoding, so a change encodes only the hosts it touched. */
   private readonly routeFiles = new RouteFileEncoder();
   private applied = 0;
 
   constructor(
     readonly directory: string,
-    private readonly options: GatewayFilesOptions,
+    private options: GatewayFilesOptions,
   ) {
     const { untilClustersActive, watchRoutes } = options;
     this.memo = new GenerationMemo(options.envoy);
@@ -49,23 +49,36 @@ export class GatewayFiles {
     return envoyYaml(fileBootstrap(this.directory, this.options.envoy));
   }
 
-  /** Writes one generation; false (logged) when it could not be, and Envoy keeps the last good one. */
-  async apply(snapshot: Snapshot, generation: number): Promise<boolean> {
+  /**
+   * A new key ring (a session-key Secret changed): the filter's configuration carries the keys,
+   * so what is written next is made anew with them.
+   */
+  useSessionKeys(sessionKeys: readonly string[]): void {
+    const envoy = { ...this.options.envoy, sessionKeys };
+    this.options = { ...this.options, envoy };
+    this.memo = new GenerationMemo(envoy);
+  }
+
+  /**
+   * Writes one generation (as `version`, when the same generation is written again with new
+   * keys); false (logged) when it could not be, and Envoy keeps the last good one.
+   */
+  async apply(snapshot: Snapshot, generation: number, version = String(generation)): Promise<boolean> {
     try {
       const next = resourceFiles(
         snapshot.ir,
         this.options.envoy,
         this.directory,
-        String(generation),
+        version,
         snapshot.tls,
         this.memo,
       );
       for (const w of next.warnings) this.options.log(`warning: ${w}`);
       this.routeFiles.begin();
       const routes = new Map<string, Uint8Array>();
-      for (const [file, rc] of next.routes) routes.set(file, this.routeFiles.encode(rc, String(generation)));
+      for (const [file, rc] of next.routes) routes.set(file, this.routeFiles.encode(rc, version));
       this.routeFiles.end();
-      await this.files.write({ ...next, routes }, String(generation));
+      await this.files.write({ ...next, routes }, version);
       this.applied = generation;
       return true;
     } catch (e) {

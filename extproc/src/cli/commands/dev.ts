@@ -52,10 +52,15 @@ export const DEV_FLAGS: FlagSpecs = {
   filter: filterFlag('auto', 'the filter Envoy runs'),
 };
 
-/** The session keys given, or one ephemeral key (with a warning) without any. */
-async function devSessionKeys(keys: KeySource, io: CommandIO, prefix: string): Promise<string[]> {
+/** The session keys given, or one ephemeral key (with a warning) without any; `keep` leaves the source open. */
+async function devSessionKeys(
+  keys: KeySource,
+  io: CommandIO,
+  prefix: string,
+  keep: boolean,
+): Promise<string[]> {
   const ring = await readKeys(keys);
-  keys.close();
+  if (!keep) keys.close();
   if (ring.keys.length > 0) return [...ring.keys];
   io.err(
     `${prefix}: warning: no --session-key-file; using an ephemeral session key, so sessions ` +
@@ -71,6 +76,8 @@ export interface DevSettings {
   readonly adminPort: number;
   readonly envoyAdminPort: number;
   readonly sessionKeys: readonly string[];
+  /** A Secret of session keys (--session-key-secret), followed while dev runs. */
+  readonly followKeys?: KeySource;
   readonly debug: boolean;
   readonly filter: FilterChoice;
 }
@@ -84,7 +91,9 @@ export async function devSettings(
   const log = (line: string) => io.err(`${prefix}: ${line}`);
   const { provider, keys, configPaths } = await sourcesOf(parsed, log);
   if (!provider) throw new UsageError('give --config PATH (a Gateway API YAML file or directory)');
-  const sessionKeys = await devSessionKeys(keys, io, prefix);
+  // A Secret can change while dev runs: it is followed; a key file is read once.
+  const secret = parsed.flags.has('session-key-secret');
+  const sessionKeys = await devSessionKeys(keys, io, prefix, secret);
   if (configPaths.length > 0)
     await checkConfigPaths(configPaths, boolFlag(parsed, 'allow-empty'), io, prefix);
   return Object.freeze({
@@ -93,6 +102,7 @@ export async function devSettings(
     adminPort: intFlag(parsed, 'admin-port', 9902),
     envoyAdminPort: intFlag(parsed, 'envoy-admin-port', 9901),
     sessionKeys,
+    ...(secret ? { followKeys: keys } : {}),
     debug: boolFlag(parsed, 'debug', defaults.debug),
     filter: filterChoiceOf(parsed, 'filter', 'auto'),
   });
