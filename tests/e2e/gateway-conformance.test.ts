@@ -138,8 +138,16 @@ describe.each(FILTER_BUILDS)('Gateway API conformance tables (gateway mode, %s f
    * A status case: what the service reports, after the change the case applies. Like
    * upstream's helpers it waits (up to 10 s) for the status to match, so a change has time to load.
    */
+  /** What a status case's change writes: a manifest, or a document the run made. */
+  function applied(change: NonNullable<StatusCase['apply']>): string {
+    if ('manifest' in change) return readFileSync(join(manifestDir, change.manifest), 'utf8');
+    const made = tlsSide.variants[change.made];
+    if (made === undefined) throw new Error(`the run made no document ${change.made}`);
+    return made;
+  }
+
   async function checkStatus(c: StatusCase): Promise<void> {
-    if (c.apply) config.write(c.apply.file, readFileSync(join(manifestDir, c.apply.manifest), 'utf8'));
+    if (c.apply) config.write(c.apply.file, applied(c.apply));
     const problems = () => statusProblems(c.status, gateway.config.snapshot?.statuses ?? []);
     const deadline = Date.now() + 10_000;
     while (problems().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));

@@ -3,8 +3,8 @@
 // BackendTLSPolicyInvalidKind, each subtest a case: the policy's status on its ancestor (the
 // Gateway same-namespace) and a request through it. The TLS backend reports the server name
 // the gateway sent (x-backend-tls-server-name), as upstream's echo server reports the SNI.
-// Not ported: BackendTLSPolicy's last subtest, which edits a ConfigMap while the suite runs
-// (the tables serve fixed manifests).
+// BackendTLSPolicy's reconcile subtest changes the policy, then makes, empties and restores its
+// ConfigMap, each change followed by the status it must lead to.
 import type { ConditionExpectation, ConformanceCase, ConformanceTest } from './conformance-case.js';
 
 const HOST = 'abc.example.com';
@@ -14,6 +14,11 @@ const NO_VALID_CA: ConditionExpectation = {
   type: 'Accepted',
   status: 'False',
   reason: 'NoValidCACertificate',
+};
+const INVALID_CA_REF: ConditionExpectation = {
+  type: 'ResolvedRefs',
+  status: 'False',
+  reason: 'InvalidCACertificateRef',
 };
 const CONFLICTED: ConditionExpectation = { type: 'Accepted', status: 'False', reason: 'Conflicted' };
 
@@ -72,6 +77,34 @@ export const BACKEND_TLS_TESTS: readonly ConformanceTest[] = [
       failed('/backendtlspolicy-host-mismatch'),
       policy('cert-mismatch', ACCEPTED, RESOLVED),
       failed('/backendtlspolicy-cert-mismatch'),
+    ],
+  },
+  {
+    shortName: 'BackendTLSPolicy',
+    group: 'reconcile',
+    features: FEATURES,
+    manifests: ['backendtlspolicy-reconcile.yaml'],
+    cases: [
+      policy('reconcile-test', ACCEPTED, RESOLVED),
+      {
+        apply: {
+          file: 'backendtlspolicy-reconcile.yaml',
+          manifest: 'backendtlspolicy-reconcile-patched.yaml',
+        },
+        ...policy('reconcile-test', NO_VALID_CA, INVALID_CA_REF),
+      },
+      {
+        apply: { file: 'reconcile-ca.yaml', made: 'reconcile-ca' },
+        ...policy('reconcile-test', ACCEPTED, RESOLVED),
+      },
+      {
+        apply: { file: 'reconcile-ca.yaml', made: 'reconcile-ca-empty' },
+        ...policy('reconcile-test', NO_VALID_CA, INVALID_CA_REF),
+      },
+      {
+        apply: { file: 'reconcile-ca.yaml', made: 'reconcile-ca' },
+        ...policy('reconcile-test', ACCEPTED, RESOLVED),
+      },
     ],
   },
   {

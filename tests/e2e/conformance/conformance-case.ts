@@ -128,7 +128,10 @@ export interface StatusCase {
    * A change upstream makes before it checks (a patch to an object): the run writes
    * manifests/`manifest` in place of the test's manifest `file`, then waits for the status.
    */
-  readonly apply?: { readonly file: string; readonly manifest: string };
+  readonly apply?:
+    | { readonly file: string; readonly manifest: string }
+    /** One of the documents the run makes at start (conformance/tls-side.ts `variants`), by name. */
+    | { readonly file: string; readonly made: string };
 }
 
 /** One row of a ported table: a request and its answer, an object and its status, or a gRPC call. */

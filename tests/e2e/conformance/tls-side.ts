@@ -38,6 +38,7 @@ const TLS_SERVICES: Readonly<
   'backendtlspolicy-nonexistent-ca-certificate-ref-test': { backend: 0, ports: ['https'] },
   'backendtlspolicy-malformed-ca-certificate-ref-test': { backend: 0, ports: ['https'] },
   'backendtlspolicy-invalid-kind-test': { backend: 0, ports: ['https'] },
+  'backendtlspolicy-reconcile-test': { backend: 0, ports: ['btls'] },
   'tls-backend-with-client-cert-validation': { backend: 1, ports: ['https'] },
   'backendtlspolicy-grpc-test': { backend: 2, ports: ['btls'] },
   'backendtlspolicy-grpc-host-mismatch-test': { backend: 2, ports: ['btls'] },
@@ -51,6 +52,8 @@ export interface TlsSide {
   /** ConfigMaps, Secrets and EndpointSlices, as YAML documents. */
   readonly documents: readonly string[];
   readonly clientCertificates: Readonly<Record<ClientCertificateName, DevKeyPair>>;
+  /** Documents a status case may write mid-run (StatusCase.apply.made), by name. */
+  readonly variants: Readonly<Record<string, string>>;
   close(): Promise<void>;
 }
 
@@ -118,6 +121,15 @@ export async function startTlsSide(): Promise<TlsSide> {
   ];
   return {
     documents,
+    variants: {
+      // BackendTLSPolicy's reconcile subtest: its ConfigMap with the CA, then with ca.crt empty.
+      'reconcile-ca': configMapYaml('tls-checks-ca-certificate-reconcile-test', backendCa.certificate),
+      'reconcile-ca-empty': `apiVersion: v1
+kind: ConfigMap
+metadata: { name: tls-checks-ca-certificate-reconcile-test }
+data: { ca.crt: '' }
+`,
+    },
     clientCertificates: {
       'tls-validity-checks-client-certificate': client(clientCa, 'client'),
       'tls-validity-checks-per-port-client-certificate': client(perPortCa, 'per-port-client'),
