@@ -1,8 +1,9 @@
-// Listener isolation: upstream's GatewayHTTPListenerIsolation. Four listeners share a port (no
-// hostname, *.example.com, *.foo.example.com, abc.foo.example.com), each with one route on a
-// path named after it; a request reaches a route only through the most specific listener
-// its host matches. Both groups send the same table: routes without hostnames, and routes
-// that name all four hostnames.
+// Listeners sharing a port. GatewayHTTPListenerIsolation: four listeners (no hostname,
+// *.example.com, *.foo.example.com, abc.foo.example.com), each with one route on a path named
+// after it; a request reaches a route only through the most specific listener its host
+// matches. Both groups send the same table: routes without hostnames, and routes that name all
+// four hostnames. HTTPRouteListenerHostnameMatching: four listeners of different hostnames,
+// each host served by its own listener's route.
 import type { ConformanceCase, ConformanceTest } from './conformance-case.js';
 import { routeAcceptedAndResolved } from './route-status.js';
 
@@ -35,6 +36,13 @@ function routesAccepted(gateway: string, suffix: string): ConformanceCase[] {
   );
 }
 
+/** A request to `/` for `host` reaches `backend`. */
+function reaches(host: string, backend: string): ConformanceCase {
+  return { request: { host, path: '/' }, forwarded: { backend, path: '/', host } };
+}
+
+const HOSTNAME_MATCHING = 'httproute-listener-hostname-matching';
+
 const FEATURES = ['Gateway', 'GatewayHTTPListenerIsolation', 'HTTPRoute'];
 
 export const LISTENER_ISOLATION_TESTS: readonly ConformanceTest[] = [
@@ -59,6 +67,28 @@ export const LISTENER_ISOLATION_TESTS: readonly ConformanceTest[] = [
     cases: [
       ...routesAccepted('http-listener-isolation-with-hostname-intersection', '-with-hostname-intersection'),
       ...CASES,
+    ],
+  },
+  {
+    shortName: 'HTTPRouteListenerHostnameMatching',
+    features: ['Gateway', 'HTTPRoute'],
+    manifests: ['httproute-listener-hostname-matching.yaml'],
+    gateway: HOSTNAME_MATCHING,
+    envoyListener: 'port/8386',
+    ports: [8386],
+    cases: [
+      routeAcceptedAndResolved('HTTPRoute', 'backend-v1', HOSTNAME_MATCHING, 'listener-1'),
+      routeAcceptedAndResolved('HTTPRoute', 'backend-v2', HOSTNAME_MATCHING, 'listener-2'),
+      routeAcceptedAndResolved('HTTPRoute', 'backend-v3', HOSTNAME_MATCHING, 'listener-3'),
+      routeAcceptedAndResolved('HTTPRoute', 'backend-v3', HOSTNAME_MATCHING, 'listener-4'),
+      reaches('bar.com', 'infra-backend-v1'),
+      reaches('foo.bar.com', 'infra-backend-v2'),
+      reaches('baz.bar.com', 'infra-backend-v3'),
+      reaches('boo.bar.com', 'infra-backend-v3'),
+      reaches('multiple.prefixes.bar.com', 'infra-backend-v3'),
+      reaches('multiple.prefixes.foo.com', 'infra-backend-v3'),
+      { request: { host: 'foo.com', path: '/' }, response: { statuses: [404] } },
+      { request: { host: 'no.matching.host', path: '/' }, response: { statuses: [404] } },
     ],
   },
 ];
