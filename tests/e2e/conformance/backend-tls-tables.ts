@@ -5,7 +5,12 @@
 // the gateway sent (x-backend-tls-server-name), as upstream's echo server reports the SNI.
 // BackendTLSPolicy's reconcile subtest changes the policy, then makes, empties and restores its
 // ConfigMap, each change followed by the status it must lead to.
-import type { ConditionExpectation, ConformanceCase, ConformanceTest } from './conformance-case.js';
+import type {
+  ConditionExpectation,
+  ConformanceCase,
+  ConformanceTest,
+  StatusCase,
+} from './conformance-case.js';
 
 const HOST = 'abc.example.com';
 const ACCEPTED: ConditionExpectation = { type: 'Accepted', status: 'True', reason: 'Accepted' };
@@ -23,11 +28,11 @@ const INVALID_CA_REF: ConditionExpectation = {
 const CONFLICTED: ConditionExpectation = { type: 'Accepted', status: 'False', reason: 'Conflicted' };
 
 /** The policy's conditions on its ancestor, the Gateway same-namespace (or `gateway`). */
-function policy(name: string, ...conditions: ConditionExpectation[]): ConformanceCase {
+function policy(name: string, ...conditions: ConditionExpectation[]): StatusCase {
   return policyOn('same-namespace', name, ...conditions);
 }
 
-function policyOn(gateway: string, name: string, ...conditions: ConditionExpectation[]): ConformanceCase {
+function policyOn(gateway: string, name: string, ...conditions: ConditionExpectation[]): StatusCase {
   return {
     status: { kind: 'BackendTLSPolicy', name, ancestors: [{ kind: 'Gateway', name: gateway, conditions }] },
   };
@@ -161,6 +166,21 @@ export const BACKEND_TLS_TESTS: readonly ConformanceTest[] = [
       policy('invalid-kind', NO_VALID_CA),
       policy('invalid-kind', { type: 'ResolvedRefs', status: 'False', reason: 'InvalidKind' }),
       failed('/backendtlspolicy-invalid-kind'),
+    ],
+  },
+  {
+    shortName: 'BackendTLSPolicyObservedGenerationBump',
+    features: FEATURES,
+    manifests: ['backendtlspolicy-observed-generation-bump.yaml'],
+    cases: [
+      { status: { ...policy('observed-generation-bump', ACCEPTED).status, observedGeneration: 1 } },
+      {
+        apply: {
+          file: 'backendtlspolicy-observed-generation-bump.yaml',
+          manifest: 'backendtlspolicy-observed-generation-bump-patched.yaml',
+        },
+        status: { ...policy('observed-generation-bump', ACCEPTED).status, observedGeneration: 2 },
+      },
     ],
   },
   {

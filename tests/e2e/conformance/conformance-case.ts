@@ -120,6 +120,8 @@ export interface StatusExpectation {
   readonly listenerConditions?: Readonly<Record<string, readonly ConditionExpectation[]>>;
   readonly parents?: readonly ParentExpectation[];
   readonly ancestors?: readonly AncestorExpectation[];
+  /** Every condition of the object (its own, listeners', parents', ancestors') observed this generation. */
+  readonly observedGeneration?: number;
 }
 
 export interface StatusCase {

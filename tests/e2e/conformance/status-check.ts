@@ -53,6 +53,19 @@ function listenerProblems(
   });
 }
 
+/** Conditions that did not observe `generation` (upstream's ConditionsHaveLatestObservedGeneration). */
+function staleConditions(body: ObjectStatus['status'], generation: number): string[] {
+  const all = [
+    ...(body.conditions ?? []),
+    ...(body.listeners ?? []).flatMap((l) => l.conditions),
+    ...(body.parents ?? []).flatMap((p) => p.conditions),
+    ...(body.ancestors ?? []).flatMap((a) => a.conditions),
+  ];
+  return all
+    .filter((c) => c.observedGeneration !== generation)
+    .map((c) => `${c.type}: observedGeneration ${c.observedGeneration ?? 'unset'}, expected ${generation}`);
+}
+
 /** What in `statuses` differs from `expected`. */
 export function statusProblems(expected: StatusExpectation, statuses: readonly ObjectStatus[]): string[] {
   const namespace = expected.namespace ?? 'default';
@@ -66,6 +79,8 @@ export function statusProblems(expected: StatusExpectation, statuses: readonly O
   const body = object.status;
   const problems = conditionProblems(expected.kind, expected.conditions ?? [], body.conditions ?? []);
   if (expected.listeners) problems.push(...listenerProblems(expected.listeners, body.listeners ?? []));
+  if (expected.observedGeneration !== undefined)
+    problems.push(...staleConditions(body, expected.observedGeneration));
   for (const [name, conditions] of Object.entries(expected.listenerConditions ?? {})) {
     const got = body.listeners?.find((l) => l.name === name);
     if (got) problems.push(...conditionProblems(`listener ${name}`, conditions, got.conditions));
