@@ -426,6 +426,40 @@ data:
     );
   });
 
+  it("says a listener's Secret of another type is of that type (InvalidCertificateRef), not missing", async () => {
+    apply(`apiVersion: v1
+kind: Secret
+metadata: { name: not-tls, namespace: default }
+type: Opaque
+data: { password: ${Buffer.from('x').toString('base64')} }
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: tls-gw, namespace: default }
+spec:
+  gatewayClassName: steadfast
+  listeners:
+    - name: https
+      protocol: HTTPS
+      port: ${await freePort()}
+      hostname: tls.example
+      tls: { certificateRefs: [{ name: not-tls }] }
+`);
+    const resolved = () =>
+      condition(get('gateway tls-gw').status?.listeners?.[0]?.conditions, 'ResolvedRefs') as
+        (Condition & { message?: string }) | undefined;
+    // A Secret of another type is not listed: it is looked up by name once a listener names it.
+    await until(
+      () =>
+        /Secret default\/not-tls is of type Opaque, not kubernetes\.io\/tls/.test(resolved()?.message ?? ''),
+      10_000,
+      'the Secret named by its type',
+    );
+    expect(resolved()).toMatchObject({ status: 'False', reason: 'InvalidCertificateRef' });
+    kubectl(['delete', 'gateway', 'tls-gw']);
+    kubectl(['delete', 'secret', 'not-tls']);
+  });
+
   it('keeps serving while the API server is down, and follows it again once it is back', async () => {
     const down = startBoundedLoad({
       url: `${urls[1] as string}/cart/down`,

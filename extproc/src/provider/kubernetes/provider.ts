@@ -9,6 +9,7 @@ import type { ProvidedConfig, Provider, StatusLeadership, StatusReport } from '.
 import type { KubeClient } from './client.js';
 import { WATCHED_KINDS, type WatchedKind, listPath } from './kinds.js';
 import { LeaseElector, type LeaseSettings } from './lease.js';
+import { NamedSecretTypes, listenerSecretRefs } from './named-secrets.js';
 import { type KubeObject, Reflector, objectKey } from './reflector.js';
 import { ALWAYS_WRITES, StatusWriter } from './status-writer.js';
 
@@ -32,6 +33,8 @@ export class KubernetesProvider implements Provider {
   private readonly byKind = new Map<string, Reflector>();
   private readonly status: StatusWriter | undefined;
   private readonly elector: LeaseElector | undefined;
+  /** Secrets listeners name that are not kubernetes.io/tls: their type, so status says so. */
+  private readonly namedSecrets: NamedSecretTypes;
   private started: Promise<void> | undefined;
   private changed: ((what: string) => void) | undefined;
   /** A change seen before watch() was called (between the first read and the watch). */
@@ -64,10 +67,7 @@ export class KubernetesProvider implements Provider {
     this.reflectors = WATCHED_KINDS.map(
       (kind) =>
         new Reflector(options.client, kind, listPath(kind), {
-          changed: (what) => {
-            if (this.changed) this.changed(what);
-            else this.missed = what;
-          },
+          changed: (what) => this.notify(what),
           touched: (k, o) => this.status?.touched(k, o),
           deleted: (k, o) => this.status?.forget(k, o),
           // A ConfigMap matters only while a BackendTLSPolicy names it (leader-election and
@@ -77,6 +77,13 @@ export class KubernetesProvider implements Provider {
         }),
     );
     for (const r of this.reflectors) this.byKind.set(r.kind.kind, r);
+    this.namedSecrets = new NamedSecretTypes(options.client, (what) => this.notify(what), log);
+  }
+
+  /** Something the compiler reads changed; said once watch() is called if it is not yet. */
+  private notify(what: string): void {
+    if (this.changed) this.changed(what);
+    else this.missed = what;
   }
 
   /**
@@ -87,7 +94,9 @@ export class KubernetesProvider implements Provider {
   start(): Promise<void> {
     // Each kind the API server does not serve is logged by its reflector.
     this.started ??= Promise.all(this.reflectors.map((r) => r.start())).then(
-      () => {
+      async () => {
+        // Before the first compile, so that a restart writes no status that only says "not found".
+        await this.namedSecrets.prefetch(...this.certificateRefs());
         this.options.log?.(
           `reading Gateway API objects from ${this.options.client.server}; status is written back for controller ${CONTROLLER_NAME}` +
             (this.elector ? ` by the replica that holds the ${this.elector.description}` : ''),
@@ -124,6 +133,7 @@ export class KubernetesProvider implements Provider {
         );
       }
     }
+    for (const stub of this.namedSecrets.stubs(...this.certificateRefs())) objects.push({ body: stub });
     return { documents: [], objects, diagnostics: [] };
   }
 
@@ -164,6 +174,15 @@ export class KubernetesProvider implements Provider {
       for (const o of r.objects.values()) all.push([r.kind, o]);
     }
     return all;
+  }
+
+  /** The Secrets the owned Gateways' listeners name, and which of them the TLS Secrets list holds. */
+  private certificateRefs(): [string[], (key: string) => boolean] {
+    const owned = [...(this.byKind.get('Gateway')?.objects.values() ?? [])].filter((gw) =>
+      this.ownsGateway(gw.metadata?.namespace ?? '', gw.metadata?.name ?? ''),
+    );
+    const tls = this.byKind.get('Secret')?.objects;
+    return [listenerSecretRefs(owned), (key) => tls?.has(key) ?? false];
   }
 
   /** A BackendTLSPolicy in the ConfigMap's namespace names it among its CA certificates. */
