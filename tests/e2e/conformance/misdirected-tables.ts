@@ -1,4 +1,5 @@
-// Misdirected requests: upstream's HTTPRouteHTTPSListenerDetectMisdirectedRequests. Four HTTPS
+// HTTPS listeners sharing a port: upstream's HTTPRouteHTTPSListener (each host reaches its own
+// listener's route) and HTTPRouteHTTPSListenerDetectMisdirectedRequests. Four HTTPS
 // listeners share a port; a request whose Host belongs to another listener than the one its
 // SNI chose is answered 421 (RFC 9110 §15.5.20), one whose Host belongs to the same listener
 // is served by that listener's routes or answered 404. Over HTTP/2, as upstream sends them.
@@ -57,6 +58,31 @@ export const MISDIRECTED_TESTS: readonly ConformanceTest[] = [
       answered('fourth-example.wildcard.org', 'fith-example.wildcard.org', 421),
       served('unknown-example.org', 'example.org', 'infra-backend-v1'),
       answered('unknown-example.org', 'unknown-example.org', 404),
+    ],
+  },
+  {
+    shortName: 'HTTPRouteHTTPSListener',
+    features: ['Gateway', 'HTTPRoute'],
+    manifests: ['httproute-https-listener.yaml'],
+    gateway: 'httproute-https-listener',
+    envoyListener: 'port/9453',
+    https: true,
+    ports: [9453],
+    cases: [
+      routeAcceptedAndResolved('HTTPRoute', 'httproute-https-test', 'httproute-https-listener'),
+      routeAcceptedAndResolved(
+        'HTTPRoute',
+        'httproute-https-test-no-hostname',
+        'httproute-https-listener',
+        'https-with-hostname',
+      ),
+      // The server name is the host, as upstream sends it.
+      { request: { host: 'example.org', path: '/' }, forwarded: { backend: 'infra-backend-v1', path: '/' } },
+      { request: { host: 'unknown-example.org', path: '/' }, response: { statuses: [404] } },
+      {
+        request: { host: 'second-example.org', path: '/' },
+        forwarded: { backend: 'infra-backend-v2', path: '/' },
+      },
     ],
   },
 ];
