@@ -9,6 +9,7 @@ import { GATEWAY_STATUS_TESTS } from './gateway-status-tables.js';
 import { GRPCROUTE_TESTS } from './grpcroute-tables.js';
 import { HOSTNAME_TESTS } from './hostname-tables.js';
 import { LISTENER_ISOLATION_TESTS } from './listener-isolation-tables.js';
+import { LISTENER_PORT_TESTS } from './listener-port-tables.js';
 import { MIRROR_TESTS } from './mirror-tables.js';
 import { MISDIRECTED_TESTS } from './misdirected-tables.js';
 import { REDIRECT_REWRITE_TESTS } from './redirect-rewrite-tables.js';
@@ -20,6 +21,7 @@ export const CONFORMANCE_TESTS: readonly ConformanceTest[] = [
   ...CORS_TESTS,
   ...HOSTNAME_TESTS,
   ...LISTENER_ISOLATION_TESTS,
+  ...LISTENER_PORT_TESTS,
   ...MISDIRECTED_TESTS,
   ...GATEWAY_STATUS_TESTS,
   ...BACKEND_REDIRECT_REWRITE_TESTS,
