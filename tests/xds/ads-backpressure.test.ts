@@ -1,8 +1,10 @@
 // Backpressure on the ADS stream, driven by gRPC clients in an Envoy's place: one generation
 // in flight per stream until every push of it is answered, newer generations coalesce into
 // the newest, and a client that stops reading is reset after the stall time (what was queued
-// for it let go) while the others go on.
+// for it let go) while the others go on, whether it stops answering or leaves its HTTP/2
+// window full; and the server stops at once with such a client connected.
 import * as grpc from '@grpc/grpc-js';
+import { type ClientHttp2Session, type ClientHttp2Stream, connect, constants } from 'node:http2';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TYPE_CLUSTER, TYPE_LISTENER } from '../../extproc/src/envoy/envoy-names.js';
 import type { GatewayResources } from '../../extproc/src/envoy/gateway-config.js';
@@ -75,6 +77,28 @@ class Client {
     this.call.end();
     this.client.close();
   }
+}
+
+/** A raw HTTP/2 client: it opens an ADS stream, asks for clusters, and never reads a byte. */
+function deafClient(
+  address: string,
+  server: AdsServer,
+): { session: ClientHttp2Session; stream: ClientHttp2Stream } {
+  const method = server.definition()['StreamAggregatedResources'] as grpc.MethodDefinition<Json, Json>;
+  const session = connect(`http://${address}`);
+  const stream = session.request({
+    [constants.HTTP2_HEADER_METHOD]: 'POST',
+    [constants.HTTP2_HEADER_PATH]: method.path,
+    'content-type': 'application/grpc',
+    te: 'trailers',
+  });
+  stream.pause();
+  const message = method.requestSerialize({ node: { id: 'deaf' }, type_url: TYPE_CLUSTER });
+  const frame = Buffer.alloc(5 + message.length);
+  frame.writeUInt32BE(message.length, 1);
+  message.copy(frame, 5);
+  stream.write(frame);
+  return { session, stream };
 }
 
 describe('backpressure on the ADS stream', () => {
@@ -155,5 +179,49 @@ describe('backpressure on the ADS stream', () => {
     await waitUntil('the reader has generation 4', () => reader.versions(TYPE_CLUSTER).includes('4'), 10_000);
     expect(reader.error).toBeUndefined();
     expect(logs.some((l) => /"reader" has not read/.test(l))).toBe(false);
+  });
+
+  it('resets a stream whose peer leaves what was written unread (HTTP/2 window full)', async () => {
+    const logs: string[] = [];
+    server = new AdsServer({
+      resources: () => generation('1', 4, 1024),
+      log: (l) => logs.push(l),
+      stallMs: 1500,
+      clusterWaitMs: 60_000,
+    });
+    const address = await server.start('127.0.0.1:0');
+    server.update('1');
+    const { session, stream } = deafClient(address, server);
+    let reset = false;
+    stream.on('close', () => (reset = true));
+    stream.on('error', () => (reset = true));
+    try {
+      await waitUntil('the deaf stream connected', () => server?.status().envoys.length === 1, 10_000);
+      // Its clusters are still within the 60 s warming wait: only the unread write counts.
+      await waitUntil(
+        'the deaf stream reset',
+        () => logs.some((l) => /"deaf" has not read or answered/.test(l)),
+        10_000,
+      );
+      expect(server.status().envoys).toEqual([]);
+      await waitUntil('the client sees the reset', () => reset, 10_000);
+    } finally {
+      session.destroy();
+    }
+  });
+
+  it('stops at once with a stream that reads nothing', async () => {
+    server = new AdsServer({ resources: () => generation('1', 4, 1024), log: () => undefined });
+    const address = await server.start('127.0.0.1:0');
+    server.update('1');
+    const { session } = deafClient(address, server);
+    try {
+      await waitUntil('the deaf stream connected', () => server?.status().envoys.length === 1, 10_000);
+      // With the default 60 s stall time, stop() resets the stream rather than wait for it.
+      await server.stop();
+      server = undefined;
+    } finally {
+      session.destroy();
+    }
   });
 });

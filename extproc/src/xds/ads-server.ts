@@ -143,8 +143,12 @@ export class AdsServer {
     const server = this.server;
     if (!server) return;
     for (const s of this.streams) {
-      s.dispose();
-      s.call.end();
+      // A stream with writes its peer has not read would hold the shutdown: reset it.
+      if (s.unread) s.reset();
+      else {
+        s.dispose();
+        s.call.end();
+      }
     }
     await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
   }

@@ -110,6 +110,11 @@ export class Stream {
     return true;
   }
 
+  /** Writes HTTP/2 has not sent on yet (the peer's window is full). */
+  get unread(): boolean {
+    return this.unsent > 0;
+  }
+
   /** Stops the timers; the stream is gone or being reset. */
   dispose(): void {
     this.closed = true;
