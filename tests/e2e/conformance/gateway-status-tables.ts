@@ -46,6 +46,14 @@ function acceptedListener(name: string, attachedRoutes: number): ListenerExpecta
 const ATTACHED_NS = 'gateway-with-attached-routes';
 const MODIFY_NS = 'gateway-modify-listeners';
 
+/** A listener whose protocol no one serves: not accepted, no kinds, no routes. */
+const UNSUPPORTED_LISTENER: ListenerExpectation = {
+  name: 'invalid',
+  supportedKinds: [],
+  attachedRoutes: 0,
+  conditions: [is('Accepted', 'False', 'UnsupportedProtocol')],
+};
+
 const INVALID_ROUTE_KINDS = is('ResolvedRefs', 'False', 'InvalidRouteKinds');
 
 export const GATEWAY_STATUS_TESTS: readonly ConformanceTest[] = [
@@ -241,6 +249,38 @@ export const GATEWAY_STATUS_TESTS: readonly ConformanceTest[] = [
           is('Accepted', 'True'),
           is('ResolvedRefs', 'True'),
         ),
+      },
+    ],
+  },
+  {
+    shortName: 'GatewayListenerUnsupportedProtocol',
+    features: ['Gateway'],
+    manifests: ['gateway-invalid-listeners-unsupported-protocol.yaml'],
+    ports: [8395],
+    cases: [
+      {
+        status: {
+          kind: 'Gateway',
+          name: 'gateway-only-unsupported-protocols',
+          conditions: [is('Accepted', 'False', 'ListenersNotValid')],
+          listeners: [UNSUPPORTED_LISTENER],
+        },
+      },
+      {
+        status: {
+          kind: 'Gateway',
+          name: 'gateway-supported-and-unsupported-protocols',
+          conditions: [is('Accepted', 'True', 'ListenersNotValid')],
+          listeners: [
+            {
+              name: 'http',
+              supportedKinds: HTTP_ROUTE,
+              attachedRoutes: 0,
+              conditions: [is('Accepted', 'True', 'Accepted')],
+            },
+            UNSUPPORTED_LISTENER,
+          ],
+        },
       },
     ],
   },
