@@ -285,6 +285,22 @@ export const GATEWAY_STATUS_TESTS: readonly ConformanceTest[] = [
     ],
   },
   {
+    shortName: 'GatewayObservedGenerationBump',
+    features: ['Gateway'],
+    manifests: ['gateway-observed-generation-bump.yaml'],
+    ports: [8396],
+    cases: [
+      { status: { kind: 'Gateway', name: 'gateway-observed-generation-bump', observedGeneration: 1 } },
+      {
+        apply: {
+          file: 'gateway-observed-generation-bump.yaml',
+          manifest: 'gateway-observed-generation-bump-patched.yaml',
+        },
+        status: { kind: 'Gateway', name: 'gateway-observed-generation-bump', observedGeneration: 2 },
+      },
+    ],
+  },
+  {
     shortName: 'GatewayInvalidRouteKind',
     features: ['Gateway'],
     manifests: ['gateway-invalid-route-kind.yaml'],
