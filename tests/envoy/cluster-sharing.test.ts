@@ -54,11 +54,15 @@ ${rule}`,
     .join('\n');
 }
 
-function generate(rules: readonly string[]): {
+function generate(
+  rules: readonly string[],
+  base = BASE,
+): {
   clusters: readonly Json[];
   routeClusters: Map<string, string>;
+  routeConfigurations: readonly Json[];
 } {
-  const snap = compileSnapshot([{ path: 'in.yaml', text: BASE + routes(rules) }]);
+  const snap = compileSnapshot([{ path: 'in.yaml', text: base + routes(rules) }]);
   expect(snap.diagnostics).toEqual([]);
   const resources = generateGatewayResources(snap.ir, { wasmPath: 'steadfast.wasm', sessionKeys: [] });
   const routeClusters = new Map<string, string>();
@@ -78,7 +82,7 @@ function generate(rules: readonly string[]): {
     }
   };
   walk(resources.routeConfigurations);
-  return { clusters: resources.clusters, routeClusters };
+  return { clusters: resources.clusters, routeClusters, routeConfigurations: resources.routeConfigurations };
 }
 
 const TO_APP = '      backendRefs: [{ name: app, port: 80 }]';
@@ -134,5 +138,21 @@ describe('cluster sharing (gateway mode)', () => {
       (c) => c['name'],
     );
     expect(three).toContain(one[0]);
+  });
+
+  it("keeps a cluster's name and the routes when only its endpoints change", () => {
+    const before = generate([TO_APP, '      backendRefs: [{ name: other, port: 80 }]']);
+    const moved = BASE.replace(
+      "[{ addresses: ['127.0.0.2'] }, { addresses: ['127.0.0.3'] }]",
+      "[{ addresses: ['127.0.0.3'] }, { addresses: ['127.0.0.5'] }]",
+    );
+    expect(moved).not.toBe(BASE);
+    const after = generate([TO_APP, '      backendRefs: [{ name: other, port: 80 }]'], moved);
+    expect(after.clusters.map((c) => c['name'])).toEqual(before.clusters.map((c) => c['name']));
+    expect(after.routeConfigurations).toEqual(before.routeConfigurations);
+    // The cluster's content still follows the endpoints.
+    const app = (r: typeof before) => JSON.stringify(r.clusters.find((c) => /app/.test(String(c['name']))));
+    expect(app(after)).not.toBe(app(before));
+    expect(app(after)).toContain('127.0.0.5');
   });
 });

@@ -5,8 +5,10 @@
 // a host by its address, which the shared cluster holds exactly as each rule's own did, and a
 // weight-0 backendRef stays a locality without load. What the rules then share is the
 // cluster's connection pool, circuit breakers, outlier detection and retry budget, as requests
-// to one Service do. The name comes from the content — the backendRefs' zones and a hash — so
-// it does not change when rules come or go, and every replica computes the same one.
+// to one Service do. The name comes from the content but the endpoints — the backendRefs' zones
+// and a hash — so it does not change when rules come or go nor when a Service's endpoints do
+// (over ADS those travel apart, as the cluster's ClusterLoadAssignment), and every replica
+// computes the same one.
 import { createHash } from 'node:crypto';
 import type { IrClusterContent, IrMirror, IrTarget, RuleClusters } from './rule-clusters.js';
 
@@ -29,9 +31,15 @@ function clusterName(content: IrClusterContent, key: string): string {
   return `backend/${shown.join('+')}/${hash}`;
 }
 
+/** The same endpoints, locality by locality (the rest of two contents of one key is equal). */
+function sameEndpoints(a: IrClusterContent, b: IrClusterContent): boolean {
+  return JSON.stringify(a.localities) === JSON.stringify(b.localities);
+}
+
 /**
- * Names clusters by content, keeping each cluster object from one build to the next while
- * its content is the same (what is generated from it in envoy/ is kept by that object).
+ * Names clusters by content but endpoints, keeping each cluster object from one build to the
+ * next while its whole content is the same (what is generated from it in envoy/ is kept by
+ * that object); new endpoints make a new object under the same name.
  */
 export class ClusterNames {
   private last = new Map<string, IrCluster>();
@@ -47,11 +55,15 @@ export class ClusterNames {
     this.next = new Map();
   }
 
-  /** The cluster of this content, and whether this build named it first. */
+  /** The cluster of this content (`key`: it but the endpoints), and whether this build named it first. */
   cluster(content: IrClusterContent, key: string): { cluster: IrCluster; first: boolean } {
     const named = this.next.get(key);
     if (named) return { cluster: named, first: false };
-    const cluster = this.last.get(key) ?? { name: clusterName(content, key), ...content };
+    const last = this.last.get(key);
+    const cluster =
+      last && sameEndpoints(last, content)
+        ? last
+        : { name: last?.name ?? clusterName(content, key), ...content };
     this.next.set(key, cluster);
     return { cluster, first: true };
   }

@@ -67,7 +67,7 @@ export interface IrMirror {
 
 /** A rule's own clusters, named after the rule; sharing renames them. */
 export interface RuleClusters {
-  /** Each cluster's own name, its content, and that content as a key. */
+  /** Each cluster's own name, its content, and that content but the endpoints as a key. */
   readonly clusters: readonly {
     readonly name: string;
     readonly content: IrClusterContent;
@@ -130,6 +130,15 @@ function content(
   };
 }
 
+/**
+ * The content but the endpoints: what names a cluster, so that an EndpointSlice change keeps
+ * the cluster's name (and the routes naming it) and only its endpoints change. Within one
+ * build a locality's zone (a Service port) decides its endpoints, so equal keys are one cluster.
+ */
+function clusterKey(c: IrClusterContent): string {
+  return JSON.stringify({ ...c, localities: c.localities.map((l) => ({ zone: l.zone, weight: l.weight })) });
+}
+
 /** A rule's own cluster: named after it, with the group when the rule has several. */
 function ownName(rule: TableRule, group?: string): string {
   return group === undefined ? rule.id : `${rule.id}/${group}`;
@@ -148,8 +157,7 @@ export function ruleClusters(kind: TableRouteKind, rule: TableRule, holdsRetries
   }
   const single = groups.length === 1 && groups[0]?.key !== 'invalid';
   const clusters: RuleClusters['clusters'][number][] = [];
-  const made = (name: string, c: IrClusterContent) =>
-    clusters.push({ name, content: c, key: JSON.stringify(c) });
+  const made = (name: string, c: IrClusterContent) => clusters.push({ name, content: c, key: clusterKey(c) });
   const targets: IrTarget[] = [];
   for (const g of groups) {
     const name = ownName(rule, single ? undefined : g.key);
