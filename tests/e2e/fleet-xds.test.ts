@@ -177,6 +177,7 @@ describe('a fleet of Envoys fed over ADS (serve --xds)', () => {
     for (const e of view.envoys) {
       expect(Object.keys(e.acked).sort()).toEqual([
         'type.googleapis.com/envoy.config.cluster.v3.Cluster',
+        'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
         'type.googleapis.com/envoy.config.listener.v3.Listener',
         'type.googleapis.com/envoy.config.route.v3.RouteConfiguration',
       ]);

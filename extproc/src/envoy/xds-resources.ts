@@ -121,18 +121,40 @@ export function xdsBootstrap(options: XdsBootstrapOptions): Record<string, unkno
   };
 }
 
-/** One generation's resources for Envoys fed over ADS: routes and certificates by name. */
+export const TYPE_CLUSTER_LOAD_ASSIGNMENT =
+  'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
+
+/** A generation for the fleet: the gateway's resources, with endpoints apart from clusters (EDS). */
+export interface XdsResources extends GatewayResources {
+  /** ClusterLoadAssignments, one per EDS cluster, named as the cluster. */
+  readonly endpoints?: readonly Json[];
+}
+
+/**
+ * One generation's resources for Envoys fed over ADS: routes and certificates by name, and
+ * the endpoints of every cluster of IP addresses apart (EDS), so that an EndpointSlice change
+ * sends a ClusterLoadAssignment and leaves the cluster as it is. Clusters of DNS names keep
+ * resolving their own.
+ */
 export function xdsResources(
   ir: GatewayIr,
   options: GatewayConfigOptions,
   tls: TlsMaterial = NO_TLS_MATERIAL,
   memo?: GenerationMemo,
-): GatewayResources {
-  return generateGatewayResources(
+): XdsResources {
+  const generated = generateGatewayResources(
     ir,
     options,
     { kind: 'rds', source: () => ADS_SOURCE },
     { material: tls, source: { kind: 'sds', source: () => ADS_SOURCE } },
     memo,
   );
+  const endpoints: Json[] = [];
+  const clusters = generated.clusters.map((c) => {
+    if (c['type'] !== 'STATIC' || c['load_assignment'] === undefined) return c;
+    const { load_assignment: assignment, ...rest } = c;
+    endpoints.push(assignment as Json);
+    return { ...rest, type: 'EDS', eds_cluster_config: { eds_config: ADS_SOURCE } };
+  });
+  return { ...generated, clusters, endpoints };
 }

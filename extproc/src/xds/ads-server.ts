@@ -19,7 +19,7 @@
 import { isIP } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { TYPE_CLUSTER, TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET } from '../envoy/envoy-names.js';
-import type { GatewayResources } from '../envoy/gateway-config.js';
+import { TYPE_CLUSTER_LOAD_ASSIGNMENT as TYPE_ENDPOINTS, type XdsResources } from '../envoy/xds-resources.js';
 import type { Json } from '../json.js';
 import { type Resource, resource } from './ads-resource.js';
 import { type DiscoveryRequest, type Encoded, type Flight, Stream } from './ads-stream.js';
@@ -30,9 +30,9 @@ import { RouteFileEncoder } from './route-files.js';
 
 /** What follows the clusters, in order. */
 const AFTER_CLUSTERS = [TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET] as const;
-const SERVED: ReadonlySet<string> = new Set([TYPE_CLUSTER, ...AFTER_CLUSTERS]);
+const SERVED: ReadonlySet<string> = new Set([TYPE_CLUSTER, TYPE_ENDPOINTS, ...AFTER_CLUSTERS]);
 /** Types Envoy asks for by name (the others: everything there is). */
-const NAMED_TYPES: ReadonlySet<string> = new Set([TYPE_ROUTE_CONFIGURATION, TYPE_SECRET]);
+const NAMED_TYPES: ReadonlySet<string> = new Set([TYPE_ENDPOINTS, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET]);
 /** How long the rest of a generation waits for an Envoy's answer on its clusters. */
 const CLUSTER_ANSWER_WAIT_MS = 30_000;
 
@@ -63,7 +63,7 @@ export interface AdsServerOptions {
    * The resources of the current generation for one kind of Envoy. `kind` is the listener
    * address from the node's bootstrap metadata (`steadfast_node_kind`), "" when absent.
    */
-  readonly resources: (kind: string) => GatewayResources;
+  readonly resources: (kind: string) => XdsResources;
   readonly log: (line: string) => void;
   /** When set, every stream must carry `authorization: Bearer <token>`. */
   readonly token?: string;
@@ -204,10 +204,10 @@ export class AdsServer {
 
   private encode(kind: string): Encoded {
     const generated = this.options.resources(kind);
-    const byName = (type: string, list: readonly Json[]) =>
+    const byName = (type: string, list: readonly Json[], key = 'name') =>
       new Map(
         list.map((r) => {
-          const name = r['name'] as string;
+          const name = r[key] as string;
           return [name, resource(name, encodeAny({ '@type': type, ...r }, `${type}/${name}`))];
         }),
       );
@@ -225,6 +225,7 @@ export class AdsServer {
     for (const w of generated.warnings) this.options.log(`warning: ${w}`);
     return new Map([
       [TYPE_CLUSTER, byName(TYPE_CLUSTER, generated.clusters)],
+      [TYPE_ENDPOINTS, byName(TYPE_ENDPOINTS, generated.endpoints ?? [], 'cluster_name')],
       [TYPE_LISTENER, byName(TYPE_LISTENER, generated.listeners)],
       [TYPE_ROUTE_CONFIGURATION, routeConfigurations],
       [TYPE_SECRET, byName(TYPE_SECRET, generated.secrets)],
@@ -236,8 +237,10 @@ export class AdsServer {
     const all = encoded.get(type) ?? new Map<string, Resource>();
     if (type === TYPE_CLUSTER) return [...new Map([...s.routeClusters, ...all]).values()];
     if (!NAMED_TYPES.has(type)) return [...all.values()];
+    // The endpoints of a cluster kept for the routes the Envoy accepted are kept with it.
+    const kept = type === TYPE_ENDPOINTS ? s.routeEndpoints : undefined;
     return (s.names.get(type) ?? []).flatMap((n) => {
-      const r = all.get(n);
+      const r = all.get(n) ?? kept?.get(n);
       return r ? [r] : [];
     });
   }
@@ -268,8 +271,11 @@ export class AdsServer {
     if (!encoded) return;
     const flight: Flight = { version: this.version, encoded, step: 'clusters', timer: undefined };
     s.flight = flight;
+    const clustersSent = s.names.has(TYPE_CLUSTER) && this.sendType(s, TYPE_CLUSTER, flight);
+    // The endpoints go with the clusters: Envoy warms a cluster with them.
+    if (s.names.has(TYPE_ENDPOINTS)) this.sendType(s, TYPE_ENDPOINTS, flight);
     // No clusters asked for, or none changed (delta): nothing to warm, the rest goes now.
-    if (!s.names.has(TYPE_CLUSTER) || !this.sendType(s, TYPE_CLUSTER, flight)) {
+    if (!clustersSent) {
       this.pushRest(s);
       return;
     }
@@ -423,6 +429,7 @@ export class AdsServer {
     const g =
       s.flight?.version === version ? s.flight : version === this.version ? this.generationFor(s) : undefined;
     s.routeClusters = g?.encoded.get(TYPE_CLUSTER) ?? s.routeClusters;
+    s.routeEndpoints = g?.encoded.get(TYPE_ENDPOINTS) ?? s.routeEndpoints;
   }
 
   /** A type asked for anew, or other names of it: sent what the stream is on now. */
@@ -430,8 +437,9 @@ export class AdsServer {
     if (type === TYPE_CLUSTER) {
       if (last === undefined && !s.flight) this.pushGeneration(s);
       else this.sendType(s, type, this.generationFor(s));
-    } else if (s.flight?.step !== 'clusters') {
-      // While the clusters are awaited the rest waits too; pushRest sends these names then.
+    } else if (type === TYPE_ENDPOINTS || s.flight?.step !== 'clusters') {
+      // Endpoints at once, as the clusters awaiting them do not warm without them; the rest
+      // waits while the clusters are awaited (pushRest sends these names then).
       this.sendType(s, type, this.generationFor(s));
     }
   }

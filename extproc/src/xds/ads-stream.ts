@@ -55,6 +55,8 @@ export class Stream {
   readonly unanswered = new Set<string>();
   /** The clusters the routes this Envoy accepted name (kept until it accepts newer routes). */
   routeClusters: ReadonlyMap<string, Resource> = new Map();
+  /** Their endpoints (EDS), kept with them. */
+  routeEndpoints: ReadonlyMap<string, Resource> = new Map();
   flight: Flight | undefined;
   /** The version of the last generation fully delivered (every push of it answered). */
   delivered = '';
