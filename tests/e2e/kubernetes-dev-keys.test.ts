@@ -11,16 +11,11 @@ import { CliProcess } from './support/cli-process.js';
 import { until } from './support/fleet.js';
 import { exchange } from './conformance/exchange.js';
 import { TEST_SESSION_KEY, cookieOf, freePort } from './support/gateway-fixture.js';
+import { appServiceYaml, gatewayYaml, sessionKeySecretYaml, shopRouteYaml } from './support/kube-objects.js';
 
 const ADDRESS = '127.0.0.43';
 const NEW_KEY = Buffer.alloc(32, 5).toString('base64');
 
-const secretYaml = (keys: readonly string[]) => `apiVersion: v1
-kind: Secret
-metadata: { name: session-keys, namespace: steadfast-system }
-data:
-  keys: ${Buffer.from(`${keys.join('\n')}\n`).toString('base64')}
-`;
 const idOf = (key: string) => sessionKeyId(Buffer.from(key, 'base64')).toString('hex');
 const keyIdOf = (cookie: string) =>
   Buffer.from(cookie.slice(cookie.indexOf('=') + 1), 'base64url')
@@ -56,44 +51,16 @@ describe('steadfast dev --kubeconfig follows its session-key Secret', () => {
     backend = await startEchoBackend({ address: '127.0.0.1', name: 'dev-keys' });
     const port = await freePort();
     url = `http://${ADDRESS}:${port}`;
-    await kubectl(['apply', '-f', '-'], secretYaml([TEST_SESSION_KEY]));
+    await kubectl(['apply', '-f', '-'], sessionKeySecretYaml([TEST_SESSION_KEY]));
     await kubectl(
       ['apply', '-f', '-'],
-      `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: { name: steadfast }
-spec: { controllerName: steadfast.dev/gateway-controller }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: gw, namespace: default }
-spec:
-  gatewayClassName: steadfast
-  listeners: [{ name: http, protocol: HTTP, port: ${port} }]
----
-apiVersion: v1
-kind: Service
-metadata: { name: app, namespace: default }
-spec: { ports: [{ name: http, port: 80 }] }
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata: { name: app-0, namespace: default, labels: { kubernetes.io/service-name: app } }
-addressType: FQDN
-ports: [{ name: http, port: ${backend.port} }]
-endpoints: [{ addresses: [app.localhost] }]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: shop, namespace: default }
-spec:
-  parentRefs: [{ name: gw }]
-  hostnames: [shop.example]
-  rules:
-    - matches: [{ path: { type: PathPrefix, value: /cart } }]
-      sessionPersistence: { sessionName: cart-session, type: Cookie }
-      backendRefs: [{ name: app, port: 80 }]
-`,
+      [
+        gatewayYaml(port),
+        appServiceYaml([backend.port]),
+        shopRouteYaml({
+          cartRule: '      sessionPersistence: { sessionName: cart-session, type: Cookie }\n',
+        }),
+      ].join('---\n'),
     );
     dev = new CliProcess([
       'dev',
@@ -121,7 +88,7 @@ spec:
   it('seals new sessions with the new first key at once, and still opens those of the old one', async () => {
     const old = await open();
     expect(keyIdOf(old.issued as string)).toBe(idOf(TEST_SESSION_KEY));
-    await kubectl(['apply', '-f', '-'], secretYaml([NEW_KEY, TEST_SESSION_KEY]));
+    await kubectl(['apply', '-f', '-'], sessionKeySecretYaml([NEW_KEY, TEST_SESSION_KEY]));
     await until(
       async () => keyIdOf((await open()).issued as string) === idOf(NEW_KEY),
       15_000,

@@ -20,9 +20,15 @@ import { CliProcess } from './support/cli-process.js';
 import { startFleetEnvoys, until } from './support/fleet.js';
 import { TEST_SESSION_KEY, freePort } from './support/gateway-fixture.js';
 import { type TcpCut, startTcpCut } from './support/tcp-cut.js';
+import {
+  CONTROLLER,
+  appServiceYaml,
+  gatewayYaml,
+  sessionKeySecretYaml,
+  shopRouteYaml,
+} from './support/kube-objects.js';
 
 const ENVOY_ADDRESSES = ['127.0.0.41', '127.0.0.42'] as const;
-const CONTROLLER = 'steadfast.dev/gateway-controller';
 const LEASE_DURATION_S = 6;
 const LEASE_FLAGS = [
   '--lease-duration',
@@ -78,7 +84,7 @@ describe('three replicas of steadfast serve on one API server: one status writer
   let changes = 0;
   const changeRoute = async (): Promise<number> => {
     changes++;
-    await kubectl(['apply', '-f', '-'], routeYaml(`/change-${changes}`));
+    await kubectl(['apply', '-f', '-'], shopRouteYaml({ extraPath: `/change-${changes}` }));
     return (await route()).metadata.generation;
   };
   const statusWritten = async () => statusFollows(await route());
@@ -151,8 +157,15 @@ describe('three replicas of steadfast serve on one API server: one status writer
       ['a', 'b'].map((n) => startEchoBackend({ address: '127.0.0.1', name: `lead-${n}` })),
     );
     gatewayPort = await freePort();
-    await kubectl(['apply', '-f', '-'], fixtureYaml(gatewayPort, backends));
-    await kubectl(['apply', '-f', '-'], routeYaml());
+    await kubectl(
+      ['apply', '-f', '-'],
+      [
+        sessionKeySecretYaml([TEST_SESSION_KEY]),
+        gatewayYaml(gatewayPort),
+        appServiceYaml(backends.map((b) => b.port)),
+      ].join('---\n'),
+    );
+    await kubectl(['apply', '-f', '-'], shopRouteYaml());
     const apiPort = Number(new URL(kube.server).port);
     for (const name of ['replica-0', 'replica-1', 'replica-2']) {
       replicas.push({
@@ -287,62 +300,3 @@ describe('three replicas of steadfast serve on one API server: one status writer
     await load.stop();
   }, 60_000);
 });
-
-function routeYaml(extraPath?: string): string {
-  return `apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: shop, namespace: default }
-spec:
-  parentRefs: [{ name: gw }]
-  hostnames: [shop.example]
-  rules:
-    - matches: [{ path: { type: PathPrefix, value: /cart } }]
-      backendRefs: [{ name: app, port: 80 }]
-${
-  extraPath
-    ? `    - matches: [{ path: { type: PathPrefix, value: ${extraPath} } }]
-      backendRefs: [{ name: app, port: 80 }]
-`
-    : ''
-}`;
-}
-
-function fixtureYaml(gatewayPort: number, backends: readonly RunningBackend[]): string {
-  return `apiVersion: v1
-kind: Secret
-metadata: { name: session-keys, namespace: steadfast-system }
-data:
-  keys: ${Buffer.from(`${TEST_SESSION_KEY}\n`).toString('base64')}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: { name: steadfast }
-spec: { controllerName: ${CONTROLLER} }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: gw, namespace: default }
-spec:
-  gatewayClassName: steadfast
-  listeners: [{ name: http, protocol: HTTP, port: ${gatewayPort} }]
----
-apiVersion: v1
-kind: Service
-metadata: { name: app, namespace: default }
-spec: { ports: [{ name: http, port: 80 }] }
-${backends
-  .map(
-    (b, i) => `---
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: app-${i}
-  namespace: default
-  labels: { kubernetes.io/service-name: app }
-addressType: FQDN
-ports: [{ name: http, port: ${b.port} }]
-endpoints: [{ addresses: [app.localhost] }]
-`,
-  )
-  .join('')}`;
-}

@@ -25,9 +25,15 @@ import {
 import { exchange } from './conformance/exchange.js';
 import { TEST_SESSION_KEY, cookieOf, freePort } from './support/gateway-fixture.js';
 import { sessionKeyId } from '../../extproc/src/provider/key-files.js';
+import {
+  CONTROLLER,
+  appServiceYaml,
+  gatewayYaml,
+  sessionKeySecretYaml,
+  shopRouteYaml,
+} from './support/kube-objects.js';
 
 const ENVOY_ADDRESSES = ['127.0.0.12', '127.0.0.13'] as const;
-const CONTROLLER = 'steadfast.dev/gateway-controller';
 
 type Condition = {
   type: string;
@@ -45,25 +51,12 @@ type KubeObject = {
   };
 };
 
+/** The shop route with retries and a cookie session on `/cart`. */
 function routeYaml(extraPath?: string, backend = 'app'): string {
-  return `apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: shop, namespace: default }
-spec:
-  parentRefs: [{ name: gw }]
-  hostnames: [shop.example]
-  rules:
-    - matches: [{ path: { type: PathPrefix, value: /cart } }]
-      retry: { attempts: 2, codes: [503] }
+  const cartRule = `      retry: { attempts: 2, codes: [503] }
       sessionPersistence: { sessionName: cart-session, type: Cookie }
-      backendRefs: [{ name: ${backend}, port: 80 }]
-${
-  extraPath
-    ? `    - matches: [{ path: { type: PathPrefix, value: ${extraPath} } }]
-      backendRefs: [{ name: app, port: 80 }]
-`
-    : ''
-}`;
+`;
+  return shopRouteYaml({ cartRule, backend, ...(extraPath ? { extraPath } : {}) });
 }
 
 describe('steadfast on a Kubernetes API server (serve --kubeconfig --xds, two Envoys)', () => {
@@ -150,28 +143,14 @@ describe('steadfast on a Kubernetes API server (serve --kubeconfig --xds, two En
     );
     gatewayPort = await freePort();
     xdsPort = await freePort();
-    apply(`apiVersion: v1
-kind: Secret
-metadata: { name: session-keys, namespace: steadfast-system }
-data:
-  keys: ${Buffer.from(`${TEST_SESSION_KEY}\n`).toString('base64')}
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: { name: steadfast }
-spec: { controllerName: ${CONTROLLER} }
----
-apiVersion: gateway.networking.k8s.io/v1
+    apply(
+      [
+        sessionKeySecretYaml([TEST_SESSION_KEY]),
+        gatewayYaml(gatewayPort),
+        `apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: { name: other }
 spec: { controllerName: example.com/other-controller }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: gw, namespace: default }
-spec:
-  gatewayClassName: steadfast
-  listeners: [{ name: http, protocol: HTTP, port: ${gatewayPort} }]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -179,34 +158,18 @@ metadata: { name: other-gw, namespace: default }
 spec:
   gatewayClassName: other
   listeners: [{ name: http, protocol: HTTP, port: 80 }]
----
-apiVersion: v1
-kind: Service
-metadata: { name: app, namespace: default }
-spec: { ports: [{ name: http, port: 80 }] }
-${backends
-  .map(
-    (b, i) => `---
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: app-${i}
-  namespace: default
-  labels: { kubernetes.io/service-name: app }
-addressType: FQDN
-ports: [{ name: http, port: ${b.port} }]
-endpoints: [{ addresses: [app.localhost] }]
 `,
-  )
-  .join('')}---
-apiVersion: gateway.networking.k8s.io/v1
+        appServiceYaml(backends.map((b) => b.port)),
+        `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: { name: both, namespace: default }
 spec:
   parentRefs: [{ name: gw }, { name: other-gw }]
   hostnames: [both.example]
   rules: [{ backendRefs: [{ name: app, port: 80 }] }]
-`);
+`,
+      ].join('---\n'),
+    );
     apply(routeYaml());
     // Another controller has already written its entry on the route both share.
     kubectl([

@@ -20,9 +20,8 @@ import {
   filterChoiceOf,
   filterFlag,
 } from '../flags.js';
-import type { FilterChoice } from '../../local/filter-build.js';
+import type { LocalGatewayOptions } from '../../local/local-gateway.js';
 import type { KeySource } from '../../provider/key-source.js';
-import type { Provider } from '../../provider/provider.js';
 import { type RunningGateway, localGatewayRunner } from '../run/local-gateway-runner.js';
 import { providerRunner } from '../run/provider-runner.js';
 import { RunGroup } from '../run/runner.js';
@@ -69,18 +68,14 @@ async function devSessionKeys(
   return [generateSessionKey()];
 }
 
-export interface DevSettings {
-  /** Where the objects come from (files, or a Kubernetes API server); started with the gateway. */
-  readonly provider: Provider;
-  readonly address: string;
-  readonly adminPort: number;
-  readonly envoyAdminPort: number;
-  readonly sessionKeys: readonly string[];
-  /** A Secret of session keys (--session-key-secret), followed while dev runs. */
-  readonly followKeys?: KeySource;
-  readonly debug: boolean;
-  readonly filter: FilterChoice;
-}
+/** What `dev` starts: the local gateway's own options, every one decided (flags or defaults). */
+export type DevSettings = Required<
+  Pick<
+    LocalGatewayOptions,
+    'provider' | 'address' | 'adminPort' | 'envoyAdminPort' | 'sessionKeys' | 'debug' | 'filter'
+  >
+> &
+  Pick<LocalGatewayOptions, 'followKeys'>;
 
 export async function devSettings(
   parsed: ParsedArgs,
