@@ -109,8 +109,7 @@ function resolvedToken(inputs: VariantInputs, ...dirs: string[]): string {
 }
 
 export function benchVariants(inputs: VariantInputs): Variant[] {
-  const envoyFile = (name: string): string =>
-    readFileSync(join(inputs.root, 'bench', 'configs', 'envoy', name), 'utf8');
+  const envoyFile = (name: string): string => readFileSync(join(inputs.root, 'envoy', 'bench', name), 'utf8');
   const attach = readFileSync(join(inputs.root, 'envoy', 'attach-example.yaml'), 'utf8');
   // attach-example.yaml runs with "debug": true; production does not, nor does the benchmark.
   // V5, V6 and V9 ask ext_proc on every request (the answer cache off); V8 is V6 with it.
@@ -126,7 +125,7 @@ export function benchVariants(inputs: VariantInputs): Variant[] {
     {
       id: 'V1',
       name: 'plain Envoy',
-      description: 'Envoy with the router only (bench/configs/envoy/plain.yaml)',
+      description: 'Envoy with the router only (envoy/bench/plain.yaml)',
       envoyConfig: envoyFile('plain.yaml'),
     },
     {
@@ -165,14 +164,14 @@ export function benchVariants(inputs: VariantInputs): Variant[] {
       id: 'V4',
       name: 'native Envoy',
       description:
-        "Envoy's own retry_policy and cookie stateful_session for the same rule (bench/configs/envoy/native.yaml)",
+        "Envoy's own retry_policy and cookie stateful_session for the same rule (envoy/bench/native.yaml)",
       envoyConfig: envoyFile('native.yaml'),
       sessionCookie: 'bench-session',
     },
     {
       id: 'V4r',
       name: 'native Envoy, retry only',
-      description: "Envoy's own retry_policy for V3r's rule (bench/configs/envoy/native-retry.yaml)",
+      description: "Envoy's own retry_policy for V3r's rule (envoy/bench/native-retry.yaml)",
       envoyConfig: envoyFile('native-retry.yaml'),
     },
     {
