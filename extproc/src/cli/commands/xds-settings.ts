@@ -1,6 +1,7 @@
 // `serve --xds` and the flags that go with it, checked before anything starts: the address,
 // what protects the port (mutual TLS, a token, or clear text said out loud), and the filter
 // build the Envoys load (docs/fleet.md).
+import { BlockList, isIP } from 'node:net';
 import { envoyVersion } from '../../local/envoy-binary.js';
 import { chooseFilterBuild, wasmFilterPath } from '../../local/filter-build.js';
 import { readAdsTls } from '../../xds/ads-tls.js';
@@ -138,8 +139,15 @@ function xdsFilterPath(parsed: ParsedArgs): string {
   }
 }
 
-/** The host of HOST:PORT is a loopback address (or localhost). */
+/** Loopback as an address: 127.0.0.0/8 and ::1 (a name other than localhost may resolve anywhere). */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/** The host of HOST:PORT is an IP literal in 127.0.0.0/8, ::1, or exactly localhost. */
 export function isLoopbackHostPort(hostPort: string): boolean {
   const host = hostPort.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
-  return host === 'localhost' || host === '::1' || /^127\./.test(host);
+  if (host === 'localhost') return true;
+  const family = isIP(host);
+  return family !== 0 && LOOPBACK.check(host, family === 4 ? 'ipv4' : 'ipv6');
 }
