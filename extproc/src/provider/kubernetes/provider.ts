@@ -6,6 +6,7 @@
 import { CONTROLLER_NAME } from '../../translate/status.js';
 import type { ObjectInput } from '../../gatewayapi/parse.js';
 import type { ProvidedConfig, Provider, StatusLeadership, StatusReport } from '../provider.js';
+import { caConfigMapNamed } from './ca-config-maps.js';
 import type { KubeClient } from './client.js';
 import { WATCHED_KINDS, type WatchedKind, listPath } from './kinds.js';
 import { LeaseElector, type LeaseSettings } from './lease.js';
@@ -70,8 +71,7 @@ export class KubernetesProvider implements Provider {
           changed: (what) => this.notify(what),
           touched: (k, o) => this.status?.touched(k, o),
           deleted: (k, o) => this.status?.forget(k, o),
-          // A ConfigMap matters only while a BackendTLSPolicy names it (leader-election and
-          // other busy ConfigMaps compile nothing).
+          // A ConfigMap matters only while something names it among its CA certificates.
           ...(kind.kind === 'ConfigMap' ? { relevant: (o: KubeObject) => this.configMapNamed(o) } : {}),
           log,
         }),
@@ -178,27 +178,21 @@ export class KubernetesProvider implements Provider {
 
   /** The Secrets the owned Gateways' listeners name, and which of them the TLS Secrets list holds. */
   private certificateRefs(): [string[], (key: string) => boolean] {
-    const owned = [...(this.byKind.get('Gateway')?.objects.values() ?? [])].filter((gw) =>
-      this.ownsGateway(gw.metadata?.namespace ?? '', gw.metadata?.name ?? ''),
-    );
     const tls = this.byKind.get('Secret')?.objects;
-    return [listenerSecretRefs(owned), (key) => tls?.has(key) ?? false];
+    return [listenerSecretRefs(this.ownedGateways()), (key) => tls?.has(key) ?? false];
   }
 
-  /** A BackendTLSPolicy in the ConfigMap's namespace names it among its CA certificates. */
+  /** A BackendTLSPolicy or an owned Gateway's client-certificate validation names it (ca-config-maps.ts). */
   private configMapNamed(cm: KubeObject): boolean {
-    const ns = cm.metadata?.namespace;
-    const name = cm.metadata?.name;
-    for (const p of this.byKind.get('BackendTLSPolicy')?.objects.values() ?? []) {
-      if (p.metadata?.namespace !== ns) continue;
-      const refs = (p.spec as { validation?: { caCertificateRefs?: unknown } } | undefined)?.validation
-        ?.caCertificateRefs;
-      if (!Array.isArray(refs)) continue;
-      for (const r of refs as { kind?: unknown; name?: unknown }[]) {
-        if (r?.kind === 'ConfigMap' && r.name === name) return true;
-      }
-    }
-    return false;
+    const policies = this.byKind.get('BackendTLSPolicy')?.objects.values() ?? [];
+    return caConfigMapNamed(cm, policies, this.ownedGateways());
+  }
+
+  /** The Gateways whose GatewayClass names steadfast's controller. */
+  private ownedGateways(): KubeObject[] {
+    return [...(this.byKind.get('Gateway')?.objects.values() ?? [])].filter((gw) =>
+      this.ownsGateway(gw.metadata?.namespace ?? '', gw.metadata?.name ?? ''),
+    );
   }
 
   private ownsGateway(namespace: string, name: string): boolean {
