@@ -38,6 +38,8 @@ export interface StatusLeadership {
   readonly leadingSince: string | null;
   /** Status writes this replica made since it started. */
   readonly statusWrites: number;
+  /** While this replica neither holds the Lease nor can try for it: `cannot elect: <reason>`. */
+  readonly problem?: string;
 }
 
 export interface Provider {

@@ -64,6 +64,8 @@ export class LeaseElector implements WriteGate {
   private stopped = false;
   private readonly path: string;
   private failures = 0;
+  /** Why the last try failed, while it keeps failing: /readyz says so. */
+  private failing: string | null = null;
 
   constructor(
     private readonly client: KubeClient,
@@ -100,6 +102,7 @@ export class LeaseElector implements WriteGate {
       leading: this.holds(),
       holder: this.holder,
       leadingSince: this.holds() ? this.leadingSince : null,
+      ...(this.failing !== null && !this.holds() ? { problem: `cannot elect: ${this.failing}` } : {}),
     };
   }
 
@@ -134,14 +137,29 @@ export class LeaseElector implements WriteGate {
     try {
       const took = await this.tryAcquireOrRenew();
       this.failures = 0;
+      this.failing = null;
       if (took) this.renewed(started);
       else if (this.leading) this.lose(`${this.holder ?? 'another replica'} holds it now`);
     } catch (e) {
       this.failures++;
+      const reason = this.failureReason(e);
       // A holder keeps trying until its renew deadline; the expiry timer ends its writing.
-      if (this.failures === 1 || this.failures % 30 === 0)
-        this.log(`${this.description}: cannot read or renew it: ${(e as Error).message}`);
+      if (reason !== this.failing || this.failures % 30 === 0)
+        this.log(`${this.description}: cannot read, create or renew it: ${reason}`);
+      this.failing = reason;
     }
+  }
+
+  /** The error, and for a refusal (403) or a missing namespace (404) what to change: neither heals alone. */
+  private failureReason(e: unknown): string {
+    const message = (e as Error).message;
+    if (!(e instanceof KubeApiError) || (e.status !== 403 && e.status !== 404)) return message;
+    const { namespace, name } = this.settings;
+    const fix =
+      e.status === 403
+        ? `this service account may not use Leases in namespace ${namespace}: bind it the Role of deploy/kubernetes/rbac.yaml there (get and update on Lease ${name}, create on Leases)`
+        : `the Lease cannot be made in namespace ${namespace}: create the namespace if it is missing`;
+    return `${message} (HTTP ${e.status}); ${fix}, or name another with --lease-namespace/--lease-name; this replica writes no status until it holds the Lease`;
   }
 
   /** True when this replica holds the Lease after the try. */
