@@ -137,6 +137,22 @@ describe('the Helm chart and the manifests made from it', () => {
     expect(attach).toMatch(/- "--workers=2"/);
   });
 
+  it('rolls the Envoys when the bootstrap the ConfigMap holds changes: the ADS address or port', () => {
+    const checksum = (name: string, namespace: string, values: readonly string[]): string => {
+      const m = template(name, namespace, values).match(/checksum\/bootstrap: ([0-9a-f]{64})/);
+      expect(m).not.toBeNull();
+      return m?.[1] as string;
+    };
+    const plain = checksum('steadfast', 'steadfast-system', []);
+    expect(checksum('steadfast', 'steadfast-system', [])).toBe(plain);
+    const others = [
+      checksum('steadfast', 'steadfast-system', ['ports.xds=19000']),
+      checksum('edge-gw', 'steadfast-system', []),
+      checksum('steadfast', 'edge', []),
+    ];
+    expect(new Set([plain, ...others]).size).toBe(4);
+  });
+
   it('refuses a mode it does not know, and gateway mode without session keys, with the reason', () => {
     const r = helm(['template', 'steadfast', CHART, '--set', 'mode=mesh']);
     expect(r.status).not.toBe(0);
