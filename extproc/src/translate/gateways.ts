@@ -255,6 +255,43 @@ function evaluateListener(
   };
 }
 
+/**
+ * HTTPS listeners on one port with one hostname, of any Gateways, would share one TLS filter
+ * chain (one certificate, one client validation): the first usable one (in the table's order,
+ * Gateways then listeners) keeps it; a later one is conflicted, not served, and takes no routes.
+ */
+function settleHostnameConflicts(gateways: readonly (readonly ListenerState[])[]): ListenerState[][] {
+  const first = new Map<string, ListenerState>();
+  return gateways.map((listeners) =>
+    listeners.map((l) => {
+      if (!l.usable || l.listener.protocol !== 'HTTPS') return l;
+      const key = `${l.listener.port}|${l.listener.hostname ?? ''}`;
+      const owner = first.get(key);
+      if (owner) return hostnameConflicted(l, owner);
+      first.set(key, l);
+      return l;
+    }),
+  );
+}
+
+/** The listener refused because `owner` already serves its hostname on its HTTPS port. */
+function hostnameConflicted(l: ListenerState, owner: ListenerState): ListenerState {
+  const gen = l.gateway.generation;
+  const message = `HTTPS port ${l.listener.port} already serves ${l.listener.hostname ?? 'any hostname'} for listener ${owner.id}; this listener is not served`;
+  const replaced: Record<string, Condition> = {
+    [T.Accepted]: condition(T.Accepted, 'False', Reason.HostnameConflict, message, gen),
+    [T.Conflicted]: condition(T.Conflicted, 'True', Reason.HostnameConflict, message, gen),
+    [T.Programmed]: condition(T.Programmed, 'False', Reason.Invalid, message, gen),
+  };
+  return {
+    ...l,
+    accepted: false,
+    usable: false,
+    supportedKinds: [],
+    conditions: l.conditions.map((c) => replaced[c.type] ?? c),
+  };
+}
+
 /** A Gateway steadfast does not serve at all: its conditions say why; no listener is evaluated. */
 function unservedGateway(gw: Gateway, conditions: Condition[], foreign?: string): GatewayState {
   return { gateway: gw, ...(foreign ? { foreign } : {}), accepted: false, listeners: [], conditions };
@@ -305,6 +342,38 @@ function gatewayConditions(gw: Gateway, listeners: readonly ListenerState[]): Co
   ];
 }
 
+/** A served Gateway's state from its listeners' (hostname conflicts settled). */
+function servedGateway(
+  gw: Gateway,
+  listeners: readonly ListenerState[],
+  certs: CertificateContext,
+): GatewayState {
+  const conditions = gatewayConditions(gw, listeners);
+  if (insecureFallback(gw)) conditions.push(insecureCondition(gw.generation));
+  const client = backendClientCertificate(gw, certs.secrets, certs.grants, certs.material);
+  if (client) conditions.push(client.condition);
+  return {
+    gateway: gw,
+    accepted: listeners.some((l) => l.accepted),
+    listeners,
+    conditions,
+    ...(client?.id ? { backendClientCertificate: client.id } : {}),
+  };
+}
+
+/** Why steadfast leaves the Gateway alone or cannot take it, as its state; undefined when it serves it. */
+function unserved(gw: Gateway, classes: ReadonlyMap<string, GatewayClass>): GatewayState | undefined {
+  const gc = classes.get(gw.gatewayClassName);
+  // File mode: a Gateway is served even when its GatewayClass is absent.
+  if (gc && gc.controllerName !== CONTROLLER_NAME) {
+    const foreign = `GatewayClass ${gc.name} belongs to controller ${gc.controllerName ?? '(unset)'}; steadfast leaves this Gateway alone`;
+    const pending = condition(T.Accepted, 'Unknown', Reason.Pending, foreign, gw.generation);
+    return unservedGateway(gw, [pending], foreign);
+  }
+  const refused = gatewayRefusal(gw);
+  return refused ? unservedGateway(gw, refused) : undefined;
+}
+
 export function evaluateGateways(
   model: Model,
   material: Record<string, CertificateMaterial> = {},
@@ -316,34 +385,16 @@ export function evaluateGateways(
     material,
   };
   const classes = new Map(model.gatewayClasses.map((c) => [c.name, c]));
+  const slots = model.gateways.map((gw) => ({ gw, state: unserved(gw, classes) }));
+  // Listeners of every served Gateway first: a hostname conflict spans Gateways.
+  const served = slots.filter((s) => s.state === undefined).map((s) => s.gw);
+  const listeners = settleHostnameConflicts(
+    served.map((gw) => gw.listeners.map((l) => evaluateListener(gw, l, gw.listeners, certs))),
+  );
   const out = new Map<string, GatewayState>();
-  for (const gw of model.gateways) {
-    const key = gatewayKey(gw.namespace, gw.name);
-    const gc = classes.get(gw.gatewayClassName);
-    // File mode: a Gateway is served even when its GatewayClass is absent.
-    if (gc && gc.controllerName !== CONTROLLER_NAME) {
-      const foreign = `GatewayClass ${gc.name} belongs to controller ${gc.controllerName ?? '(unset)'}; steadfast leaves this Gateway alone`;
-      const pending = condition(T.Accepted, 'Unknown', Reason.Pending, foreign, gw.generation);
-      out.set(key, unservedGateway(gw, [pending], foreign));
-      continue;
-    }
-    const refused = gatewayRefusal(gw);
-    if (refused) {
-      out.set(key, unservedGateway(gw, refused));
-      continue;
-    }
-    const listeners = gw.listeners.map((l) => evaluateListener(gw, l, gw.listeners, certs));
-    const conditions = gatewayConditions(gw, listeners);
-    if (insecureFallback(gw)) conditions.push(insecureCondition(gw.generation));
-    const client = backendClientCertificate(gw, certs.secrets, certs.grants, certs.material);
-    if (client) conditions.push(client.condition);
-    out.set(key, {
-      gateway: gw,
-      accepted: listeners.some((l) => l.accepted),
-      listeners,
-      conditions,
-      ...(client?.id ? { backendClientCertificate: client.id } : {}),
-    });
+  let next = 0;
+  for (const { gw, state } of slots) {
+    out.set(gatewayKey(gw.namespace, gw.name), state ?? servedGateway(gw, listeners[next++] ?? [], certs));
   }
   return out;
 }
