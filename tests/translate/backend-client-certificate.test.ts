@@ -179,3 +179,49 @@ describe('Gateway spec.tls.backend: the client certificate presented to backends
     expect(JSON.stringify(back)).toContain('ACCEPT_UNTRUSTED');
   });
 });
+
+function routeTo(name: string, parentRefs: string): string {
+  return `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name} }
+spec:
+  parentRefs: ${parentRefs}
+  rules: [{ backendRefs: [{ name: secure, port: 443 }] }]
+`;
+}
+
+const MIXED = [
+  CONFIG,
+  `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: { name: elsewhere }
+spec: { controllerName: example.com/another-controller }
+`,
+  `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: foreign }
+spec:
+  gatewayClassName: elsewhere
+  listeners: [{ name: http, protocol: HTTP, port: 8007 }]
+`,
+  routeTo('and-absent', '[{ name: good }, { name: absent }]'),
+  routeTo('and-refusing', '[{ name: good }, { name: missing, sectionName: nope }]'),
+  routeTo('and-foreign', '[{ name: good }, { name: foreign }]'),
+  routeTo('and-missing', '[{ name: good }, { name: missing }]'),
+].join('---\n');
+
+describe('the client certificate comes from the Gateways a route attached to, not from its parentRefs', () => {
+  const mixed = compileSnapshot([{ path: 'mixed.yaml', text: MIXED }]);
+  const tlsOf = (name: string) =>
+    mixed.table.routes.find((r) => r.name === name)?.rules[0]?.backends[0]?.tls?.clientCertificate;
+
+  it("a parentRef to a missing, refusing or foreign Gateway does not take Gateway good's certificate away", () => {
+    expect(tlsOf('and-absent')).toBe('secret/default/gateway-client');
+    expect(tlsOf('and-refusing')).toBe('secret/default/gateway-client');
+    expect(tlsOf('and-foreign')).toBe('secret/default/gateway-client');
+  });
+
+  it('attached to two Gateways that disagree, its backends present none', () => {
+    expect(tlsOf('and-missing')).toBeUndefined();
+  });
+});

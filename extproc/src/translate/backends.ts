@@ -120,12 +120,16 @@ function resolveEndpoints(svc: Service, sp: ServicePort, slices: readonly Endpoi
 }
 
 /**
- * The client certificate a route's TLS backends get: its parent Gateways' one, when they all
- * name the same (clusters are shared between Gateways; routes of Gateways that disagree present none).
+ * The client certificate a route's TLS backends get: that of the Gateways (`<ns>/<name>`) the
+ * route is accepted on, when they all name the same (clusters are shared between Gateways;
+ * routes of Gateways that disagree present none). A parentRef it did not attach through
+ * (foreign, missing, refusing) has no say.
  */
-function clientCertificate(route: Route, ctx: BackendContext): string | undefined {
-  const gateways = route.parentRefs.filter((p) => p.group === GATEWAY_GROUP && p.kind === 'Gateway');
-  const ids = new Set(gateways.map((p) => ctx.clientCertificates.get(`${p.namespace}/${p.name}`)));
+export function routeClientCertificate(
+  gateways: readonly string[],
+  certificates: ReadonlyMap<string, string>,
+): string | undefined {
+  const ids = new Set(gateways.map((g) => certificates.get(g)));
   const [only] = ids;
   return ids.size === 1 ? only : undefined;
 }
@@ -199,7 +203,13 @@ function servicePort(
   return { svc, sp };
 }
 
-export function resolveBackend(route: Route, ref: BackendRef, ctx: BackendContext): TableBackend {
+/** `clientCertificate`: the id the route's TLS backends present (routeClientCertificate). */
+export function resolveBackend(
+  route: Route,
+  ref: BackendRef,
+  ctx: BackendContext,
+  clientCertificate: string | undefined,
+): TableBackend {
   const svcKey = `${ref.namespace}/${ref.name}`;
   const base = {
     id: `${svcKey}:${ref.port ?? 0}`,
@@ -235,7 +245,7 @@ export function resolveBackend(route: Route, ref: BackendRef, ctx: BackendContex
     protocol: proto.protocol,
     endpoints: resolveEndpoints(svc, sp, slices),
     // A BackendTLSPolicy means the gateway speaks TLS to the backend, whatever the protocol.
-    ...(tls ? { tls: withClientCertificate(tls, clientCertificate(route, ctx)) } : {}),
+    ...(tls ? { tls: withClientCertificate(tls, clientCertificate) } : {}),
     ...(retryConstraint ? { retryConstraint } : {}),
     ...(requestHeaders ? { requestHeaders } : {}),
     ...(responseHeaders ? { responseHeaders } : {}),

@@ -8,8 +8,9 @@
 // holds while the Services and slices it names are the same objects (or still absent), every
 // shared object is the same object, and the policies give the same answers (a policy can
 // target a route, so routes that come and go can change them). A change to a shared object
-// starts over. Gateways are not read by a rule: attaching a route to them is done every
-// time. Statuses are kept by content: one equal to the last for its object stays that object.
+// starts over. Gateways are not read by a rule (only the client certificate of those its route
+// attached to, checked rule by rule): attaching a route to them is done every time. Statuses
+// are kept by content: one equal to the last for its object stays that object.
 // A test holds the result equal to a full compile after random edit sequences.
 import type { AnyObject, EndpointSlice, Route, RouteRule, Service } from '../gatewayapi/model.js';
 import type { TableRoute, TableRule } from '../policy/policy-table.js';
@@ -34,6 +35,8 @@ interface ServiceRead {
 interface KeptRule {
   readonly made: TableRule;
   readonly read: readonly ServiceRead[];
+  /** The client certificate its TLS backends present: where the route attached decides it. */
+  readonly clientCertificate: string | undefined;
 }
 
 const NO_SLICES: readonly EndpointSlice[] = [];
@@ -113,13 +116,21 @@ export class TranslateMemo {
     this.nextRoutes = new Map();
   }
 
-  /** The rule's table entry as `make` gives it, kept while the Services it names are the same. */
-  rule(rule: RouteRule, ctx: BackendContext, make: () => TableRule): TableRule {
+  /**
+   * The rule's table entry as `make` gives it, kept while the Services it names and the client
+   * certificate of its route's Gateways are the same.
+   */
+  rule(
+    rule: RouteRule,
+    ctx: BackendContext,
+    clientCertificate: string | undefined,
+    make: () => TableRule,
+  ): TableRule {
     const kept = this.rules.get(rule);
-    if (kept && unchanged(kept.read, ctx)) return kept.made;
+    if (kept && kept.clientCertificate === clientCertificate && unchanged(kept.read, ctx)) return kept.made;
     const made = make();
     this.translatedRules++;
-    this.rules.set(rule, { made, read: readServices(serviceKeys(rule), ctx) });
+    this.rules.set(rule, { made, read: readServices(serviceKeys(rule), ctx), clientCertificate });
     return made;
   }
 

@@ -16,7 +16,7 @@ import { encodePolicyToken } from '../policy/policy-token.js';
 import { matchRe2Problem } from '../policy/re2-syntax.js';
 import { type Attachment, attachRoute } from './attach.js';
 import { type BackendPathFilters, backendPathFilters } from './backend-path-filters.js';
-import { type BackendContext, resolveBackend } from './backends.js';
+import { type BackendContext, resolveBackend, routeClientCertificate } from './backends.js';
 import {
   type GatewayState,
   type ListenerState,
@@ -144,10 +144,20 @@ function ruleInvalid(
 }
 
 /** The rule's mirrors; one whose backend does not resolve stays marked invalid, never configured. */
-function ruleMirrors(route: Route, rule: RouteRule, ctx: BackendContext): NonNullable<TableRule['mirrors']> {
+function ruleMirrors(
+  route: Route,
+  rule: RouteRule,
+  ctx: BackendContext,
+  clientCertificate: string | undefined,
+): NonNullable<TableRule['mirrors']> {
   return rule.filters.flatMap((f) =>
     f.mirror
-      ? [{ backend: resolveBackend(route, f.mirror.backendRef, ctx), perMillion: f.mirror.perMillion }]
+      ? [
+          {
+            backend: resolveBackend(route, f.mirror.backendRef, ctx, clientCertificate),
+            perMillion: f.mirror.perMillion,
+          },
+        ]
       : [],
   );
 }
@@ -157,6 +167,7 @@ function translateRule(
   rule: RouteRule,
   policies: PolicyResult,
   ctx: BackendContext,
+  clientCertificate: string | undefined,
 ): TableRule {
   const kind = route.kind === 'GRPCRoute' ? 'grpc' : 'http';
   const id = `${route.kind.toLowerCase()}/${route.namespace}/${route.name}/rule/${rule.index}`;
@@ -164,7 +175,7 @@ function translateRule(
     kind === 'grpc'
       ? rule.grpcMatches.map((m) => grpcMatch(id, m))
       : rule.httpMatches.map((m) => httpMatch(id, m));
-  const backends = rule.backendRefs.map((ref) => resolveBackend(route, ref, ctx));
+  const backends = rule.backendRefs.map((ref) => resolveBackend(route, ref, ctx, clientCertificate));
   const backendPaths = backendPathFilters(rule);
   const redirect = rule.filters.find((f) => f.redirect)?.redirect ?? backendPaths.redirect;
   // A redirect is answered by the gateway: nothing to retry, time out or pin, no cookie to set.
@@ -175,7 +186,7 @@ function translateRule(
   const rewrite = rule.filters.find((f) => f.rewrite)?.rewrite ?? backendPaths.rewrite;
   const cors = rule.filters.find((f) => f.cors)?.cors;
   // "If the referent cannot be found, this BackendRef is invalid and must be dropped".
-  const mirrors = ruleMirrors(route, rule, ctx);
+  const mirrors = ruleMirrors(route, rule, ctx, clientCertificate);
   let invalid = ruleInvalid(
     route,
     rule,
@@ -408,10 +419,13 @@ function translateRoutes(
     const attachments = conflicts.settle(route, attachRoute(route, gateways, namespaces));
     const attached = attachments.flatMap((a) => a.listeners);
     let conditions: Condition[] | undefined;
+    const clientCertificate = routeClientCertificate(acceptedOn(attachments), ctx.clientCertificates);
     const rules = route.rules.map((r) =>
       memo
-        ? memo.rule(r, ctx, () => translateRule(route, r, policies, ctx))
-        : translateRule(route, r, policies, ctx),
+        ? memo.rule(r, ctx, clientCertificate, () =>
+            translateRule(route, r, policies, ctx, clientCertificate),
+          )
+        : translateRule(route, r, policies, ctx, clientCertificate),
     );
     // What the route's status says of its rules: the same while the route and its rules are.
     const outcome = memo
@@ -483,6 +497,17 @@ function rejectedRouteStatus(route: Route, e: FieldError): ObjectStatusBody {
   };
 }
 
+/** The Gateways (`<ns>/<name>`) the route attached to, each once. */
+function acceptedOn(attachments: readonly Attachment[]): string[] {
+  return [
+    ...new Set(
+      attachments
+        .filter((a) => a.listeners.length > 0)
+        .map((a) => `${a.parentRef.namespace}/${a.parentRef.name}`),
+    ),
+  ];
+}
+
 /** The policy targets an attached route makes reachable (itself, its named rules, its Services) from its Gateways. */
 function recordReach(
   reach: Reach,
@@ -490,13 +515,7 @@ function recordReach(
   attachments: readonly Attachment[],
   ctx: BackendContext,
 ): void {
-  const gws = [
-    ...new Set(
-      attachments
-        .filter((a) => a.listeners.length > 0)
-        .map((a) => `${a.parentRef.namespace}/${a.parentRef.name}`),
-    ),
-  ];
+  const gws = acceptedOn(attachments);
   const reached = (key: string) => {
     const set = reach.get(key) ?? new Set<string>();
     for (const g of gws) set.add(g);
