@@ -2,17 +2,11 @@
 // asks for no client certificate, `strict` (later) requires one (spec.tls.frontend) and also
 // listens on 8443 alone. Each has one route. The certificates are made at run time.
 import { createDevAuthority, issueDevCertificate } from '../../extproc/src/local/dev-certificates.js';
+import { b64, indented } from './pem-yaml.js';
 
 const ca = createDevAuthority('hostname-conflict test CA');
 const clients = createDevAuthority('hostname-conflict client CA');
 const shared = issueDevCertificate(ca, { commonName: 'shared.test', dnsNames: ['shared.test'] });
-const b64 = (s: string) => Buffer.from(s).toString('base64');
-const indented = (pem: string) =>
-  pem
-    .trim()
-    .split('\n')
-    .map((l) => `    ${l}`)
-    .join('\n');
 
 function route(name: string, gateway: string): string {
   return `apiVersion: gateway.networking.k8s.io/v1

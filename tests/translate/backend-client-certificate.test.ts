@@ -14,11 +14,11 @@ import { validateEnvoyConfig } from '../../extproc/src/local/envoy-binary.js';
 import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import type { ObjectStatus } from '../../extproc/src/translate/status.js';
 import { decodeAny, encodeAny } from '../../extproc/src/xds/envoy-protos.js';
+import { b64 } from '../support/pem-yaml.js';
 
 const ca = createDevAuthority('backend-client-certificate test CA');
 const client = issueDevCertificate(ca, { commonName: 'gateway', usage: 'client' });
 const other = issueDevCertificate(ca, { commonName: 'other' });
-const b64 = (s: string) => Buffer.from(s).toString('base64');
 const pem = ca.certificate
   .trim()
   .split('\n')

@@ -14,17 +14,11 @@ import { createDevAuthority, issueDevCertificate } from '../../extproc/src/local
 import { validateEnvoyConfig } from '../../extproc/src/local/envoy-binary.js';
 import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import type { Condition, ObjectStatus } from '../../extproc/src/translate/status.js';
+import { b64, indented } from '../support/pem-yaml.js';
 
 const ca = createDevAuthority('frontend-validation test CA');
 const clients = createDevAuthority('frontend-validation client CA');
 const web = issueDevCertificate(ca, { commonName: 'web.test', dnsNames: ['web.test', '*.web.test'] });
-const b64 = (s: string) => Buffer.from(s).toString('base64');
-const indented = (pem: string) =>
-  pem
-    .trim()
-    .split('\n')
-    .map((l) => `    ${l}`)
-    .join('\n');
 
 function gateway(name: string, tls: string): string {
   return `apiVersion: gateway.networking.k8s.io/v1

@@ -13,11 +13,11 @@ import { createDevAuthority, issueDevCertificate } from '../../extproc/src/local
 import { validateEnvoyConfig } from '../../extproc/src/local/envoy-binary.js';
 import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
 import type { Condition, ObjectStatus } from '../../extproc/src/translate/status.js';
+import { b64 } from '../support/pem-yaml.js';
 
 const ca = createDevAuthority('listener-tls test CA');
 const web = issueDevCertificate(ca, { commonName: 'web.test', dnsNames: ['web.test'] });
 const api = issueDevCertificate(ca, { commonName: 'api.test', dnsNames: ['api.test'] });
-const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 function secret(name: string, crt: string, key: string, extra = ''): string {
   return `apiVersion: v1
