@@ -162,6 +162,19 @@ function ruleMirrors(
   );
 }
 
+/** The rule's policy token; one that cannot be encoded yields a bare token and why. */
+function ruleToken(
+  policy: TableRule['policy'],
+  id: string,
+  kind: 'grpc' | 'http',
+): { token: string; error?: string } {
+  try {
+    return { token: encodePolicyToken(policy) };
+  } catch (e) {
+    return { token: encodePolicyToken({ rule: id, kind }), error: (e as Error).message };
+  }
+}
+
 function translateRule(
   route: Route,
   rule: RouteRule,
@@ -195,13 +208,8 @@ function translateRule(
     session !== undefined,
     backendPaths,
   );
-  let token: string;
-  try {
-    token = encodePolicyToken(policy);
-  } catch (e) {
-    invalid ??= { reason: Reason.UnsupportedValue, message: (e as Error).message };
-    token = encodePolicyToken({ rule: id, kind });
-  }
+  const { token, error } = ruleToken(policy, id, kind);
+  if (error !== undefined) invalid ??= { reason: Reason.UnsupportedValue, message: error };
   const header = (type: string) => rule.filters.find((f) => f.type === type)?.headers;
   const requestHeaders = header('RequestHeaderModifier');
   const responseHeaders = header('ResponseHeaderModifier');
