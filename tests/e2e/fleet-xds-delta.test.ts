@@ -10,7 +10,7 @@ import type { RunningBackend } from '../../backends/running-backend.js';
 import type { EnvoyProcess } from '../../extproc/src/local/envoy-process.js';
 import { getOnce } from './support/bounded-load.js';
 import { CliProcess } from './support/cli-process.js';
-import { startFleetEnvoys, until } from './support/fleet.js';
+import { type XdsView, startFleetEnvoys, until, xdsSettled, xdsView } from './support/fleet.js';
 import {
   ConfigDir,
   TEST_SESSION_KEY,
@@ -21,16 +21,6 @@ import {
 
 const ENVOY_ADDRESSES = ['127.0.35.20', '127.0.35.21'] as const;
 const CLUSTER = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
-
-interface View {
-  envoys: {
-    node: string;
-    acked: Record<string, string>;
-    nacked: unknown[];
-    inFlight?: string;
-    sent: { resources: number; bytes: number };
-  }[];
-}
 
 function route(name: string, path: string, service: string): string {
   return `apiVersion: gateway.networking.k8s.io/v1
@@ -62,19 +52,8 @@ describe('a fleet fed over delta ADS (envoy-config --xds-protocol delta)', () =>
     adminUrl = (await p.waitFor(/ready; ext_proc on \S+; admin on (\S+); xds on (\S+)/))[1] as string;
     return p;
   };
-  const view = async (): Promise<View> => (await (await fetch(`${adminUrl}/v1/xds`)).json()) as View;
-  /** Every Envoy connected, nothing in flight, nothing refused: the last generation delivered. */
-  const settled = () =>
-    until(
-      async () => {
-        const v = await view();
-        return (
-          v.envoys.length === 2 && v.envoys.every((e) => e.inFlight === undefined && e.nacked.length === 0)
-        );
-      },
-      15_000,
-      'both Envoys settled',
-    );
+  const view = () => xdsView(adminUrl);
+  const settled = () => xdsSettled(adminUrl, 2);
   const servedEverywhere = (path: string, status = 200) =>
     Promise.all(
       urls().map((url) =>
@@ -139,7 +118,7 @@ describe('a fleet fed over delta ADS (envoy-config --xds-protocol delta)', () =>
     await servedEverywhere('/basket/a');
     await settled();
     for (const e of (await view()).envoys) {
-      const b = before.get(e.node) as View['envoys'][number]['sent'];
+      const b = before.get(e.node) as XdsView['envoys'][number]['sent'];
       const resources = e.sent.resources - b.resources;
       const bytes = e.sent.bytes - b.bytes;
       console.log(`one-route change: ${e.node} was sent ${resources} resource(s), ${bytes} bytes`);

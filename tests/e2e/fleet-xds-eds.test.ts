@@ -10,7 +10,7 @@ import type { RunningBackend } from '../../backends/running-backend.js';
 import type { EnvoyProcess } from '../../extproc/src/local/envoy-process.js';
 import { openSessionToken } from '../support/session-token.js';
 import { CliProcess } from './support/cli-process.js';
-import { startFleetEnvoys, until } from './support/fleet.js';
+import { type XdsView, startFleetEnvoys, until, xdsSettled, xdsView } from './support/fleet.js';
 import {
   ConfigDir,
   TEST_SESSION_KEY,
@@ -35,16 +35,6 @@ spec:
       backendRefs: [{ name: app, port: 80 }]
 `;
 
-interface View {
-  envoys: {
-    node: string;
-    acked: Record<string, string>;
-    nacked: unknown[];
-    inFlight?: string;
-    sent: { resources: number; bytes: number };
-  }[];
-}
-
 describe('endpoints apart from clusters (EDS) over delta ADS', () => {
   const config = new ConfigDir();
   let backends: RunningBackend[] = [];
@@ -54,18 +44,8 @@ describe('endpoints apart from clusters (EDS) over delta ADS', () => {
   const envoys: EnvoyProcess[] = [];
   const urls = () => ENVOY_ADDRESSES.map((a) => `http://${a}:${gatewayPort}`);
 
-  const view = async (): Promise<View> => (await (await fetch(`${adminUrl}/v1/xds`)).json()) as View;
-  const settled = () =>
-    until(
-      async () => {
-        const v = await view();
-        return (
-          v.envoys.length === 2 && v.envoys.every((e) => e.inFlight === undefined && e.nacked.length === 0)
-        );
-      },
-      15_000,
-      'both Envoys settled',
-    );
+  const view = () => xdsView(adminUrl);
+  const settled = () => xdsSettled(adminUrl, 2);
   const get = async (url: string, token?: string): Promise<Response> => {
     const r = await fetch(`${url}/cart`, { headers: token === undefined ? {} : { 'x-session': token } });
     await r.arrayBuffer();
@@ -154,7 +134,7 @@ describe('endpoints apart from clusters (EDS) over delta ADS', () => {
     }
     await settled();
     for (const e of (await view()).envoys) {
-      const was = before.get(e.node) as View['envoys'][number]['sent'];
+      const was = before.get(e.node) as XdsView['envoys'][number]['sent'];
       const resources = e.sent.resources - was.resources;
       const bytes = e.sent.bytes - was.bytes;
       console.log(`EndpointSlice change: ${e.node} was sent ${resources} resource(s), ${bytes} bytes`);

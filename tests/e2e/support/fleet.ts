@@ -23,6 +23,35 @@ export async function until(
   }
 }
 
+/** What the control plane's `/v1/xds` says of each Envoy (the fields the tests read). */
+export interface XdsView {
+  envoys: {
+    node: string;
+    acked: Record<string, string>;
+    nacked: unknown[];
+    inFlight?: string;
+    sent: { resources: number; bytes: number };
+  }[];
+}
+
+export async function xdsView(adminUrl: string): Promise<XdsView> {
+  return (await (await fetch(`${adminUrl}/v1/xds`)).json()) as XdsView;
+}
+
+/** Every one of `count` Envoys connected, nothing in flight, nothing refused: the last generation delivered. */
+export function xdsSettled(adminUrl: string, count: number): Promise<number> {
+  return until(
+    async () => {
+      const v = await xdsView(adminUrl);
+      return (
+        v.envoys.length === count && v.envoys.every((e) => e.inFlight === undefined && e.nacked.length === 0)
+      );
+    },
+    15_000,
+    `${count} Envoys settled`,
+  );
+}
+
 /** One Envoy per address, each from the bootstrap `envoy-config --xds` prints for it. */
 export async function startFleetEnvoys(options: {
   readonly xdsPort: number;
