@@ -106,6 +106,23 @@ describe('steadfast serve: ports', () => {
   });
 });
 
+describe('steadfast serve --xds-tls-secret', () => {
+  it('takes the ADS TLS from a Secret only with a cluster, and from one place only', async () => {
+    const xds = ['--config', tmp, '--session-key', generateSessionKey(), '--xds', '127.0.0.1:0'];
+    const noCluster = await serve(...xds, '--xds-tls-secret', 'steadfast-system/xds');
+    expect(noCluster).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('--xds-tls-secret needs --kubeconfig FILE or --in-cluster'),
+    });
+    const files = ['--xds-tls-cert', 'a.crt', '--xds-tls-key', 'a.key', '--xds-client-ca', 'ca.crt'];
+    const both = await serve(...xds, ...files, '--xds-tls-secret', 'steadfast-system/xds');
+    expect(both.err).toContain('--xds-tls-secret and --xds-tls-cert exclude each other');
+    const caAlone = await serve(...xds, '--xds-client-ca-secret', 'steadfast-system/ca');
+    expect(caAlone.err).toContain('--xds-client-ca-secret goes with --xds-tls-secret');
+    expect(noCluster.out + both.out + caAlone.out).toBe('');
+  });
+});
+
 describe('steadfast serve --policy-token', () => {
   it('refuses a token it cannot read, saying what is wrong, before it opens a port', async () => {
     const garbage = await serve('--policy-token', 'garbage');

@@ -20,6 +20,8 @@ export interface Sources {
   readonly keys: KeySource;
   /** The --config paths (none for a cluster): a long-running command checks them before it starts. */
   readonly configPaths: readonly string[];
+  /** The cluster's client (--kubeconfig, --in-cluster), for what else a command reads from it. */
+  readonly kube: KubeClient | undefined;
 }
 
 /** The provider and the key source the flags name; checks that they do not exclude each other. */
@@ -29,13 +31,13 @@ export async function sourcesOf(parsed: ParsedArgs, log: (line: string) => void)
   if (kube) {
     const { KubernetesProvider } = await import('../provider/kubernetes/provider.js');
     const lease = leaseSettingsOf(parsed, !parsed.flags.has('kubeconfig'));
-    return { provider: new KubernetesProvider({ client: kube, log, lease }), keys, configPaths: [] };
+    return { provider: new KubernetesProvider({ client: kube, log, lease }), keys, configPaths: [], kube };
   }
   const leaseFlag = Object.keys(LEASE_FLAGS).find((f) => parsed.flags.has(f));
   if (leaseFlag) throw new UsageError(`--${leaseFlag} needs --kubeconfig FILE or --in-cluster`);
   const configPaths = configPathsOf(parsed);
   const provider = configPaths.length > 0 ? filesProvider(configPaths, log) : undefined;
-  return { provider, keys, configPaths };
+  return { provider, keys, configPaths, kube: undefined };
 }
 
 /** The provider of Gateway API YAML files or directories (the one-shot commands read only those). */

@@ -13,7 +13,7 @@
 // it refused and why (NACK: logged, and shown by status()).
 //
 // What the server hands out includes the session keys (in the filter's configuration) and
-// HTTPS private keys (over SDS): with TLS files, every client must present a certificate from
+// HTTPS private keys (over SDS): with TLS, every client must present a certificate from
 // the client CA (ads-tls.ts); with a token, a stream must present it as well (`authorization:
 // Bearer …`, which envoy-config --xds-token-file puts in the bootstrap).
 import { isIP } from 'node:net';
@@ -23,7 +23,7 @@ import { TYPE_CLUSTER_LOAD_ASSIGNMENT as TYPE_ENDPOINTS, type XdsResources } fro
 import type { Json } from '../json.js';
 import { type Resource, resource } from './ads-resource.js';
 import { type DiscoveryRequest, type Encoded, type Flight, Stream } from './ads-stream.js';
-import { type AdsTlsFiles, AdsTlsFilesProvider } from './ads-tls.js';
+import { type AdsTlsFiles, AdsTlsProvider, type AdsTlsSource, adsTlsFileSource } from './ads-tls.js';
 import { encodeAny } from './envoy-protos.js';
 import { adsServiceDefinition } from './ads-service.js';
 import { RouteFileEncoder } from './route-files.js';
@@ -67,8 +67,11 @@ export interface AdsServerOptions {
   readonly log: (line: string) => void;
   /** When set, every stream must carry `authorization: Bearer <token>`. */
   readonly token?: string;
-  /** When set, mutual TLS: the server's certificate and key, and the CA its clients' certificates come from. */
-  readonly tls?: AdsTlsFiles;
+  /**
+   * When set, mutual TLS: the server's certificate and key, and the CA its clients' certificates
+   * come from, as files or another source (a Kubernetes Secret).
+   */
+  readonly tls?: AdsTlsFiles | AdsTlsSource;
   /** How long the rest of a generation waits for an Envoy's answer on its clusters (default 30 s). */
   readonly clusterWaitMs?: number;
   /** How long a stream may leave what it was sent unread or unanswered before it is reset (default 60 s). */
@@ -95,7 +98,7 @@ export class AdsServer {
    */
   private readonly routeEncoders = new Map<string, RouteFileEncoder>();
   private server: grpc.Server | undefined;
-  private tls: AdsTlsFilesProvider | undefined;
+  private tls: AdsTlsProvider | undefined;
   /** Where it listens, once started. */
   address = '';
 
@@ -119,7 +122,8 @@ export class AdsServer {
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, Json>) =>
         this.serve(call, 'delta'),
     });
-    if (this.options.tls) this.tls = new AdsTlsFilesProvider(this.options.tls, this.options.log);
+    const tls = this.options.tls;
+    if (tls) this.tls = new AdsTlsProvider('follow' in tls ? tls : adsTlsFileSource(tls), this.options.log);
     const credentials = this.tls?.credentials() ?? grpc.ServerCredentials.createInsecure();
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(address, credentials, (e, p) => (e ? reject(e) : resolve(p))),

@@ -1,11 +1,12 @@
 // Mutual TLS on the ADS port: the control plane's certificate and key, and the CA whose
-// certificates the Envoys must present, read from files and read again when they change. A
-// client without a certificate from that CA (none, another CA's, an expired one) is refused
-// during the TLS handshake, before any stream exists.
+// certificates the Envoys must present, from a source that is followed — files (read again
+// when they change) or a Kubernetes Secret (watched). A client without a certificate from that
+// CA (none, another CA's, an expired one) is refused during the TLS handshake, before any
+// stream exists.
 //
-// A rotation writes the files one after the other: what is read is put in use only when the
-// certificate, its key and the CA make a valid whole; until then the last good set stays (and
-// a connection already open keeps the certificate it was opened with).
+// A rotation changes the parts one after the other: what the source holds is put in use only
+// when the certificate, its key and the CA make a valid whole; until then the last good set
+// stays (and a connection already open keeps the certificate it was opened with).
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync, unwatchFile, watchFile } from 'node:fs';
 import { createSecureContext } from 'node:tls';
@@ -18,10 +19,29 @@ export interface AdsTlsFiles {
   readonly clientCa: string;
 }
 
-interface Material {
+/** The three parts as PEM, unchecked. */
+export interface AdsTlsPem {
   readonly cert: Buffer;
   readonly key: Buffer;
   readonly ca: Buffer;
+}
+
+/**
+ * Where the three parts come from, followed while the port is served. A Kubernetes Secret
+ * source (provider/kubernetes/ads-tls-secret.ts) has this shape too.
+ */
+export interface AdsTlsSource {
+  /** For the log: "TLS files", "TLS Secret NAMESPACE/NAME". */
+  readonly description: string;
+  /** What names each part, for errors: a flag and its file, a Secret and its key. */
+  readonly parts: Record<keyof AdsTlsFiles, string>;
+  /** What the source held when it was read at start. */
+  readonly initial: AdsTlsPem;
+  /** Calls `changed` with what the source holds after each change (or why it cannot be read); returns what stops it. */
+  follow(changed: (next: AdsTlsPem | Error) => void): () => void;
+}
+
+interface Material extends AdsTlsPem {
   /** For the log: the certificate's subject, serial and end of validity. */
   readonly summary: string;
 }
@@ -40,6 +60,45 @@ export function readAdsTls(
   files: AdsTlsFiles,
   flags: Record<keyof AdsTlsFiles, string> = SERVE_FLAGS,
 ): Material {
+  return checkAdsTls(readPem(files, flags), fileParts(files, flags));
+}
+
+/** The three parts checked: a certificate, its own key, and a CA; throws with the part at fault. */
+export function checkAdsTls(pem: AdsTlsPem, parts: Record<keyof AdsTlsFiles, string>): Material {
+  const { cert, key, ca } = pem;
+  let x509: X509Certificate;
+  try {
+    x509 = new X509Certificate(cert);
+  } catch (e) {
+    throw new Error(`${parts.cert}: not a PEM certificate (${(e as Error).message})`);
+  }
+  try {
+    if (!x509.checkPrivateKey(createPrivateKey(key))) throw new Error('it is not the key of the certificate');
+  } catch (e) {
+    throw new Error(`${parts.key}: ${(e as Error).message}`);
+  }
+  try {
+    new X509Certificate(ca);
+    createSecureContext({ cert, key, ca });
+  } catch (e) {
+    throw new Error(`${parts.clientCa}: not a PEM CA certificate (${(e as Error).message})`);
+  }
+  const summary = `${x509.subject.replace(/\n/g, ', ')}, serial ${x509.serialNumber}, valid until ${x509.validTo}`;
+  return { cert, key, ca, summary };
+}
+
+function fileParts(
+  files: AdsTlsFiles,
+  flags: Record<keyof AdsTlsFiles, string>,
+): Record<keyof AdsTlsFiles, string> {
+  return {
+    cert: `${flags.cert} ${files.cert}`,
+    key: `${flags.key} ${files.key}`,
+    clientCa: `${flags.clientCa} ${files.clientCa}`,
+  };
+}
+
+function readPem(files: AdsTlsFiles, flags: Record<keyof AdsTlsFiles, string>): AdsTlsPem {
   const read = (file: string, what: string): Buffer => {
     try {
       return readFileSync(file);
@@ -47,48 +106,55 @@ export function readAdsTls(
       throw new Error(`${what} ${file}: ${(e as Error).message}`);
     }
   };
-  const cert = read(files.cert, flags.cert);
-  const key = read(files.key, flags.key);
-  const ca = read(files.clientCa, flags.clientCa);
-  let x509: X509Certificate;
-  try {
-    x509 = new X509Certificate(cert);
-  } catch (e) {
-    throw new Error(`${flags.cert} ${files.cert}: not a PEM certificate (${(e as Error).message})`);
-  }
-  try {
-    if (!x509.checkPrivateKey(createPrivateKey(key))) throw new Error('it is not the key of the certificate');
-  } catch (e) {
-    throw new Error(`${flags.key} ${files.key}: ${(e as Error).message}`);
-  }
-  try {
-    new X509Certificate(ca);
-    createSecureContext({ cert, key, ca });
-  } catch (e) {
-    throw new Error(
-      `${flags.clientCa} ${files.clientCa}: not a PEM CA certificate (${(e as Error).message})`,
-    );
-  }
-  const summary = `${x509.subject.replace(/\n/g, ', ')}, serial ${x509.serialNumber}, valid until ${x509.validTo}`;
-  return { cert, key, ca, summary };
+  return {
+    cert: read(files.cert, flags.cert),
+    key: read(files.key, flags.key),
+    ca: read(files.clientCa, flags.clientCa),
+  };
+}
+
+/** The three files as a source: read now, and again whenever one of them changes. */
+export function adsTlsFileSource(files: AdsTlsFiles): AdsTlsSource {
+  const paths = [...new Set([files.cert, files.key, files.clientCa])];
+  return {
+    description: 'TLS files',
+    parts: fileParts(files, SERVE_FLAGS),
+    initial: readPem(files, SERVE_FLAGS),
+    follow(changed) {
+      const seen = (current: { mtimeMs: number }, previous: { mtimeMs: number }): void => {
+        if (current.mtimeMs === previous.mtimeMs) return;
+        let next: AdsTlsPem | Error;
+        try {
+          next = readPem(files, SERVE_FLAGS);
+        } catch (e) {
+          next = e as Error;
+        }
+        changed(next);
+      };
+      for (const file of paths) watchFile(file, { interval: POLL_MS, persistent: false }, seen);
+      return () => {
+        for (const file of paths) unwatchFile(file, seen);
+      };
+    },
+  };
 }
 
 /**
- * grpc-js's certificate provider over the three files: it hands out a set once it checked
- * it, and again whenever the files change into another valid set.
+ * grpc-js's certificate provider over a source: it hands out a set once it checked it, and
+ * again whenever the source changes into another valid set.
  */
-export class AdsTlsFilesProvider implements grpc.experimental.CertificateProvider {
+export class AdsTlsProvider implements grpc.experimental.CertificateProvider {
   private material: Material;
   private readonly caListeners = new Set<grpc.experimental.CaCertificateUpdateListener>();
   private readonly identityListeners = new Set<grpc.experimental.IdentityCertificateUpdateListener>();
-  private watching = false;
+  private unfollow: (() => void) | undefined;
   private lastRefusal = '';
 
   constructor(
-    private readonly files: AdsTlsFiles,
+    private readonly source: AdsTlsSource,
     private readonly log: (line: string) => void,
   ) {
-    this.material = readAdsTls(files);
+    this.material = checkAdsTls(source.initial, source.parts);
   }
 
   /** The certificate in use, for the log. */
@@ -104,60 +170,54 @@ export class AdsTlsFilesProvider implements grpc.experimental.CertificateProvide
 
   addCaCertificateListener(listener: grpc.experimental.CaCertificateUpdateListener): void {
     this.caListeners.add(listener);
-    this.startWatching();
+    this.startFollowing();
     // Not synchronously: grpc-js registers its own watcher right after adding this listener.
     process.nextTick(() => listener({ caCertificate: this.material.ca }));
   }
 
   removeCaCertificateListener(listener: grpc.experimental.CaCertificateUpdateListener): void {
     this.caListeners.delete(listener);
-    this.stopWatchingIfUnused();
+    this.stopFollowingIfUnused();
   }
 
   addIdentityCertificateListener(listener: grpc.experimental.IdentityCertificateUpdateListener): void {
     this.identityListeners.add(listener);
-    this.startWatching();
+    this.startFollowing();
     process.nextTick(() => listener({ certificate: this.material.cert, privateKey: this.material.key }));
   }
 
   removeIdentityCertificateListener(listener: grpc.experimental.IdentityCertificateUpdateListener): void {
     this.identityListeners.delete(listener);
-    this.stopWatchingIfUnused();
+    this.stopFollowingIfUnused();
   }
 
-  /** Stops watching the files (the server stopped). */
+  /** Stops following the source (the server stopped). */
   close(): void {
     this.caListeners.clear();
     this.identityListeners.clear();
-    this.stopWatchingIfUnused();
+    this.stopFollowingIfUnused();
   }
 
-  private startWatching(): void {
-    if (this.watching) return;
-    this.watching = true;
-    for (const file of this.paths()) watchFile(file, { interval: POLL_MS, persistent: false }, this.changed);
+  private startFollowing(): void {
+    if (!this.unfollow) this.unfollow = this.source.follow(this.changed);
   }
 
-  private stopWatchingIfUnused(): void {
-    if (!this.watching || this.caListeners.size + this.identityListeners.size > 0) return;
-    this.watching = false;
-    for (const file of this.paths()) unwatchFile(file, this.changed);
+  private stopFollowingIfUnused(): void {
+    if (!this.unfollow || this.caListeners.size + this.identityListeners.size > 0) return;
+    this.unfollow();
+    this.unfollow = undefined;
   }
 
-  private paths(): string[] {
-    return [...new Set([this.files.cert, this.files.key, this.files.clientCa])];
-  }
-
-  private readonly changed = (current: { mtimeMs: number }, previous: { mtimeMs: number }): void => {
-    if (current.mtimeMs === previous.mtimeMs) return;
+  private readonly changed = (pem: AdsTlsPem | Error): void => {
     let next: Material;
     try {
-      next = readAdsTls(this.files);
+      if (pem instanceof Error) throw pem;
+      next = checkAdsTls(pem, this.source.parts);
     } catch (e) {
       // Often half a rotation (the certificate written, its key not yet): the next change completes it.
       const why = (e as Error).message;
       if (why !== this.lastRefusal)
-        this.log(`xds: TLS files changed but not usable yet, keeping the last: ${why}`);
+        this.log(`xds: ${this.source.description} changed but not usable yet, keeping the last: ${why}`);
       this.lastRefusal = why;
       return;
     }
@@ -168,7 +228,7 @@ export class AdsTlsFilesProvider implements grpc.experimental.CertificateProvide
       next.ca.equals(this.material.ca);
     if (same) return;
     this.material = next;
-    this.log(`xds: TLS files reloaded; new connections get ${next.summary}`);
+    this.log(`xds: ${this.source.description} reloaded; new connections get ${next.summary}`);
     for (const l of this.caListeners) l({ caCertificate: next.ca });
     for (const l of this.identityListeners) l({ certificate: next.cert, privateKey: next.key });
   };

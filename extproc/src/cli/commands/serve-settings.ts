@@ -38,7 +38,7 @@ export async function serveSettings(
   const grpcAddress = flag(parsed, 'ext-proc-address') ?? EXT_PROC_ADDRESS_DEFAULT;
   if (!/^\S+:\d{1,5}$/.test(grpcAddress))
     throw new UsageError(`--ext-proc-address: "${grpcAddress}" is not HOST:PORT`);
-  const { provider, keys, configPaths } = await sourcesOf(parsed, log);
+  const { provider, keys, configPaths, kube } = await sourcesOf(parsed, log);
   const staticToken = flag(parsed, 'policy-token');
   if (!provider && staticToken === undefined) {
     throw new UsageError(
@@ -56,7 +56,7 @@ export async function serveSettings(
       '--envoy-files needs --config or --kubeconfig: it writes the gateway configuration of those objects',
     );
   }
-  const xds = await adsSettingsOf(parsed, provider !== undefined);
+  const xds = await adsSettingsOf(parsed, provider !== undefined, kube, log);
   const tokenPolicy = staticToken !== undefined ? tokenPolicyOf(staticToken) : [];
   const settings = {
     grpcAddress,

@@ -4,7 +4,9 @@
 import { BlockList, isIP } from 'node:net';
 import { envoyVersion } from '../../local/envoy-binary.js';
 import { chooseFilterBuild, wasmFilterPath } from '../../local/filter-build.js';
-import { readAdsTls } from '../../xds/ads-tls.js';
+// Types only: the Kubernetes client is loaded when a command reads from a cluster.
+import type { KubeClient } from '../../provider/kubernetes/client.js';
+import { type AdsTlsSource, checkAdsTls, readAdsTls } from '../../xds/ads-tls.js';
 import { type FlagSpecs, type ParsedArgs, boolFlag, flag } from '../args.js';
 import { UsageError } from '../command.js';
 import { XDS_TOKEN_FILE, filterChoiceOf, filterFlag, readXdsToken } from '../flags.js';
@@ -34,6 +36,18 @@ export const SERVE_XDS_FLAGS: FlagSpecs = {
     description:
       "with --xds-tls-cert: the PEM CA every Envoy's client certificate must come from; a client without one is refused in the handshake",
   },
+  'xds-tls-secret': {
+    type: 'string',
+    value: 'NAMESPACE/NAME',
+    description:
+      "with --xds and --kubeconfig: mutual TLS on the ADS port from this kubernetes.io/tls Secret (tls.crt, tls.key, and ca.crt: the CA of the Envoys' client certificates), followed live; instead of --xds-tls-cert/--xds-tls-key/--xds-client-ca",
+  },
+  'xds-client-ca-secret': {
+    type: 'string',
+    value: 'NAMESPACE/NAME',
+    description:
+      "with --xds-tls-secret: take the Envoys' client CA from this Secret's ca.crt instead (their certificates come from another CA than the control plane's)",
+  },
   'xds-insecure': {
     type: 'boolean',
     description:
@@ -54,6 +68,8 @@ export const SERVE_XDS_FLAGS: FlagSpecs = {
 export async function adsSettingsOf(
   parsed: ParsedArgs,
   loadsConfig: boolean,
+  kube: KubeClient | undefined,
+  log: (line: string) => void,
 ): Promise<AdsSettings | undefined> {
   const address = flag(parsed, 'xds');
   if (address === undefined) return undefined;
@@ -63,9 +79,12 @@ export async function adsSettingsOf(
     );
   }
   if (!/^\S+:\d{1,5}$/.test(address)) throw new UsageError(`--xds: "${address}" is not HOST:PORT`);
-  const tls = tlsFilesOf(parsed);
+  const tls = tlsFilesOf(parsed) ?? (await tlsSecretOf(parsed, kube, log));
   const insecure = boolFlag(parsed, 'xds-insecure');
-  if (tls && insecure) throw new UsageError('--xds-insecure and --xds-tls-cert exclude each other');
+  if (tls && insecure)
+    throw new UsageError(
+      `--xds-insecure and ${'follow' in tls ? '--xds-tls-secret' : '--xds-tls-cert'} exclude each other`,
+    );
   const tokenFile = flag(parsed, 'xds-token-file');
   if (!isLoopbackHostPort(address)) checkBeyondLoopback(address, tls !== undefined, insecure, tokenFile);
   return {
@@ -88,6 +107,11 @@ function tlsFilesOf(parsed: ParsedArgs): AdsSettings['tls'] {
       '--xds-tls-cert, --xds-tls-key and --xds-client-ca go together: the ADS port is mutual TLS or not TLS',
     );
   }
+  const secretFlag = ['xds-tls-secret', 'xds-client-ca-secret'].find((f) => parsed.flags.has(f));
+  if (secretFlag)
+    throw new UsageError(
+      `--${secretFlag} and --xds-tls-cert exclude each other: the ADS TLS comes from one place`,
+    );
   const files = { cert, key, clientCa };
   try {
     readAdsTls(files);
@@ -95,6 +119,29 @@ function tlsFilesOf(parsed: ParsedArgs): AdsSettings['tls'] {
     throw new UsageError((e as Error).message);
   }
   return files;
+}
+
+/** The Secret(s) of --xds-tls-secret, read and checked now: missing, unreadable or unfit stops serve. */
+async function tlsSecretOf(
+  parsed: ParsedArgs,
+  kube: KubeClient | undefined,
+  log: (line: string) => void,
+): Promise<AdsTlsSource | undefined> {
+  const secret = flag(parsed, 'xds-tls-secret');
+  const caSecret = flag(parsed, 'xds-client-ca-secret');
+  if (secret === undefined) {
+    if (caSecret !== undefined) throw new UsageError('--xds-client-ca-secret goes with --xds-tls-secret');
+    return undefined;
+  }
+  if (!kube) throw new UsageError('--xds-tls-secret needs --kubeconfig FILE or --in-cluster');
+  const { AdsTlsSecretSource } = await import('../../provider/kubernetes/ads-tls-secret.js');
+  try {
+    const source = await AdsTlsSecretSource.load(kube, secret, caSecret, log);
+    checkAdsTls(source.initial, source.parts);
+    return source;
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
 }
 
 /**

@@ -5,15 +5,15 @@ import { GenerationMemo } from '../../envoy/generation-memo.js';
 import { xdsResources } from '../../envoy/xds-resources.js';
 import type { ServedConfig } from '../../server/served-config.js';
 import { AdsServer } from '../../xds/ads-server.js';
-import type { AdsTlsFiles } from '../../xds/ads-tls.js';
+import type { AdsTlsFiles, AdsTlsSource } from '../../xds/ads-tls.js';
 import type { Runner } from './runner.js';
 
 export interface AdsSettings {
   readonly address: string;
   /** A secret every Envoy presents on the stream; none on loopback. */
   readonly token: string | undefined;
-  /** Mutual TLS on the port; undefined for clear text. */
-  readonly tls: AdsTlsFiles | undefined;
+  /** Mutual TLS on the port, from files or a Secret; undefined for clear text. */
+  readonly tls: AdsTlsFiles | AdsTlsSource | undefined;
   /** Clear text beyond loopback, asked for by --xds-insecure. */
   readonly insecure: boolean;
   /** Where the Envoys find steadfast.wasm on their own machines. */
