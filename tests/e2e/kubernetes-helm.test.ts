@@ -112,6 +112,7 @@ describe('the Helm chart and the manifests made from it', () => {
         'envoy.service.ports[0].targetPort=8080',
         'envoy.service.ports[1].name=https',
         'envoy.service.ports[1].port=8443',
+        'xds.serverSecretName=edge-xds',
       ],
       [
         'mode=attach',
@@ -131,6 +132,9 @@ describe('the Helm chart and the manifests made from it', () => {
     expect(kinds(gateway)).not.toContain('GatewayClass');
     expect(gateway).toMatch(/--xds-wasm-path=\/steadfast-filter\/steadfast\.wasm/);
     expect(gateway).toMatch(/address: edge-gw-xds\.edge\.svc\n\s+port_value: 19000/);
+    // The control plane reads its ADS Secret from the API server (watched), in the release's namespace.
+    expect(gateway).toMatch(/--xds-tls-secret=edge\/edge-xds\n/);
+    expect(gateway).not.toMatch(/--xds-tls-cert=/);
     const attach = template('edge-gw', 'edge', sets[1] as readonly string[]);
     expect(attach).not.toMatch(/--session-key-secret/);
     expect(attach).toMatch(/--lease-duration=30s/);
