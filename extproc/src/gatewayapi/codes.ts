@@ -62,6 +62,7 @@ export const Reason = {
   NotAllowedByListeners: 'NotAllowedByListeners',
   NoMatchingListenerHostname: 'NoMatchingListenerHostname',
   UnsupportedValue: 'UnsupportedValue',
+  IncompatibleFilters: 'IncompatibleFilters',
   BackendNotFound: 'BackendNotFound',
   RefNotPermitted: 'RefNotPermitted',
   InvalidKind: 'InvalidKind',

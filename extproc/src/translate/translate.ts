@@ -117,6 +117,14 @@ function ruleInvalid(
     };
   }
   if (backendPaths.invalid) return backendPaths.invalid;
+  if (redirect && rule.filters.some((f) => f.mirror)) {
+    // Envoy mirrors only what a route forwards; Gateway API asks to say so rather than drop the mirror.
+    return {
+      reason: Reason.IncompatibleFilters,
+      message:
+        'RequestRedirect and RequestMirror cannot be combined in steadfast: a redirect is answered by the gateway and never forwarded, so there is no request to mirror',
+    };
+  }
   // A redirect answers at the gateway: the backends are never asked.
   if (redirect) return undefined;
   if (backends.length === 0)
@@ -257,13 +265,18 @@ function partiallyInvalid(route: Route, rules: readonly TableRule[]): Condition[
  */
 function routeConditions(route: Route, rules: readonly TableRule[]): Condition[] {
   const gen = route.generation;
-  const configInvalid = rules.filter((r) => r.invalid?.reason === Reason.UnsupportedValue);
+  const configInvalid = rules.filter(
+    (r) => r.invalid?.reason === Reason.UnsupportedValue || r.invalid?.reason === Reason.IncompatibleFilters,
+  );
   const accepted =
     configInvalid.length > 0
       ? condition(
           T.Accepted,
           'False',
-          Reason.UnsupportedValue,
+          // The first failing rule's reason: UnsupportedValue, or IncompatibleFilters.
+          configInvalid[0]?.invalid?.reason === Reason.IncompatibleFilters
+            ? Reason.IncompatibleFilters
+            : Reason.UnsupportedValue,
           configInvalid
             .map((r) => `rules[${r.index}] fails closed (answers 500): ${r.invalid?.message ?? ''}`)
             .join('; '),
