@@ -3,8 +3,8 @@
 // certificate from the Secret's ca.crt is served; the Secret rotated under load — first half
 // (a new tls.crt beside the old tls.key), then whole — fails no request, keeps the last good
 // set while half done and puts the new certificate in use for new connections once whole;
-// an Envoy with another CA's certificate is refused; a Secret missing or not readable stops
-// serve, naming it and the RBAC it needs.
+// an Envoy with another CA's certificate is refused; the client CA from a Secret of its own is
+// followed too; a Secret missing or not readable stops serve, naming it and the RBAC it needs.
 import { execFileSync, spawn } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -70,12 +70,33 @@ describe('the ADS port with mutual TLS from a Kubernetes Secret (serve --xds-tls
       ...(input !== undefined ? { input } : {}),
     });
   const apply = (yaml: string) => kubectl(['apply', '-f', '-'], yaml);
-  const serveArgs = (kubeconfig: string, secret: string) => [
+  const serveArgs = (kubeconfig: string, secret: string, port = xdsPort) => [
     'serve',
     ...['--kubeconfig', kubeconfig, '--session-key-secret', 'steadfast-system/session-keys'],
-    ...['--xds', `127.0.0.1:${xdsPort}`, '--xds-tls-secret', secret],
+    ...['--xds', `127.0.0.1:${port}`, '--xds-tls-secret', secret],
     ...['--ext-proc-address', '127.0.0.1:0', '--admin-port', '0'],
   ];
+  /**
+   * Whether the ADS port on `port` takes a client with `pair`: under TLS 1.3 the server refuses a
+   * client certificate after the handshake, so only the server's HTTP/2 settings prove it accepted.
+   */
+  const accepts = (port: number, pair: DevKeyPair): Promise<boolean> =>
+    new Promise((resolve) => {
+      const socket = connect({
+        host: '127.0.0.1',
+        port,
+        ca: serverCa.certificate,
+        ALPNProtocols: ['h2'],
+        cert: pair.certificate,
+        key: pair.privateKey,
+      });
+      socket.on('data', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+      socket.on('close', () => resolve(false));
+    });
   /** The serial of the certificate the ADS port shows a new connection from an Envoy of the client CA. */
   const servedSerial = (): Promise<string | undefined> =>
     new Promise((resolve) => {
@@ -236,6 +257,44 @@ describe('the ADS port with mutual TLS from a Kubernetes Secret (serve --xds-tls
       if (envoy.exitCode === null && envoy.kill('SIGTERM')) await exited;
     }
   });
+
+  it("takes the Envoys' CA from --xds-client-ca-secret, follows it, and keeps the last when it is deleted", async () => {
+    const otherCa = createDevAuthority('another Envoy CA');
+    const otherPair = issueDevCertificate(otherCa, { commonName: 'other envoy', usage: 'client' });
+    const caSecret = (ca: string) => `apiVersion: v1
+kind: Secret
+metadata: { name: envoy-ca, namespace: steadfast-system }
+data: { ca.crt: ${Buffer.from(ca).toString('base64')} }
+`;
+    apply(caSecret(otherCa.certificate));
+    const port = await freePort();
+    const second = new CliProcess([
+      ...serveArgs(kube.steadfastConfig, SECRET, port),
+      ...['--xds-client-ca-secret', 'steadfast-system/envoy-ca'],
+    ]);
+    try {
+      await second.waitFor(/ready; ext_proc on/, 90_000);
+      // The CA Secret's ca.crt decides, not the ca.crt of the Secret with the certificate.
+      expect(await accepts(port, otherPair)).toBe(true);
+      expect(await accepts(port, envoyPair)).toBe(false);
+      apply(caSecret(clientCa.certificate));
+      await second.waitFor(
+        /xds: TLS Secret steadfast-system\/xds-server \(client CA from Secret steadfast-system\/envoy-ca\) reloaded/,
+        15_000,
+      );
+      expect(await accepts(port, envoyPair)).toBe(true);
+      expect(await accepts(port, otherPair)).toBe(false);
+      kubectl(['delete', 'secret', 'envoy-ca', '-n', 'steadfast-system']);
+      await second.waitFor(
+        /keeping the last: Secret steadfast-system\/envoy-ca \(--xds-client-ca-secret\) is gone/,
+        15_000,
+      );
+      expect(await accepts(port, envoyPair)).toBe(true);
+    } finally {
+      second.kill('SIGTERM');
+      await second.exit;
+    }
+  }, 120_000);
 
   it('stops at start on a Secret that is missing, or that the account may not read, naming the RBAC it needs', async () => {
     const missing = new CliProcess(serveArgs(kube.steadfastConfig, 'steadfast-system/nope'));
