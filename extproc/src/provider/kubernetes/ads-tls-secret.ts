@@ -86,7 +86,8 @@ export class AdsTlsSecretSource {
           changed: () => {},
           touched: (_k, o: KubeObject) => seen(dataOf(o)),
           deleted: () => seen(undefined),
-          log: this.log,
+          // The reflector's own lines (a watch restarted) say which Secret they are about.
+          log: (line) => this.log(`xds: TLS Secret ${key}: ${line}`),
         },
       );
       reflector.start().catch((e: unknown) => {
