@@ -1,0 +1,51 @@
+// One row of `bench:scale --fleet`: one control plane (`serve --xds`, delta ADS) feeding two
+// real Envoys and lightweight ADS clients, at one number of routes, from one provider.
+
+/** Seconds until a change answered on both real Envoys: each change's, their median and p95. */
+export interface ChangeTimes {
+  readonly seconds: readonly number[];
+  readonly median: number;
+  readonly p95: number;
+}
+
+/** What /v1/xds `sent` grew by for one Envoy over one change: median over changes and Envoys. */
+export interface SentPerChange {
+  readonly resources: number;
+  readonly bytes: number;
+}
+
+export type ChangeKind = 'add' | 'edit' | 'delete';
+
+export interface FleetRow {
+  readonly provider: 'files' | 'kubernetes';
+  readonly routes: number;
+  /** Envoys on the control plane while changes were timed: real ones and lightweight clients. */
+  readonly realEnvoys: number;
+  readonly lightClients: number;
+  /** From `serve`'s start to /readyz answering 200. */
+  readonly readySeconds: number;
+  /** From `serve`'s start to the last route answering through the first Envoy (started at /readyz). */
+  readonly firstServedSeconds: number;
+  /** The control plane's peak RSS until then, in MiB. */
+  readonly readyPeakMiB: number;
+  /** Kubernetes: from the last route served to its status written (all routes' status). */
+  readonly statusSeconds?: number;
+  /** RSS with the first Envoy alone, once it took the generation, after a full GC of the main thread, in MiB. */
+  readonly oneEnvoyRestMiB: number;
+  /** The same with every Envoy connected; the peak while they connected; the peak during the changes. */
+  readonly fleetRestMiB: number;
+  readonly fleetConnectPeakMiB: number;
+  readonly changesPeakMiB: number;
+  /** The first real Envoy's peak RSS over the whole run, in MiB. */
+  readonly envoyPeakMiB: number;
+  readonly changes: Readonly<Record<ChangeKind, ChangeTimes>>;
+  /** Per real Envoy, and per lightweight client. */
+  readonly sent: Readonly<Record<ChangeKind, SentPerChange>>;
+  readonly lightSent: Readonly<Record<ChangeKind, SentPerChange>>;
+  /** An EndpointSlice change (files only: a Kubernetes slice here names an FQDN, no EDS), per real Envoy. */
+  readonly endpointSent?: SentPerChange;
+  /** A third real Envoy started once all settled: from its start to its last route answering. */
+  readonly newEnvoySeconds: number;
+  /** What it was sent until then. */
+  readonly newEnvoySent: SentPerChange;
+}

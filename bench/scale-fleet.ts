@@ -1,0 +1,262 @@
+// `bench:scale --fleet`: the control plane as a fleet meets it, at one number of routes.
+// `serve --xds` (delta ADS, loopback) is started; at /readyz one real Envoy, timed until it
+// serves the last route; with that Envoy alone the control plane's memory at rest; then a
+// second real Envoy and the lightweight clients (20 Envoys in all by default), the memory
+// again (both after a full GC); then one route added, edited and deleted, again and again, each timed until it
+// answers (or stops answering) through both real Envoys and counted in bytes per Envoy from
+// /v1/xds; an EndpointSlice change (files); and last a third real Envoy, timed from its
+// start until it serves the last route. Numbers, never assertions.
+import { median } from './round-stats.js';
+import { baseYaml, ENDPOINTS, save } from './scale-config.js';
+import type { Provider } from './scale-config.js';
+import {
+  type Fleet,
+  NEW_ENVOY_ADDRESS,
+  REAL_ENVOY_ADDRESSES,
+  answers,
+  addRealEnvoy,
+  connectLightClients,
+  startControlPlane,
+  startRealEnvoy,
+  stopFleet,
+  untilOnEveryEnvoy,
+} from './scale-fleet-setup.js';
+import type { ChangeKind, ChangeTimes, FleetRow, SentPerChange } from './scale-fleet-row.js';
+import { generations, sentBetween, xdsDelivered } from './scale-fleet-xds.js';
+import { statusWritten } from './scale-changes.js';
+import { collectGarbage, inspectorUrl } from './inspector-gc.js';
+import { envoyPid, memoryMiB, resetPeak, sleep, until } from './scale-process.js';
+
+export interface FleetOptions {
+  /** How many times each of add, edit and delete is timed. */
+  readonly changes: number;
+  readonly lightClients: number;
+}
+
+const KINDS: readonly ChangeKind[] = ['add', 'edit', 'delete'];
+
+/** After a full GC, before RSS is read: V8 and the allocator hand freed pages back. */
+const GC_SETTLE_MS = 2000;
+
+/** The nearest-rank percentile. */
+function percentile(xs: readonly number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)] ?? Number.NaN;
+}
+
+const times = (seconds: readonly number[]): ChangeTimes => ({
+  seconds,
+  median: median(seconds) ?? Number.NaN,
+  p95: percentile(seconds, 95),
+});
+
+const medianSent = (xs: readonly SentPerChange[]): SentPerChange => ({
+  resources: median(xs.map((x) => x.resources)) ?? Number.NaN,
+  bytes: median(xs.map((x) => x.bytes)) ?? Number.NaN,
+});
+
+/** `serve` until /readyz, then the first Envoy until it serves the last route, from `serve`'s start. */
+async function startServing(fleet: Fleet): Promise<{ ready: number; firstServed: number }> {
+  const last = fleet.n - 1;
+  await until(
+    `serve at ${fleet.n} routes: /readyz`,
+    fleet.limitMs,
+    async () =>
+      (await fetch(`http://127.0.0.1:${fleet.adminPort}/readyz`).catch(() => undefined))?.ok === true,
+    fleet.cli.alive,
+  );
+  const ready = (performance.now() - fleet.startedAt) / 1000;
+  const address = REAL_ENVOY_ADDRESSES[0];
+  await addRealEnvoy(fleet, address);
+  await until(
+    `the first Envoy: the last route`,
+    fleet.limitMs,
+    () => answers(fleet, address, last, `/r/${last}`, 200),
+    fleet.cli.alive,
+  );
+  return { ready, firstServed: (performance.now() - fleet.startedAt) / 1000 };
+}
+
+/** The second real Envoy and the lightweight clients, until every one took the generation. */
+async function connectTheRest(fleet: Fleet, lightClients: number): Promise<void> {
+  await addRealEnvoy(fleet, REAL_ENVOY_ADDRESSES[1]);
+  connectLightClients(fleet, lightClients);
+  const last = fleet.n - 1;
+  await untilOnEveryEnvoy(fleet, last, `/r/${last}`, 200);
+  await xdsDelivered(fleet.adminPort, fleet.real.length + lightClients, fleet.limitMs);
+}
+
+interface Measured {
+  readonly seconds: number;
+  readonly real: SentPerChange[];
+  readonly light: SentPerChange[];
+}
+
+/** One change made, timed on the real Envoys, then waited for on every Envoy and counted. */
+async function oneChange(
+  fleet: Fleet,
+  make: () => void,
+  check: { i: number; path: string; want: number } | undefined,
+): Promise<Measured> {
+  const envoys = fleet.real.length + fleet.light.length;
+  const before = await xdsDelivered(fleet.adminPort, envoys, fleet.limitMs);
+  make();
+  const seconds = check ? await untilOnEveryEnvoy(fleet, check.i, check.path, check.want) : Number.NaN;
+  const after = await xdsDelivered(fleet.adminPort, envoys, fleet.limitMs, generations(before));
+  const sent = sentBetween(before, after);
+  const real = new Set(fleet.real.map((r) => r.node));
+  const of = (keep: (node: string) => boolean) => [...sent].filter(([node]) => keep(node)).map(([, s]) => s);
+  return { seconds, real: of((n) => real.has(n)), light: of((n) => !real.has(n)) };
+}
+
+/** Route n added, route n-1's path edited, route n deleted: `count` times each, in turn. */
+async function timeChanges(fleet: Fleet, count: number): Promise<Record<ChangeKind, Measured[]>> {
+  const { n } = fleet;
+  const last = n - 1;
+  const out: Record<ChangeKind, Measured[]> = { add: [], edit: [], delete: [] };
+  for (let k = 0; k < count; k++) {
+    const path = `/edited-${k}/${last}`;
+    out.add.push(await oneChange(fleet, () => fleet.changes.add(n), { i: n, path: `/r/${n}`, want: 200 }));
+    out.edit.push(await oneChange(fleet, () => fleet.changes.edit(last, path), { i: last, path, want: 200 }));
+    out.delete.push(
+      await oneChange(fleet, () => fleet.changes.remove(n), { i: n, path: `/r/${n}`, want: 404 }),
+    );
+  }
+  return out;
+}
+
+/** The Service's slice down to one endpoint and back, twice (files: a Kubernetes slice here is an FQDN, no EDS). */
+async function endpointChanges(fleet: Fleet, backendPort: number): Promise<SentPerChange | undefined> {
+  if (fleet.provider !== 'files') return undefined;
+  const sent: SentPerChange[] = [];
+  for (const endpoints of [[ENDPOINTS[0]], ENDPOINTS, [ENDPOINTS[0]], ENDPOINTS]) {
+    const yaml = baseYaml(fleet.listenerPort, backendPort, 'files', endpoints);
+    sent.push(...(await oneChange(fleet, () => save(fleet.dir, 'base.yaml', yaml), undefined)).real);
+  }
+  return medianSent(sent);
+}
+
+/** A third real Envoy, from its start until its last route answers, and what it was sent. */
+async function newEnvoy(fleet: Fleet, lastPath: string): Promise<{ seconds: number; sent: SentPerChange }> {
+  const last = fleet.n - 1;
+  const t0 = performance.now();
+  const envoy = await startRealEnvoy(fleet, NEW_ENVOY_ADDRESS, 'envoy-new');
+  const envoys = fleet.real.length + fleet.light.length + 1;
+  try {
+    await until(
+      'the new Envoy: the last route',
+      fleet.limitMs,
+      () => answers(fleet, NEW_ENVOY_ADDRESS, last, lastPath, 200),
+      fleet.cli.alive,
+    );
+    const seconds = (performance.now() - t0) / 1000;
+    const joined = (await xdsDelivered(fleet.adminPort, envoys, fleet.limitMs)).find(
+      (e) => e.node === 'envoy-new',
+    );
+    return { seconds, sent: joined?.sent ?? { resources: Number.NaN, bytes: Number.NaN } };
+  } finally {
+    await envoy.stop();
+  }
+}
+
+/** The control plane's peak since the last reset, and its RSS after a full GC (and a moment to give pages back). */
+async function restingMiB(fleet: Fleet): Promise<{ rest: number; peak: number }> {
+  const pid = fleet.cli.child.pid;
+  const peak = memoryMiB(pid, 'VmHWM');
+  const url = inspectorUrl(fleet.cli.output());
+  if (url === undefined) throw new Error('serve printed no inspector URL');
+  await collectGarbage(url);
+  await sleep(GC_SETTLE_MS);
+  return { rest: memoryMiB(pid, 'VmRSS'), peak };
+}
+
+/** The steps after start-up, in order; the row's figures. */
+async function measureSteps(
+  fleet: Fleet,
+  backendPort: number,
+  options: FleetOptions,
+  start: { ready: number; firstServed: number; readyPeak: number; status?: number },
+): Promise<FleetRow> {
+  const pid = fleet.cli.child.pid;
+  await xdsDelivered(fleet.adminPort, 1, fleet.limitMs);
+  const one = await restingMiB(fleet);
+  resetPeak(pid);
+  await connectTheRest(fleet, options.lightClients);
+  const all = await restingMiB(fleet);
+  resetPeak(pid);
+  const changes = await timeChanges(fleet, options.changes);
+  const changesPeakMiB = memoryMiB(pid, 'VmHWM');
+  const endpointSent = await endpointChanges(fleet, backendPort);
+  const joined = await newEnvoy(fleet, `/edited-${options.changes - 1}/${fleet.n - 1}`);
+  const by = <T>(f: (m: Measured[]) => T): Record<ChangeKind, T> =>
+    Object.fromEntries(KINDS.map((k) => [k, f(changes[k])])) as Record<ChangeKind, T>;
+  return {
+    provider: fleet.provider,
+    routes: fleet.n,
+    realEnvoys: fleet.real.length,
+    lightClients: fleet.light.length,
+    readySeconds: start.ready,
+    firstServedSeconds: start.firstServed,
+    readyPeakMiB: start.readyPeak,
+    ...(start.status !== undefined ? { statusSeconds: start.status } : {}),
+    oneEnvoyRestMiB: one.rest,
+    fleetRestMiB: all.rest,
+    fleetConnectPeakMiB: all.peak,
+    changesPeakMiB,
+    envoyPeakMiB: memoryMiB(envoyPid(fleet.real[0]?.envoy.child.pid ?? -1), 'VmHWM'),
+    changes: by((m) => times(m.map((x) => x.seconds))),
+    sent: by((m) => medianSent(m.flatMap((x) => x.real))),
+    lightSent: by((m) => medianSent(m.flatMap((x) => x.light))),
+    ...(endpointSent ? { endpointSent } : {}),
+    newEnvoySeconds: joined.seconds,
+    newEnvoySent: joined.sent,
+  };
+}
+
+export async function measureFleet(
+  n: number,
+  backendPort: number,
+  provider: Provider,
+  options: FleetOptions,
+): Promise<FleetRow> {
+  const fleet = await startControlPlane(n, backendPort, provider);
+  try {
+    const { ready, firstServed } = await startServing(fleet);
+    const readyPeak = memoryMiB(fleet.cli.child.pid, 'VmHWM');
+    // Kubernetes: the status of every route is written once, after the first generation; the
+    // rest is measured after it, as a team's edit usually comes long after the start.
+    const kube = fleet.kube;
+    const status = kube
+      ? await until('status of the last route', fleet.limitMs, async () => statusWritten(kube, n - 1))
+      : undefined;
+    return await measureSteps(fleet, backendPort, options, { ready, firstServed, readyPeak, status });
+  } catch (e) {
+    process.stderr.write(`${fleet.cli.output().slice(-2000)}\n`);
+    throw e;
+  } finally {
+    await stopFleet(fleet);
+  }
+}
+
+/** Every size in turn, from one provider: the rows, printed as they come. */
+export async function runFleet(
+  sizes: readonly number[],
+  backendPort: number,
+  provider: Provider,
+  options: FleetOptions,
+): Promise<FleetRow[]> {
+  const rows: FleetRow[] = [];
+  for (const n of sizes) {
+    process.stdout.write(
+      `bench:scale --fleet: ${provider}, ${n} routes, 2 Envoys + ${options.lightClients} clients … `,
+    );
+    const row = await measureFleet(n, backendPort, provider, options);
+    rows.push(row);
+    const c = row.changes;
+    process.stdout.write(
+      `one route on both Envoys: added ${c.add.p95.toFixed(2)} s, edited ${c.edit.p95.toFixed(2)} s, ` +
+        `deleted ${c.delete.p95.toFixed(2)} s (p95); ${Math.round(row.sent.edit.bytes)} B per Envoy per edit\n`,
+    );
+  }
+  return rows;
+}
