@@ -22,7 +22,7 @@ const change = (t: ChangeTimes): string => `${fmt(t.median, 2)} / ${fmt(t.p95, 2
 /** One route changed: how long until both real Envoys serve it, and what each Envoy was sent. */
 function changesTable(rows: readonly FleetRow[]): string {
   const lines = [
-    '| provider | routes | Envoys | added → on both (median / p95) | edited | deleted | sent per Envoy: added | edited | deleted | (resources) | EndpointSlice change |',
+    '| provider | routes | Envoys | added → on both (median / p95) | edited | deleted | bytes sent per Envoy: added | edited | deleted | resources (added / edited / deleted) | EndpointSlice change: bytes |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of rows) {
@@ -36,26 +36,46 @@ function changesTable(rows: readonly FleetRow[]): string {
   return lines.join('\n');
 }
 
-/** Start-up, memory with one Envoy and with all of them, and an Envoy joining. */
-function memoryTable(rows: readonly FleetRow[]): string {
+/** Start-up, and an Envoy joining once all settled. */
+function startTable(rows: readonly FleetRow[]): string {
+  // The status column only where some row came from an API server.
+  const kube = rows.some((r) => r.statusSeconds !== undefined);
   const lines = [
-    '| provider | routes | /readyz | first Envoy serves all | peak until then | RSS, 1 Envoy | RSS, all Envoys | peak while they connect | peak during changes | new Envoy serves all | sent to it | Envoy peak RSS |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    `| provider | routes | /readyz | first Envoy serves all |${kube ? ' status of all routes written |' : ''} control plane peak until then | new Envoy serves all | sent to it |`,
+    `|---|---:|---:|---:|${kube ? '---:|' : ''}---:|---:|---:|`,
   ];
   for (const r of rows) {
-    const ratio = r.fleetRestMiB / r.oneEnvoyRestMiB;
+    const status = r.statusSeconds === undefined ? '–' : `+${fmt(r.statusSeconds)} s`;
     lines.push(
-      `| ${r.provider} | ${r.routes.toLocaleString('en')} | ${fmt(r.readySeconds)} s | ${fmt(r.firstServedSeconds)} s | ` +
-        `${fmt(r.readyPeakMiB, 0)} MiB | ${fmt(r.oneEnvoyRestMiB, 0)} MiB | ${fmt(r.fleetRestMiB, 0)} MiB (×${fmt(ratio, 2)}) | ` +
-        `${fmt(r.fleetConnectPeakMiB, 0)} MiB | ${fmt(r.changesPeakMiB, 0)} MiB | ${fmt(r.newEnvoySeconds)} s | ` +
-        `${bytes(r.newEnvoySent)} | ${fmt(r.envoyPeakMiB, 0)} MiB |`,
+      `| ${r.provider} | ${r.routes.toLocaleString('en')} | ${fmt(r.readySeconds)} s | ${fmt(r.firstServedSeconds)} s |` +
+        `${kube ? ` ${status} |` : ''} ${fmt(r.readyPeakMiB, 0)} MiB | ${fmt(r.newEnvoySeconds)} s | ${bytes(r.newEnvoySent)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+const mib = (x: number): string => `${fmt(x, 0)} MiB`;
+
+/** The control plane's memory with 1, 2 and all Envoys, its peaks, and the first Envoy's. */
+function memoryTable(rows: readonly FleetRow[]): string {
+  const lines = [
+    '| provider | routes | Envoys | RSS: 1 Envoy | 2 Envoys | all | live heap + external: 1 Envoy | 2 Envoys | all | peak while connecting: 2nd Envoy | the rest | peak during changes | Envoy peak RSS |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const r of rows) {
+    const { oneEnvoy: one, twoEnvoys: two, allEnvoys: all } = r.memory;
+    lines.push(
+      `| ${r.provider} | ${r.routes.toLocaleString('en')} | ${r.realEnvoys} + ${r.lightClients} | ` +
+        `${mib(one.rss)} | ${mib(two.rss)} | ${mib(all.rss)} (×${fmt(all.rss / one.rss, 2)}) | ` +
+        `${mib(one.live)} | ${mib(two.live)} | ${mib(all.live)} (×${fmt(all.live / one.live, 2)}) | ` +
+        `${mib(two.peak)} | ${mib(all.peak)} | ${mib(r.changesPeakMiB)} | ${mib(r.envoyPeakMiB)} |`,
     );
   }
   return lines.join('\n');
 }
 
 export function fleetTables(rows: readonly FleetRow[]): string {
-  return `${changesTable(rows)}\n\n${memoryTable(rows)}\n`;
+  return `${changesTable(rows)}\n\n${startTable(rows)}\n\n${memoryTable(rows)}\n`;
 }
 
 export interface FleetReport {

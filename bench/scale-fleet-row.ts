@@ -14,6 +14,19 @@ export interface SentPerChange {
   readonly bytes: number;
 }
 
+/** The control plane's memory at one point, in MiB. */
+export interface MemoryPoint {
+  /** RSS after a full GC of the main thread (and 2 s for pages to be handed back). */
+  readonly rss: number;
+  /** The main thread's V8 heap in use plus memory outside it (Buffers) after that GC. */
+  readonly live: number;
+  /** The two parts of `live`. */
+  readonly heap: number;
+  readonly external: number;
+  /** Peak RSS since the point before (for the first: since the start). */
+  readonly peak: number;
+}
+
 export type ChangeKind = 'add' | 'edit' | 'delete';
 
 export interface FleetRow {
@@ -30,11 +43,16 @@ export interface FleetRow {
   readonly readyPeakMiB: number;
   /** Kubernetes: from the last route served to its status written (all routes' status). */
   readonly statusSeconds?: number;
-  /** RSS with the first Envoy alone, once it took the generation, after a full GC of the main thread, in MiB. */
-  readonly oneEnvoyRestMiB: number;
-  /** The same with every Envoy connected; the peak while they connected; the peak during the changes. */
-  readonly fleetRestMiB: number;
-  readonly fleetConnectPeakMiB: number;
+  /**
+   * The control plane's memory with the first Envoy alone, with both real Envoys, and with
+   * the lightweight clients too, each once every Envoy took the generation.
+   */
+  readonly memory: {
+    readonly oneEnvoy: MemoryPoint;
+    readonly twoEnvoys: MemoryPoint;
+    readonly allEnvoys: MemoryPoint;
+  };
+  /** The peak during the changes. */
   readonly changesPeakMiB: number;
   /** The first real Envoy's peak RSS over the whole run, in MiB. */
   readonly envoyPeakMiB: number;

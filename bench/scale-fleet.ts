@@ -21,7 +21,7 @@ import {
   stopFleet,
   untilOnEveryEnvoy,
 } from './scale-fleet-setup.js';
-import type { ChangeKind, ChangeTimes, FleetRow, SentPerChange } from './scale-fleet-row.js';
+import type { ChangeKind, ChangeTimes, FleetRow, MemoryPoint, SentPerChange } from './scale-fleet-row.js';
 import { generations, sentBetween, xdsDelivered } from './scale-fleet-xds.js';
 import { statusWritten } from './scale-changes.js';
 import { collectGarbage, inspectorUrl } from './inspector-gc.js';
@@ -37,6 +37,7 @@ const KINDS: readonly ChangeKind[] = ['add', 'edit', 'delete'];
 
 /** After a full GC, before RSS is read: V8 and the allocator hand freed pages back. */
 const GC_SETTLE_MS = 2000;
+const MIB = 1024 * 1024;
 
 /** The nearest-rank percentile. */
 function percentile(xs: readonly number[], p: number): number {
@@ -77,13 +78,23 @@ async function startServing(fleet: Fleet): Promise<{ ready: number; firstServed:
   return { ready, firstServed: (performance.now() - fleet.startedAt) / 1000 };
 }
 
-/** The second real Envoy and the lightweight clients, until every one took the generation. */
-async function connectTheRest(fleet: Fleet, lightClients: number): Promise<void> {
+/**
+ * The second real Envoy, then the lightweight clients, each step until every Envoy took the
+ * generation; the memory after each (the peak since the one before).
+ */
+async function connectTheRest(
+  fleet: Fleet,
+  lightClients: number,
+): Promise<{ two: MemoryPoint; all: MemoryPoint }> {
   await addRealEnvoy(fleet, REAL_ENVOY_ADDRESSES[1]);
-  connectLightClients(fleet, lightClients);
   const last = fleet.n - 1;
   await untilOnEveryEnvoy(fleet, last, `/r/${last}`, 200);
+  await xdsDelivered(fleet.adminPort, fleet.real.length, fleet.limitMs);
+  const two = await restingMiB(fleet);
+  resetPeak(fleet.cli.child.pid);
+  connectLightClients(fleet, lightClients);
   await xdsDelivered(fleet.adminPort, fleet.real.length + lightClients, fleet.limitMs);
+  return { two, all: await restingMiB(fleet) };
 }
 
 interface Measured {
@@ -159,15 +170,17 @@ async function newEnvoy(fleet: Fleet, lastPath: string): Promise<{ seconds: numb
   }
 }
 
-/** The control plane's peak since the last reset, and its RSS after a full GC (and a moment to give pages back). */
-async function restingMiB(fleet: Fleet): Promise<{ rest: number; peak: number }> {
+/** The control plane's memory at one point, in MiB: RSS and the main thread's live heap + external after a full GC, and the peak RSS since the last reset. */
+async function restingMiB(fleet: Fleet): Promise<MemoryPoint> {
   const pid = fleet.cli.child.pid;
   const peak = memoryMiB(pid, 'VmHWM');
   const url = inspectorUrl(fleet.cli.output());
   if (url === undefined) throw new Error('serve printed no inspector URL');
-  await collectGarbage(url);
+  const live = await collectGarbage(url);
+  // Then a moment for V8 and the allocator to hand freed pages back.
   await sleep(GC_SETTLE_MS);
-  return { rest: memoryMiB(pid, 'VmRSS'), peak };
+  const [heap, external] = [live.heapUsed / MIB, live.external / MIB];
+  return { rss: memoryMiB(pid, 'VmRSS'), live: heap + external, heap, external, peak };
 }
 
 /** The steps after start-up, in order; the row's figures. */
@@ -181,8 +194,7 @@ async function measureSteps(
   await xdsDelivered(fleet.adminPort, 1, fleet.limitMs);
   const one = await restingMiB(fleet);
   resetPeak(pid);
-  await connectTheRest(fleet, options.lightClients);
-  const all = await restingMiB(fleet);
+  const { two, all } = await connectTheRest(fleet, options.lightClients);
   resetPeak(pid);
   const changes = await timeChanges(fleet, options.changes);
   const changesPeakMiB = memoryMiB(pid, 'VmHWM');
@@ -199,9 +211,7 @@ async function measureSteps(
     firstServedSeconds: start.firstServed,
     readyPeakMiB: start.readyPeak,
     ...(start.status !== undefined ? { statusSeconds: start.status } : {}),
-    oneEnvoyRestMiB: one.rest,
-    fleetRestMiB: all.rest,
-    fleetConnectPeakMiB: all.peak,
+    memory: { oneEnvoy: one, twoEnvoys: two, allEnvoys: all },
     changesPeakMiB,
     envoyPeakMiB: memoryMiB(envoyPid(fleet.real[0]?.envoy.child.pid ?? -1), 'VmHWM'),
     changes: by((m) => times(m.map((x) => x.seconds))),
