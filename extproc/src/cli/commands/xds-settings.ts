@@ -157,12 +157,12 @@ function checkBeyondLoopback(
   if (tls) return;
   if (tokenFile === undefined) {
     throw new UsageError(
-      `--xds ${address} is reachable from other machines: give --xds-token-file FILE, as the ADS stream carries the session keys and HTTPS private keys, and --xds-tls-cert/--xds-tls-key/--xds-client-ca for mutual TLS (or --xds-insecure for clear text) (docs/fleet.md)`,
+      `--xds ${address} is reachable from other machines: give --xds-token-file FILE, as the ADS stream carries the session keys and HTTPS private keys, and --xds-tls-cert/--xds-tls-key/--xds-client-ca (or --xds-tls-secret from a cluster) for mutual TLS (or --xds-insecure for clear text) (docs/fleet.md)`,
     );
   }
   if (!insecure) {
     throw new UsageError(
-      `--xds ${address} is reachable from other machines and not encrypted: give --xds-tls-cert, --xds-tls-key and --xds-client-ca for mutual TLS, or --xds-insecure to send the session keys and HTTPS private keys in clear text (docs/fleet.md)`,
+      `--xds ${address} is reachable from other machines and not encrypted: give --xds-tls-cert, --xds-tls-key and --xds-client-ca (or --xds-tls-secret from a cluster) for mutual TLS, or --xds-insecure to send the session keys and HTTPS private keys in clear text (docs/fleet.md)`,
     );
   }
 }
