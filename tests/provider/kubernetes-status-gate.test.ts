@@ -32,8 +32,10 @@ function writerWith(gate: { holds: boolean; remainingMs: number }) {
   const puts: { path: string; timeoutMs: number | undefined }[] = [];
   const client = {
     server: 'https://fake',
-    async call(method: string, path: string, _body: unknown, timeoutMs?: number) {
-      if (method === 'PUT') puts.push({ path, timeoutMs });
+    async call(method: string, path: string, _body: unknown, timeoutMs?: number | (() => number)) {
+      // As the client does: a timeout given as a function is asked when the request goes.
+      if (method === 'PUT')
+        puts.push({ path, timeoutMs: typeof timeoutMs === 'function' ? timeoutMs() : timeoutMs });
       return { metadata: { resourceVersion: String(puts.length + 1) } };
     },
   } as unknown as KubeClient;

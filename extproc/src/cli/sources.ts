@@ -12,6 +12,7 @@ import type { KubeClient } from '../provider/kubernetes/client.js';
 import type { ParsedArgs } from './args.js';
 import { UsageError } from './command.js';
 import { configPathsOf } from './flags.js';
+import { KUBE_API_FLAGS, rateLimitOf } from './kube-api-flags.js';
 import { LEASE_FLAGS, leaseSettingsOf } from './lease-flags.js';
 
 export interface Sources {
@@ -33,8 +34,8 @@ export async function sourcesOf(parsed: ParsedArgs, log: (line: string) => void)
     const lease = leaseSettingsOf(parsed, !parsed.flags.has('kubeconfig'));
     return { provider: new KubernetesProvider({ client: kube, log, lease }), keys, configPaths: [], kube };
   }
-  const leaseFlag = Object.keys(LEASE_FLAGS).find((f) => parsed.flags.has(f));
-  if (leaseFlag) throw new UsageError(`--${leaseFlag} needs --kubeconfig FILE or --in-cluster`);
+  const clusterFlag = Object.keys({ ...LEASE_FLAGS, ...KUBE_API_FLAGS }).find((f) => parsed.flags.has(f));
+  if (clusterFlag) throw new UsageError(`--${clusterFlag} needs --kubeconfig FILE or --in-cluster`);
   const configPaths = configPathsOf(parsed);
   const provider = configPaths.length > 0 ? filesProvider(configPaths, log) : undefined;
   return { provider, keys, configPaths, kube: undefined };
@@ -69,9 +70,10 @@ async function kubeClientOf(parsed: ParsedArgs): Promise<KubeClient | undefined>
     throw new UsageError(
       `--config and ${file !== undefined ? '--kubeconfig' : '--in-cluster'} exclude each other`,
     );
+  const limit = rateLimitOf(parsed);
   const { KubeClient } = await import('../provider/kubernetes/client.js');
   try {
-    return KubeClient.load(file);
+    return KubeClient.load(file, limit);
   } catch (e) {
     throw new UsageError((e as Error).message);
   }

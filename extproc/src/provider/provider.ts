@@ -38,6 +38,8 @@ export interface StatusLeadership {
   readonly leadingSince: string | null;
   /** Status writes this replica made since it started. */
   readonly statusWrites: number;
+  /** Objects whose status waits to be checked or written: the backlog the rate limit leaves. */
+  readonly statusPending: number;
   /** While this replica neither holds the Lease nor can try for it: `cannot elect: <reason>`. */
   readonly problem?: string;
 }

@@ -160,6 +160,14 @@ export class ServiceMetrics {
         reported = writes;
       },
     });
+    new Gauge({
+      name: 'steadfast_kubernetes_status_pending',
+      help: 'Objects whose status waits to be checked or written (--kube-api-qps paces the writes).',
+      registers: [this.registry],
+      collect(this: Gauge) {
+        this.set(read()?.statusPending ?? 0);
+      },
+    });
   }
 
   constructor() {

@@ -25,6 +25,7 @@ import type { KeySource } from '../../provider/key-source.js';
 import { type RunningGateway, localGatewayRunner } from '../run/local-gateway-runner.js';
 import { providerRunner } from '../run/provider-runner.js';
 import { RunGroup } from '../run/runner.js';
+import { KUBE_API_FLAGS } from '../kube-api-flags.js';
 import { LEASE_FLAGS } from '../lease-flags.js';
 import { readKeys, sourcesOf } from '../sources.js';
 
@@ -42,6 +43,7 @@ export const DEV_FLAGS: FlagSpecs = {
   'session-key': SESSION_KEY,
   'session-key-secret': SESSION_KEY_SECRET,
   ...LEASE_FLAGS,
+  ...KUBE_API_FLAGS,
   debug: {
     type: 'boolean',
     description: 'the filter adds x-steadfast-policy (the policy token) to every response',

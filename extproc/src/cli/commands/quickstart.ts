@@ -17,6 +17,7 @@ import { projectRoot } from '../../local/project-root.js';
 import type { PolicyTable } from '../../policy/policy-table.js';
 import { type FlagSpec, type FlagSpecs, type ParsedArgs, flag } from '../args.js';
 import { CONFIG, configPathsOf } from '../flags.js';
+import { KUBE_API_FLAGS } from '../kube-api-flags.js';
 import { LEASE_FLAGS } from '../lease-flags.js';
 import type { Command, CommandIO } from '../command.js';
 import { readSnapshot } from '../load-snapshot.js';
@@ -311,5 +312,7 @@ function demoBackendsRunner(demo: readonly DemoBackend[]): Runner<readonly Runni
 /** quickstart serves its example files: the cluster flags of dev are not its own. */
 function withoutKubernetes(flags: FlagSpecs): FlagSpecs {
   const { kubeconfig: _k, 'in-cluster': _i, 'session-key-secret': _s, ...rest } = flags;
-  return Object.fromEntries(Object.entries(rest).filter(([name]) => !(name in LEASE_FLAGS)));
+  return Object.fromEntries(
+    Object.entries(rest).filter(([name]) => !(name in LEASE_FLAGS) && !(name in KUBE_API_FLAGS)),
+  );
 }

@@ -29,6 +29,7 @@ import { keyWatchRunner } from '../run/key-watch-runner.js';
 import { SERVE_XDS_FLAGS } from './xds-settings.js';
 import { providerRunner } from '../run/provider-runner.js';
 import { RunGroup } from '../run/runner.js';
+import { KUBE_API_FLAGS } from '../kube-api-flags.js';
 import { LEASE_FLAGS } from '../lease-flags.js';
 import { servedConfigRunner } from '../run/served-config-runner.js';
 import { type ServeSettings, serveSettings } from './serve-settings.js';
@@ -65,6 +66,7 @@ const SERVE_FLAGS: FlagSpecs = {
   'session-key': SESSION_KEY,
   'session-key-secret': SESSION_KEY_SECRET,
   ...LEASE_FLAGS,
+  ...KUBE_API_FLAGS,
   'policy-token': {
     type: 'string',
     value: 'TOKEN',

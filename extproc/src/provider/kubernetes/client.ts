@@ -6,6 +6,7 @@
 import { request as httpRequest } from 'node:http';
 import { Agent, type RequestOptions, request as httpsRequest } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
+import { DEFAULT_RATE_LIMIT, type RateLimit, TokenBucket } from './rate-limit.js';
 
 export interface KubeResponse<T> {
   readonly status: number;
@@ -23,6 +24,12 @@ export class KubeApiError extends Error {
   }
 }
 
+/** A request not sent: once the rate limit let it go, its caller no longer wanted it (timeout ≤ 0). */
+export class NotSent extends Error {}
+
+/** Socket inactivity limit of a request; a function is asked once the rate limit lets the request go. */
+export type TimeoutMs = number | (() => number);
+
 /** One event of a watch: ADDED, MODIFIED, DELETED, BOOKMARK or ERROR. */
 export interface WatchEvent {
   readonly type: string;
@@ -34,13 +41,19 @@ export class KubeClient {
     private readonly config: KubeConfig,
     /** The API server's URL, for logs. */
     readonly server: string,
+    /**
+     * Every request takes a token (undefined: no limit). Writes wait for theirs; reads (lists,
+     * watches, Secret lookups, a few per kind) go at once, so a start or a relist is never held
+     * back, and the writes after them wait the longer.
+     */
+    private readonly bucket: TokenBucket | undefined,
   ) {}
 
   /**
-   * From a kubeconfig file, or the pod's service account when `file` is undefined (in-cluster).
-   * Throws with a readable message when neither works.
+   * From a kubeconfig file, or the pod's service account when `file` is undefined (in-cluster),
+   * its requests under `limit`. Throws with a readable message when neither works.
    */
-  static load(file: string | undefined): KubeClient {
+  static load(file: string | undefined, limit: RateLimit = DEFAULT_RATE_LIMIT): KubeClient {
     const kc = new KubeConfig();
     if (file === undefined) {
       if (!process.env.KUBERNETES_SERVICE_HOST) {
@@ -62,7 +75,15 @@ export class KubeClient {
     }
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw new Error(`the kubeconfig ${file ?? '(in-cluster)'} names no current cluster`);
-    return new KubeClient(kc, cluster.server.replace(/\/+$/, ''));
+    return new KubeClient(kc, cluster.server.replace(/\/+$/, ''), new TokenBucket(limit));
+  }
+
+  /**
+   * The same cluster and credentials on connections of its own, its requests not counted: for
+   * the Lease, whose renewal must never wait behind thousands of status writes.
+   */
+  unlimited(): KubeClient {
+    return new KubeClient(this.config, this.server, undefined);
   }
 
   /** Sends one request; resolves with the status and the parsed body, whatever the status. */
@@ -70,7 +91,7 @@ export class KubeClient {
     method: string,
     path: string,
     body?: unknown,
-    timeoutMs = 30_000,
+    timeoutMs: TimeoutMs = 30_000,
   ): Promise<KubeResponse<T>> {
     const res = await this.open(method, path, body, { idleMs: timeoutMs });
     const chunks: Buffer[] = [];
@@ -90,7 +111,7 @@ export class KubeClient {
     method: string,
     path: string,
     body?: unknown,
-    timeoutMs?: number,
+    timeoutMs?: TimeoutMs,
   ): Promise<T> {
     const res = await this.send<T>(method, path, body, timeoutMs);
     if (res.status >= 400) throw apiError(method, path, res.status, res.body);
@@ -162,8 +183,12 @@ export class KubeClient {
     method: string,
     path: string,
     body: unknown,
-    opts: { readonly idleMs: number; readonly control?: { aborted: boolean; abort?: () => void } },
+    opts: { readonly idleMs: TimeoutMs; readonly control?: { aborted: boolean; abort?: () => void } },
   ): Promise<{ status: number; stream: NodeJS.ReadableStream }> {
+    if (method === 'GET') this.bucket?.spend();
+    else await this.bucket?.take();
+    const idleMs = typeof opts.idleMs === 'function' ? opts.idleMs() : opts.idleMs;
+    if (idleMs <= 0) throw new NotSent(`${method} ${path}: not sent, no longer wanted`);
     const url = new URL(path, `${this.server}/`);
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const options: RequestOptions = {
@@ -198,8 +223,8 @@ export class KubeClient {
       const req = send(url, options, (res) => resolve({ status: res.statusCode ?? 0, stream: res }));
       req.on('error', reject);
       // Socket inactivity: no answer (a request) or nothing on the stream (a watch) this long.
-      req.setTimeout(opts.idleMs, () =>
-        req.destroy(new Error(`nothing from ${this.server} in ${Math.round(opts.idleMs / 1000)} s`)),
+      req.setTimeout(idleMs, () =>
+        req.destroy(new Error(`nothing from ${this.server} in ${Math.round(idleMs / 1000)} s`)),
       );
       if (opts.control) opts.control.abort = () => req.destroy(new Error('watch stopped'));
       req.end(payload);

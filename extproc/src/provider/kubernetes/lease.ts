@@ -29,8 +29,8 @@ export interface WriteGate {
   remainingMs(): number;
 }
 
-/** The Lease as /readyz and /metrics show it (the provider adds its count of writes). */
-export type LeaseView = Omit<StatusLeadership, 'statusWrites'>;
+/** The Lease as /readyz and /metrics show it (the provider adds its counts of writes). */
+export type LeaseView = Omit<StatusLeadership, 'statusWrites' | 'statusPending'>;
 
 interface LeaseObject {
   apiVersion?: string;

@@ -34,6 +34,7 @@ export class KubernetesProvider implements Provider {
   private readonly byKind = new Map<string, Reflector>();
   private readonly status: StatusWriter | undefined;
   private readonly elector: LeaseElector | undefined;
+  private leaseClient: KubeClient | undefined;
   /** Secrets listeners name that are not kubernetes.io/tls: their type, so status says so. */
   private readonly namedSecrets: NamedSecretTypes;
   private started: Promise<void> | undefined;
@@ -49,7 +50,8 @@ export class KubernetesProvider implements Provider {
     this.elector =
       writes && options.lease
         ? new LeaseElector(
-            options.client,
+            // Not counted against the rate limit: status writes must never make the holder lose it.
+            (this.leaseClient = options.client.unlimited()),
             options.lease,
             (leading) => (leading ? this.status?.lead(this.statusObjects()) : this.status?.follow()),
             log,
@@ -151,10 +153,10 @@ export class KubernetesProvider implements Provider {
   }
 
   leadership(): StatusLeadership {
-    const statusWrites = this.status?.writes ?? 0;
-    if (this.elector) return { ...this.elector.view(), statusWrites };
+    const counts = { statusWrites: this.status?.writes ?? 0, statusPending: this.status?.backlog ?? 0 };
+    if (this.elector) return { ...this.elector.view(), ...counts };
     const alone = this.status !== undefined;
-    return { lease: '', identity: '', leading: alone, holder: null, leadingSince: null, statusWrites };
+    return { lease: '', identity: '', leading: alone, holder: null, leadingSince: null, ...counts };
   }
 
   /** Stops writing, waits for the writes in flight, then gives the Lease back. */
@@ -163,6 +165,7 @@ export class KubernetesProvider implements Provider {
     for (const r of this.reflectors) r.stop();
     await this.status?.close();
     await this.elector?.stop();
+    this.leaseClient?.close();
     this.options.client.close();
   }
 

@@ -5,7 +5,7 @@
 // observedGeneration set, and a write retried on a conflict with the object read again.
 import { CONTROLLER_NAME } from '../../translate/status.js';
 import type { Condition, ObjectStatus, ObjectStatusBody } from '../../translate/status.js';
-import { KubeApiError, type KubeClient } from './client.js';
+import { KubeApiError, type KubeClient, NotSent } from './client.js';
 import { type WatchedKind, objectPath } from './kinds.js';
 import type { WriteGate } from './lease.js';
 import type { KubeObject } from './reflector.js';
@@ -194,6 +194,11 @@ export class StatusWriter {
   /** Writes sent and not answered yet: close() waits for them. */
   private readonly inFlight = new Set<Promise<void>>();
 
+  /** Objects waiting to be checked, written or tried again, and writes in flight. */
+  get backlog(): number {
+    return this.pending.size + this.retry.size + this.running;
+  }
+
   constructor(
     private readonly client: KubeClient,
     private readonly live: (kind: WatchedKind, namespace: string, name: string) => KubeObject | undefined,
@@ -339,23 +344,21 @@ export class StatusWriter {
         new Date().toISOString(),
       );
       if (!status) return;
-      // The last check before the write: a replica past its renew deadline never writes, and
-      // the request may not outlast the deadline either.
       if (this.closed || !this.gate.holds()) return;
       const path = `${objectPath(kind, kind.namespaced ? namespace : undefined, name)}/status`;
       try {
-        const saved = await this.client.call<KubeObject>(
-          'PUT',
-          path,
-          { ...live, status },
-          Math.max(1, this.gate.remainingMs()),
+        // Asked again once the rate limit lets the write go: a replica past its renew deadline
+        // never writes, and the request may not outlast the deadline either.
+        const saved = await this.client.call<KubeObject>('PUT', path, { ...live, status }, () =>
+          this.closed || !this.gate.holds() ? 0 : this.gate.remainingMs(),
         );
         this.writes++;
         const rv = saved.metadata?.resourceVersion;
         if (rv) this.written.set(key, rv);
         return;
       } catch (e) {
-        if (e instanceof KubeApiError && e.status === 404) return;
+        // Not sent (the Lease is lost or the writer closed while it waited) or the object is gone.
+        if (e instanceof NotSent || (e instanceof KubeApiError && e.status === 404)) return;
         if (!(e instanceof KubeApiError) || e.status !== 409) throw e;
         // Someone wrote first: read the object again and merge into what it is now.
         live = await this.client.call<KubeObject>(
