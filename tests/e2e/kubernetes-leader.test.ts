@@ -68,6 +68,8 @@ describe('three replicas of steadfast serve on one API server: one status writer
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
       child.on('error', reject);
+      // A kubectl that reads no input may exit before its stdin is closed: the exit code decides.
+      child.stdin.on('error', () => {});
       child.on('exit', (code) =>
         code === 0 ? resolve(out) : reject(new Error(`kubectl ${args.join(' ')}: ${err}`)),
       );

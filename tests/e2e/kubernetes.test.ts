@@ -6,8 +6,7 @@
 // both; that a session continues from one Envoy on the other (keys from a Secret); and that
 // the control plane restarted under load loses no request and rewrites no condition.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
@@ -16,6 +15,7 @@ import type { EnvoyProcess } from '../../extproc/src/local/envoy-process.js';
 import { KUBECTL, type LocalKube, startLocalKube } from '../../scripts/kube-local.mjs';
 import { getOnce, startBoundedLoad } from './support/bounded-load.js';
 import { CliProcess } from './support/cli-process.js';
+import { apiServerStatusWritesTotal } from './support/kube-status-writes.js';
 import {
   expectNoLossWhileRestarting,
   expectSessionContinues,
@@ -77,28 +77,7 @@ describe('steadfast on a Kubernetes API server (serve --kubeconfig --xds, two En
   const get = (what: string): KubeObject =>
     JSON.parse(kubectl(['get', ...what.split(' '), '-o', 'json'])) as KubeObject;
   /** Status writes the API server has served so far (its apiserver_request_total). */
-  const statusWrites = async (): Promise<number> => {
-    const res = await new Promise<string>((resolve, reject) => {
-      const req = httpsRequest(
-        `${kube.server}/metrics`,
-        { headers: { authorization: `Bearer ${kube.adminToken}` }, ca: readFileSync(kube.ca) },
-        (r) => {
-          let body = '';
-          r.on('data', (d: Buffer) => (body += d.toString()));
-          r.on('end', () => resolve(body));
-        },
-      );
-      req.on('error', reject);
-      req.end();
-    });
-    let sum = 0;
-    for (const line of res.split('\n')) {
-      if (!line.startsWith('apiserver_request_total{')) continue;
-      if (!/verb="(PUT|PATCH)"/.test(line) || !/subresource="status"/.test(line)) continue;
-      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-    }
-    return sum;
-  };
+  const statusWrites = (): Promise<number> => apiServerStatusWritesTotal(kube);
 
   /** Until the route's status is written for its current generation. */
   const routeStatusSettled = () =>
