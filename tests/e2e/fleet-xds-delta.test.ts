@@ -1,5 +1,5 @@
 // Incremental (delta) ADS with real Envoys started from `envoy-config --xds --xds-protocol
-// delta`: a one-route change sends each Envoy only the resource it changed (counted on the
+// delta`: a one-route change sends each Envoy only the virtual host it changed (counted on the
 // control plane's side, /v1/xds `sent`); a Service no route names any more is removed by name
 // (gone from Envoy's clusters); and a control plane restarted while the configuration changed
 // gives each reconnecting Envoy the full state, removing what it held that no longer exists.
@@ -111,7 +111,7 @@ describe('a fleet fed over delta ADS (envoy-config --xds-protocol delta)', () =>
     await settled();
   });
 
-  it('sends each Envoy only the route configuration a one-route change touched', async () => {
+  it('sends each Envoy only the virtual host a one-route change touched', async () => {
     await settled();
     const before = new Map((await view()).envoys.map((e) => [e.node, e.sent]));
     config.write('routes.yaml', route('shop', '/basket', 'app'), route('side', '/side', 'other'));
@@ -122,7 +122,7 @@ describe('a fleet fed over delta ADS (envoy-config --xds-protocol delta)', () =>
       const resources = e.sent.resources - b.resources;
       const bytes = e.sent.bytes - b.bytes;
       console.log(`one-route change: ${e.node} was sent ${resources} resource(s), ${bytes} bytes`);
-      // The port's route configuration alone: no cluster, no listener.
+      // The changed virtual host alone (VHDS): no cluster, no listener, no route configuration.
       expect(resources).toBe(1);
       expect(bytes).toBeGreaterThan(0);
       expect(bytes).toBeLessThan(5000);

@@ -180,6 +180,8 @@ describe('a fleet of Envoys fed over ADS (serve --xds)', () => {
         'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment',
         'type.googleapis.com/envoy.config.listener.v3.Listener',
         'type.googleapis.com/envoy.config.route.v3.RouteConfiguration',
+        // Delta streams (the default) take the virtual hosts apart (VHDS).
+        'type.googleapis.com/envoy.config.route.v3.VirtualHost',
       ]);
     }
   });

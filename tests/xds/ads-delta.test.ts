@@ -3,21 +3,14 @@
 // changed and the names of those gone (a cluster once the routes that named it are replaced);
 // a refused push is sent again with the next change;
 // names no longer asked for are forgotten; and on the same change a state-of-the-world stream
-// is sent every resource of the type.
-import * as grpc from '@grpc/grpc-js';
+// is sent every resource of the type. The client does not say it is an Envoy, so its route
+// configurations come whole (tests/xds/ads-vhds.test.ts has the virtual hosts apart).
 import { afterEach, describe, expect, it } from 'vitest';
 import { TYPE_CLUSTER, TYPE_ROUTE_CONFIGURATION } from '../../extproc/src/envoy/envoy-names.js';
 import type { GatewayResources } from '../../extproc/src/envoy/gateway-config.js';
 import { AdsServer } from '../../extproc/src/xds/ads-server.js';
 import { waitUntil } from '../support/wait-until.js';
-
-type Json = Record<string, unknown>;
-interface DeltaResponse {
-  type_url: string;
-  nonce: string;
-  resources?: { name: string; version: string }[];
-  removed_resources?: string[];
-}
+import { AdsClient as Client, type DeltaResponse } from '../support/ads-delta-client.js';
 
 function generation(clusters: string[], routes: Record<string, string>): GatewayResources {
   return {
@@ -30,35 +23,6 @@ function generation(clusters: string[], routes: Record<string, string>): Gateway
     secrets: [],
     warnings: [],
   };
-}
-
-class Client {
-  readonly received: DeltaResponse[] = [];
-  readonly call: grpc.ClientDuplexStream<Json, DeltaResponse>;
-  private readonly client: grpc.Client;
-
-  constructor(
-    address: string,
-    server: AdsServer,
-    method: 'DeltaAggregatedResources' | 'StreamAggregatedResources',
-  ) {
-    const Ctor = grpc.makeGenericClientConstructor(server.definition(), 'Ads');
-    this.client = new Ctor(address, grpc.credentials.createInsecure());
-    this.call = (
-      this.client as unknown as Record<string, () => grpc.ClientDuplexStream<Json, DeltaResponse>>
-    )[method]?.call(this.client) as grpc.ClientDuplexStream<Json, DeltaResponse>;
-    this.call.on('data', (r: DeltaResponse) => this.received.push(r));
-  }
-
-  async next(type: string, after: number): Promise<DeltaResponse> {
-    await waitUntil(`a ${type} push`, () => this.received.slice(after).some((r) => r.type_url === type));
-    return this.received.slice(after).find((r) => r.type_url === type) as DeltaResponse;
-  }
-
-  close(): void {
-    this.call.end();
-    this.client.close();
-  }
 }
 
 const names = (r: DeltaResponse) => (r.resources ?? []).map((x) => x.name).sort();

@@ -121,6 +121,14 @@ export function xdsBootstrap(options: XdsBootstrapOptions): Record<string, unkno
   };
 }
 
+export const TYPE_VIRTUAL_HOST = 'type.googleapis.com/envoy.config.route.v3.VirtualHost';
+
+/**
+ * A route configuration whose virtual hosts come apart over the delta ADS stream (VHDS): Envoy
+ * takes `ads` as VHDS's source only when its ADS stream is delta (1.38 and later).
+ */
+export const VHDS: Json = { config_source: ADS_SOURCE };
+
 export const TYPE_CLUSTER_LOAD_ASSIGNMENT =
   'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
 

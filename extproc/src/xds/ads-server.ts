@@ -2,7 +2,10 @@
 // one Aggregated Discovery Service stream, state of the world or incremental (delta: only
 // what changed is sent, ads-delta.ts), and asks for clusters and listeners; its listeners ask
 // for their route configurations and certificates by name. One generation at a time is in
-// flight to each stream; newer ones coalesce (ads-stream.ts has the stall rule).
+// flight to each stream; newer ones coalesce (ads-stream.ts has the stall rule). On a delta
+// stream from an Envoy that takes them (1.38 on), a route configuration's virtual hosts come
+// apart from it (VHDS, ads-routes.ts), each its own resource, sent once the Envoy has answered
+// for the route configurations; other streams get route configurations whole.
 //
 // A generation reaches an Envoy in two steps: its clusters first; then, once the Envoy has
 // answered for them (it answers only when the new clusters have warmed), its listeners,
@@ -19,18 +22,32 @@
 import { isIP } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { TYPE_CLUSTER, TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET } from '../envoy/envoy-names.js';
-import { TYPE_CLUSTER_LOAD_ASSIGNMENT as TYPE_ENDPOINTS, type XdsResources } from '../envoy/xds-resources.js';
+import {
+  TYPE_CLUSTER_LOAD_ASSIGNMENT as TYPE_ENDPOINTS,
+  TYPE_VIRTUAL_HOST,
+  type XdsResources,
+} from '../envoy/xds-resources.js';
 import type { Json } from '../json.js';
 import { type Resource, resource } from './ads-resource.js';
 import { type DiscoveryRequest, type Encoded, type Flight, Stream } from './ads-stream.js';
 import { type AdsTlsFiles, AdsTlsProvider, type AdsTlsSource, adsTlsFileSource } from './ads-tls.js';
 import { encodeAny } from './envoy-protos.js';
 import { adsServiceDefinition } from './ads-service.js';
+import { encodeRoutes, routeConfigurationOf } from './ads-routes.js';
 import { RouteFileEncoder } from './route-files.js';
 
 /** What follows the clusters, in order. */
 const AFTER_CLUSTERS = [TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET] as const;
-const SERVED: ReadonlySet<string> = new Set([TYPE_CLUSTER, TYPE_ENDPOINTS, ...AFTER_CLUSTERS]);
+const SERVED: ReadonlySet<string> = new Set([
+  TYPE_CLUSTER,
+  TYPE_ENDPOINTS,
+  ...AFTER_CLUSTERS,
+  TYPE_VIRTUAL_HOST,
+]);
+/** Where an encoded generation keeps its route configurations without virtual hosts (VHDS streams). */
+const ROUTE_HEADS = `${TYPE_ROUTE_CONFIGURATION}#vhds`;
+/** Envoy takes `ads` as VHDS's source from this version on (on a delta ADS stream). */
+const VHDS_SINCE = { major: 1, minor: 38 };
 /** Types Envoy asks for by name (the others: everything there is). */
 const NAMED_TYPES: ReadonlySet<string> = new Set([TYPE_ENDPOINTS, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET]);
 /** How long the rest of a generation waits for an Envoy's answer on its clusters. */
@@ -215,23 +232,17 @@ export class AdsServer {
           return [name, resource(name, encodeAny({ '@type': type, ...r }, `${type}/${name}`))];
         }),
       );
-    let routes = this.routeEncoders.get(kind);
-    if (!routes) this.routeEncoders.set(kind, (routes = new RouteFileEncoder()));
-    routes.begin();
-    const routeConfigurations = new Map(
-      generated.routeConfigurations.map((rc) => {
-        const name = rc['name'] as string;
-        const value = (routes as RouteFileEncoder).configuration(rc);
-        return [name, resource(name, { type_url: TYPE_ROUTE_CONFIGURATION, value })];
-      }),
-    );
-    routes.end();
+    let encoder = this.routeEncoders.get(kind);
+    if (!encoder) this.routeEncoders.set(kind, (encoder = new RouteFileEncoder()));
+    const routes = encodeRoutes(encoder, generated.routeConfigurations);
     for (const w of generated.warnings) this.options.log(`warning: ${w}`);
     return new Map([
       [TYPE_CLUSTER, byName(TYPE_CLUSTER, generated.clusters)],
       [TYPE_ENDPOINTS, byName(TYPE_ENDPOINTS, generated.endpoints ?? [], 'cluster_name')],
       [TYPE_LISTENER, byName(TYPE_LISTENER, generated.listeners)],
-      [TYPE_ROUTE_CONFIGURATION, routeConfigurations],
+      [TYPE_ROUTE_CONFIGURATION, routes.whole],
+      [ROUTE_HEADS, routes.heads],
+      [TYPE_VIRTUAL_HOST, routes.virtualHosts],
       [TYPE_SECRET, byName(TYPE_SECRET, generated.secrets)],
     ]);
   }
@@ -240,11 +251,17 @@ export class AdsServer {
   private selection(s: Stream, type: string, encoded: Encoded): Resource[] {
     const all = encoded.get(type) ?? new Map<string, Resource>();
     if (type === TYPE_CLUSTER) return [...new Map([...s.routeClusters, ...all]).values()];
+    if (type === TYPE_VIRTUAL_HOST) {
+      // The hosts of the route configurations it asked for (a VHDS stream's only).
+      const asked = new Set(s.vhds ? s.names.get(TYPE_ROUTE_CONFIGURATION) : []);
+      return [...all.values()].filter((r) => asked.has(routeConfigurationOf(r.name)));
+    }
     if (!NAMED_TYPES.has(type)) return [...all.values()];
     // The endpoints of a cluster kept for the routes the Envoy accepted are kept with it.
     const kept = type === TYPE_ENDPOINTS ? s.routeEndpoints : undefined;
+    const named = type === TYPE_ROUTE_CONFIGURATION && s.vhds ? (encoded.get(ROUTE_HEADS) ?? all) : all;
     return (s.names.get(type) ?? []).flatMap((n) => {
-      const r = all.get(n) ?? kept?.get(n);
+      const r = named.get(n) ?? kept?.get(n);
       return r ? [r] : [];
     });
   }
@@ -301,7 +318,19 @@ export class AdsServer {
     flight.timer = undefined;
     flight.step = 'rest';
     for (const type of AFTER_CLUSTERS) if (s.names.has(type)) this.sendType(s, type, flight);
+    this.sendVirtualHosts(s, flight);
     this.maybeLand(s);
+  }
+
+  /**
+   * A VHDS stream's virtual hosts, once it has answered for their route configurations: Envoy
+   * makes a route configuration's VHDS subscription when it takes it, and hosts that come before
+   * are dropped (while counted as held).
+   */
+  private sendVirtualHosts(s: Stream, g: { version: string; encoded: Encoded } | undefined): void {
+    if (!s.vhds || !s.names.has(TYPE_VIRTUAL_HOST) || s.unanswered.has(TYPE_ROUTE_CONFIGURATION)) return;
+    if (s.flight?.step === 'clusters') return;
+    this.sendType(s, TYPE_VIRTUAL_HOST, g);
   }
 
   /** Every push of the generation in flight answered: it is delivered, and a newer one follows. */
@@ -371,6 +400,8 @@ export class AdsServer {
     // delta stream the request may still change what it asks for).
     if (req.response_nonce && !answers && s.protocol === 'sotw') return;
     if (answers && last) this.onAnswer(s, type, last.version, req);
+    // Its route configurations taken: now their virtual hosts.
+    if (answers && type === TYPE_ROUTE_CONFIGURATION) this.sendVirtualHosts(s, this.generationFor(s));
     const names = namesAsked(s, type, req);
     const before = s.names.get(type);
     s.names.set(type, names);
@@ -410,6 +441,7 @@ export class AdsServer {
     }
     s.node = req.node?.id ?? 'unknown';
     s.kind = kind;
+    s.vhds = s.delta !== undefined && takesVhdsOverAds(req.node);
     this.options.log(`xds: ${shown(s.node)} connected${s.kind ? ` (listeners on ${s.kind})` : ''}`);
     return true;
   }
@@ -428,8 +460,8 @@ export class AdsServer {
     }
     s.acked.set(type, version);
     s.nacked.delete(type);
-    if (type !== TYPE_ROUTE_CONFIGURATION) return;
-    // Its routes now name this generation's clusters only.
+    // Its routes (on a VHDS stream, its virtual hosts) now name this generation's clusters only.
+    if (type !== (s.vhds ? TYPE_VIRTUAL_HOST : TYPE_ROUTE_CONFIGURATION)) return;
     const g =
       s.flight?.version === version ? s.flight : version === this.version ? this.generationFor(s) : undefined;
     s.routeClusters = g?.encoded.get(TYPE_CLUSTER) ?? s.routeClusters;
@@ -441,6 +473,8 @@ export class AdsServer {
     if (type === TYPE_CLUSTER) {
       if (last === undefined && !s.flight) this.pushGeneration(s);
       else this.sendType(s, type, this.generationFor(s));
+    } else if (type === TYPE_VIRTUAL_HOST) {
+      this.sendVirtualHosts(s, this.generationFor(s));
     } else if (type === TYPE_ENDPOINTS || s.flight?.step !== 'clusters') {
       // Endpoints at once, as the clusters awaiting them do not warm without them; the rest
       // waits while the clusters are awaited (pushRest sends these names then).
@@ -463,6 +497,14 @@ function namesAsked(s: Stream, type: string, req: DiscoveryRequest): readonly st
   const names = new Set([...(s.names.get(type) ?? []), ...(req.resource_names_subscribe ?? [])]);
   for (const n of unsubscribe) names.delete(n);
   return [...names].sort();
+}
+
+/** An Envoy that says it is 1.38 or later (VHDS over a delta ADS stream); any other client gets whole route configurations. */
+function takesVhdsOverAds(node: DiscoveryRequest['node']): boolean {
+  const v = node?.user_agent_build_version?.version;
+  if (node?.user_agent_name !== 'envoy' || v === undefined) return false;
+  const [major, minor] = [v.major_number ?? 0, v.minor_number ?? 0];
+  return major > VHDS_SINCE.major || (major === VHDS_SINCE.major && minor >= VHDS_SINCE.minor);
 }
 
 function shortType(type: string): string {

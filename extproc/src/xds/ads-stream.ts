@@ -20,7 +20,14 @@ export type Encoded = ReadonlyMap<string, ReadonlyMap<string, Resource>>;
 /** A request on either protocol: state of the world, or incremental (delta). */
 export interface DiscoveryRequest {
   readonly version_info?: string;
-  readonly node?: { readonly id?: string; readonly metadata?: { readonly fields?: Record<string, unknown> } };
+  readonly node?: {
+    readonly id?: string;
+    readonly metadata?: { readonly fields?: Record<string, unknown> };
+    readonly user_agent_name?: string;
+    readonly user_agent_build_version?: {
+      readonly version?: { readonly major_number?: number; readonly minor_number?: number };
+    };
+  };
   readonly resource_names?: readonly string[];
   readonly type_url?: string;
   readonly response_nonce?: string;
@@ -62,6 +69,8 @@ export class Stream {
   delivered = '';
   node = '';
   kind = '';
+  /** Delta, from an Envoy that takes virtual hosts apart (VHDS): route configurations come without them. */
+  vhds = false;
   /** Bytes of resources sent, for status and tests: what a change costs on the wire. */
   sentBytes = 0;
   sentResources = 0;

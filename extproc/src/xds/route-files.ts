@@ -13,10 +13,9 @@
 import { createHash } from 'node:crypto';
 import protobuf from 'protobufjs';
 import { TYPE_ROUTE_CONFIGURATION } from '../envoy/envoy-names.js';
+import { TYPE_VIRTUAL_HOST } from '../envoy/xds-resources.js';
 import type { Json } from '../json.js';
 import { encodeAny, envoyProtoRoot } from './envoy-protos.js';
-
-const TYPE_VIRTUAL_HOST = 'type.googleapis.com/envoy.config.route.v3.VirtualHost';
 
 /** The field number of RouteConfiguration.virtual_hosts, from Envoy's own proto. */
 function virtualHostsField(): number {
@@ -52,6 +51,12 @@ function writeVarint(out: Uint8Array, at: number, n: number): number {
   }
   out[at++] = n;
   return at;
+}
+
+/** A RouteConfiguration's encoding without its virtual hosts, and each host's. */
+export interface RouteParts {
+  readonly head: Uint8Array;
+  readonly hosts: readonly { readonly name: string; readonly bytes: Uint8Array }[];
 }
 
 export class RouteFileEncoder {
@@ -103,37 +108,61 @@ export class RouteFileEncoder {
 
   /** One RouteConfiguration message, as the ADS server sends it in an Any (ads-server.ts). */
   configuration(routeConfiguration: Json): Buffer {
-    this.field ??= virtualHostsField();
+    return this.joined(this.parts(routeConfiguration));
+  }
+
+  /** The RouteConfiguration message of its parts. */
+  joined({ head, hosts }: RouteParts): Buffer {
+    return withHosts(
+      head,
+      hosts.map((h) => h.bytes),
+      (this.field ??= virtualHostsField()),
+    );
+  }
+
+  /**
+   * A RouteConfiguration apart: the message without its virtual hosts (`head`), and each
+   * host's encoding with its name (a delta stream sends them as VHDS resources, ads-routes.ts).
+   */
+  parts(routeConfiguration: Json): RouteParts {
     const { virtual_hosts: hosts, ...rest } = routeConfiguration;
     const head = encodeAny({ '@type': TYPE_ROUTE_CONFIGURATION, ...rest }, 'route configuration').value;
     const list = Array.isArray(hosts) ? (hosts as Json[]) : [];
-    const encoded: Uint8Array[] = [];
-    for (const [i, host] of list.entries()) {
-      const known = this.byObject.get(host);
-      if (!known) this.hashedHosts++;
-      const key = known?.key ?? createHash('sha256').update(JSON.stringify(host)).digest('base64');
-      let bytes = known?.bytes ?? this.next.get(key) ?? this.cache.get(key);
-      if (!bytes) {
-        bytes = encodeAny({ '@type': TYPE_VIRTUAL_HOST, ...host }, `virtual_hosts[${i}]`).value;
-        this.encodedHosts++;
-      }
-      if (!known) this.byObject.set(host, { key, bytes });
-      this.next.set(key, bytes);
-      encoded.push(bytes);
-    }
-    // The configuration without its hosts, then each host under the field's number.
-    const tag = (this.field << 3) | LEN;
-    let size = head.length;
-    for (const b of encoded) size += varintSize(tag) + varintSize(b.length) + b.length;
-    const configuration = Buffer.allocUnsafe(size);
-    configuration.set(head, 0);
-    let at = head.length;
-    for (const b of encoded) {
-      at = writeVarint(configuration, at, tag);
-      at = writeVarint(configuration, at, b.length);
-      configuration.set(b, at);
-      at += b.length;
-    }
-    return configuration;
+    return {
+      head,
+      hosts: list.map((host, i) => ({ name: host['name'] as string, bytes: this.host(host, i) })),
+    };
   }
+
+  /** One virtual host's encoding: kept from the generation before when its JSON is the same. */
+  private host(host: Json, i: number): Uint8Array {
+    const known = this.byObject.get(host);
+    if (!known) this.hashedHosts++;
+    const key = known?.key ?? createHash('sha256').update(JSON.stringify(host)).digest('base64');
+    let bytes = known?.bytes ?? this.next.get(key) ?? this.cache.get(key);
+    if (!bytes) {
+      bytes = encodeAny({ '@type': TYPE_VIRTUAL_HOST, ...host }, `virtual_hosts[${i}]`).value;
+      this.encodedHosts++;
+    }
+    if (!known) this.byObject.set(host, { key, bytes });
+    this.next.set(key, bytes);
+    return bytes;
+  }
+}
+
+/** The configuration without its hosts, then each host under the virtual_hosts field's number. */
+function withHosts(head: Uint8Array, encoded: readonly Uint8Array[], field: number): Buffer {
+  const tag = (field << 3) | LEN;
+  let size = head.length;
+  for (const b of encoded) size += varintSize(tag) + varintSize(b.length) + b.length;
+  const configuration = Buffer.allocUnsafe(size);
+  configuration.set(head, 0);
+  let at = head.length;
+  for (const b of encoded) {
+    at = writeVarint(configuration, at, tag);
+    at = writeVarint(configuration, at, b.length);
+    configuration.set(b, at);
+    at += b.length;
+  }
+  return configuration;
 }
