@@ -8,7 +8,14 @@ import { join } from 'node:path';
 import type { LocalKube } from '../scripts/kube-local.mjs';
 import { type EnvoyProcess, startEnvoy } from '../extproc/src/local/envoy-process.js';
 import { LightEnvoy } from './ads-light-client.js';
-import { type Changes, fileChanges, kubeChanges, startKubeWith, stopKube } from './scale-changes.js';
+import {
+  type Changes,
+  fileChanges,
+  kubeChanges,
+  kubeSource,
+  startKubeWith,
+  stopKube,
+} from './scale-changes.js';
 import { type Provider, writeScaleConfig } from './scale-config.js';
 import { type Cli, ROOT, freePort, startCli, status, stopCli, until } from './scale-process.js';
 
@@ -40,7 +47,7 @@ export async function startControlPlane(n: number, backendPort: number, provider
   const [listenerPort, adminPort, xdsPort] = [await freePort(), await freePort(), await freePort()];
   writeScaleConfig(dir, n, { listener: listenerPort, backend: backendPort }, provider);
   const kube = provider === 'kubernetes' ? await startKubeWith(dir) : undefined;
-  const source = kube ? ['--kubeconfig', kube.steadfastConfig] : ['--config', dir];
+  const source = kube ? kubeSource(kube) : ['--config', dir];
   const sessionKey = Buffer.alloc(32, 7).toString('base64');
   const startedAt = performance.now();
   // With an inspector: memory is compared after a full GC (inspector-gc.ts).

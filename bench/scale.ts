@@ -8,7 +8,8 @@
 //   npm run bench:scale -- --modes gateway --sizes 1000 --no-write
 //   npm run bench:scale -- --rerender                 the table and chart again from scale-latest.json
 //   npm run bench:scale -- --provider kubernetes      the same objects from a real API server
-//                                                     (scripts/kube-local.mjs), changed with kubectl
+//                                                     (scripts/kube-local.mjs), changed with kubectl;
+//                                                     --kube-api-qps N (default 2000) paces its writes
 //   npm run bench:scale -- --fleet                    `serve --xds` feeding 2 real Envoys and 18
 //                                                     lightweight ADS clients over delta ADS, at
 //                                                     1000 and 10000 routes (scale-fleet.ts)
@@ -29,7 +30,14 @@ import { envoyVersion } from '../extproc/src/local/envoy-binary.js';
 import { compileSnapshot } from '../extproc/src/pipeline/snapshot.js';
 import { RouteFileEncoder } from '../extproc/src/xds/route-files.js';
 import { startMinimalBackend } from './minimal-backend.js';
-import { fileChanges, kubeChanges, startKubeWith, statusWritten, stopKube } from './scale-changes.js';
+import {
+  fileChanges,
+  kubeChanges,
+  kubeSource,
+  startKubeWith,
+  statusWritten,
+  stopKube,
+} from './scale-changes.js';
 import { scaleCaption, scaleChart } from './scale-chart.js';
 import { ENDPOINTS, type Provider, writeScaleConfig } from './scale-config.js';
 import { runFleet } from './scale-fleet.js';
@@ -62,6 +70,9 @@ const { values: opts } = parseArgs({
     changes: { type: 'string', default: '20' },
     /** --fleet: lightweight ADS clients beside the 2 real Envoys. */
     'light-clients': { type: 'string', default: '18' },
+    /** --provider kubernetes: steadfast's --kube-api-qps and --kube-api-burst. */
+    'kube-api-qps': { type: 'string', default: '2000' },
+    'kube-api-burst': { type: 'string', default: '2000' },
   },
 });
 
@@ -105,7 +116,7 @@ async function measure(mode: Mode, n: number, backendPort: number, provider: Pro
   // A fresh API server per measurement, the objects created before steadfast starts.
   const kube = provider === 'kubernetes' ? await startKubeWith(dir) : undefined;
   const changes = kube ? kubeChanges(kube) : fileChanges(dir, n);
-  const source = kube ? ['--kubeconfig', kube.steadfastConfig] : ['--config', dir];
+  const source = kube ? kubeSource(kube, opts['kube-api-qps'], opts['kube-api-burst']) : ['--config', dir];
   const last = n - 1;
   // Generous: 50,000 routes take minutes on a small machine.
   const limitMs = Math.max(120_000, n * 20);
