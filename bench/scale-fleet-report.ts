@@ -80,7 +80,12 @@ export function fleetTables(rows: readonly FleetRow[]): string {
 
 export interface FleetReport {
   readonly date: string;
-  readonly machine: { readonly cpus: number; readonly envoy: string };
+  /** The load average over a minute at the start and the end of the run (others' work too). */
+  readonly machine: {
+    readonly cpus: number;
+    readonly envoy: string;
+    readonly loadAverage?: readonly number[];
+  };
   /** The commit measured (`git describe --always --dirty`), when known. */
   readonly code?: string;
   readonly provider: 'files' | 'kubernetes';

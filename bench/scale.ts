@@ -22,7 +22,7 @@
 // does not change with the number of routes).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { resourceFiles } from '../extproc/src/envoy/file-resources.js';
@@ -250,6 +250,8 @@ async function fleetMain(provider: Provider, sizes: readonly number[]): Promise<
     changes: count('changes', opts.changes ?? '', 1),
     lightClients: count('light-clients', opts['light-clients'] ?? '', 0),
   };
+  // The machine is shared: its load (1-minute average) at the start and the end says how much.
+  const loadAtStart = loadavg()[0] ?? Number.NaN;
   const backend = await startMinimalBackend([...ENDPOINTS, '127.0.0.1']);
   let rows: FleetRow[];
   try {
@@ -263,7 +265,8 @@ async function fleetMain(provider: Provider, sizes: readonly number[]): Promise<
     cwd: ROOT,
     encoding: 'utf8',
   }).trim();
-  const machine = { cpus: availableParallelism(), envoy: envoyVersion() };
+  const loadAverage = [loadAtStart, loadavg()[0] ?? Number.NaN];
+  const machine = { cpus: availableParallelism(), envoy: envoyVersion(), loadAverage };
   process.stdout.write(
     `${writeFleetResults(ROOT, { date: new Date().toISOString(), machine, code, provider, rows })}\n`,
   );
