@@ -10,7 +10,10 @@ import {
   TYPE_ROUTE_CONFIGURATION,
   TYPE_SECRET,
 } from '../extproc/src/envoy/envoy-names.js';
-import { TYPE_CLUSTER_LOAD_ASSIGNMENT as TYPE_ENDPOINTS } from '../extproc/src/envoy/xds-resources.js';
+import {
+  TYPE_CLUSTER_LOAD_ASSIGNMENT as TYPE_ENDPOINTS,
+  TYPE_VIRTUAL_HOST,
+} from '../extproc/src/envoy/xds-resources.js';
 import { adsServiceDefinition } from '../extproc/src/xds/ads-service.js';
 import { decodeAny } from '../extproc/src/xds/envoy-protos.js';
 
@@ -89,6 +92,7 @@ export class LightEnvoy {
   /** Per type asked for by name: the names asked for now. */
   private readonly asked = new Map<string, Set<string>>();
   private listenersAsked = false;
+  private virtualHostsAsked = false;
   /** Responses taken, and why the stream ended if it did. */
   responses = 0;
   ended: string | undefined;
@@ -107,8 +111,14 @@ export class LightEnvoy {
     this.call.on('error', (e: Error) => (this.ended = e.message));
     this.call.on('end', () => (this.ended ??= 'ended by the server'));
     // Envoy's first request: the node (its kind as envoy-config --address writes it), and clusters.
+    // It says it is Envoy 1.40, so its route configurations come as Envoy's do: virtual hosts apart (VHDS).
     this.call.write({
-      node: { id: node, metadata: { fields: { steadfast_node_kind: { stringValue: kind } } } },
+      node: {
+        id: node,
+        metadata: { fields: { steadfast_node_kind: { stringValue: kind } } },
+        user_agent_name: 'envoy',
+        user_agent_build_version: { version: { major_number: 1, minor_number: 40, patch: 0 } },
+      },
       type_url: TYPE_CLUSTER,
     });
   }
@@ -132,6 +142,11 @@ export class LightEnvoy {
       // Envoy asks for listeners once its first clusters are in.
       this.listenersAsked = true;
       this.call.write({ type_url: TYPE_LISTENER });
+    }
+    if (r.type_url === TYPE_ROUTE_CONFIGURATION && !this.virtualHostsAsked) {
+      // Envoy's first route configuration with VHDS opens its (wildcard) VirtualHost subscription.
+      this.virtualHostsAsked = true;
+      this.call.write({ type_url: TYPE_VIRTUAL_HOST });
     }
   }
 
