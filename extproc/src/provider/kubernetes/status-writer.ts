@@ -3,6 +3,7 @@
 // routes and policies only the entries for those Gateways (other controllers' entries are
 // kept as they are) — with each condition's lastTransitionTime kept while its status holds,
 // observedGeneration set, and a write retried on a conflict with the object read again.
+import { createHash } from 'node:crypto';
 import { CONTROLLER_NAME } from '../../translate/status.js';
 import type { Condition, ObjectStatus, ObjectStatusBody } from '../../translate/status.js';
 import { KubeApiError, type KubeClient, NotSent } from './client.js';
@@ -164,6 +165,8 @@ export function canonical(value: unknown): string {
 }
 
 const CONCURRENCY = 8;
+/** Objects found in step checked per turn of the event loop (a few µs each). */
+const SKIPS_PER_TURN = 500;
 const CONFLICT_RETRIES = 5;
 
 /** A replica that writes alone (no Lease): it always may. */
@@ -181,6 +184,8 @@ export class StatusWriter {
   private readonly pending = new Map<string, WatchedKind>();
   /** The resourceVersion our last write produced, per object: its echo from the watch is not a change. */
   private readonly written = new Map<string, string>();
+  /** Per object, the resourceVersion and desired status (a digest) it was last found in step at. */
+  private readonly inStepAt = new Map<string, { rv: string; desired: string }>();
   private running = 0;
   private failures = 0;
   /** Objects whose write failed, tried again after a back-off: key → kind. */
@@ -225,7 +230,8 @@ export class StatusWriter {
   /** A new generation's statuses: every owned object is checked. */
   report(objects: ReadonlyMap<string, ObjectStatus>, all: Iterable<[WatchedKind, KubeObject]>): void {
     this.desired = objects;
-    for (const [kind, o] of all) this.queue(kind, o);
+    // All queued first, then one pump: it checks a bounded number per turn of the event loop.
+    for (const [kind, o] of all) this.queue(kind, o, false);
     this.pump();
   }
 
@@ -241,6 +247,7 @@ export class StatusWriter {
   forget(kind: WatchedKind, o: KubeObject): void {
     const key = liveKey(kind, o);
     this.written.delete(key);
+    this.inStepAt.delete(key);
     this.pending.delete(key);
     this.retry.delete(key);
   }
@@ -254,18 +261,30 @@ export class StatusWriter {
     await Promise.allSettled([...this.inFlight]);
   }
 
-  private queue(kind: WatchedKind, o: KubeObject): void {
+  private queue(kind: WatchedKind, o: KubeObject, pump = true): void {
     // Before the first compile an empty desired status would strip steadfast's entries from
     // every route, only to write them again with new transition times.
     if (!kind.status || !this.desired) return;
     this.pending.set(liveKey(kind, o), kind);
-    this.pump();
+    if (pump) this.pump();
   }
 
   private pump(): void {
     if (!this.gate.holds()) {
       this.follow();
       return;
+    }
+    let skipped = 0;
+    while (!this.closed && this.running < CONCURRENCY && this.pending.size > 0) {
+      const [key, kind] = this.pending.entries().next().value as [string, WatchedKind];
+      this.pending.delete(key);
+      if (!this.inStep(kind, key)) {
+        this.start(kind, key);
+      } else if (++skipped === SKIPS_PER_TURN) {
+        // The rest on a later turn of the event loop: ext_proc answers share this thread.
+        setImmediate(() => this.pump());
+        break;
+      }
     }
     if (
       !this.caughtUp &&
@@ -278,37 +297,57 @@ export class StatusWriter {
       this.caughtUp = true;
       this.log(`status: every object steadfast owns is checked (${this.writes} written)`);
     }
-    while (!this.closed && this.running < CONCURRENCY && this.pending.size > 0) {
-      const [key, kind] = this.pending.entries().next().value as [string, WatchedKind];
-      this.pending.delete(key);
-      this.running++;
-      const write = this.write(kind, key);
-      this.inFlight.add(write);
-      void write
-        .then(
-          () => {
-            this.failures = 0;
-          },
-          (e: unknown) => {
-            this.failures++;
-            if (this.failures === 1 || this.failures % 50 === 0)
-              this.log(
-                `status of ${kind.kind} ${key.split('/').slice(1).join('/')} not written: ${(e as Error).message}; trying again`,
-              );
-            // Its echo must not be taken for ours, and it is tried again after a back-off.
-            this.written.delete(key);
-            this.retryLater(key, kind);
-          },
-        )
-        .finally(() => {
-          this.inFlight.delete(write);
-          this.running--;
-          // Through the event loop, not straight on: an object whose status is already right
-          // resolves at once, and 10,000 of them in one run of microtasks would hold back the
-          // ext_proc answers this thread also serves.
-          setImmediate(() => this.pump());
-        });
-    }
+  }
+
+  /**
+   * The object is at the resourceVersion it had when last found as computed, and the compiler
+   * computed the same again: nothing to check (a generation leaves most objects so).
+   */
+  private inStep(kind: WatchedKind, key: string): boolean {
+    const was = this.inStepAt.get(key);
+    if (!was) return false;
+    const [, namespace = '', name = ''] = key.split('/');
+    if (this.live(kind, namespace, name)?.metadata?.resourceVersion !== was.rv) return false;
+    return this.desiredDigest(kind, namespace, name) === was.desired;
+  }
+
+  private desiredDigest(kind: WatchedKind, namespace: string, name: string): string {
+    const desired = this.desired?.get(statusKey(kind, namespace, name))?.status;
+    return createHash('sha1')
+      .update(JSON.stringify(desired ?? null))
+      .digest('base64');
+  }
+
+  /** One write (or check) in flight; pump() starts the next when it is done. */
+  private start(kind: WatchedKind, key: string): void {
+    this.running++;
+    const write = this.write(kind, key);
+    this.inFlight.add(write);
+    void write
+      .then(
+        () => {
+          this.failures = 0;
+        },
+        (e: unknown) => {
+          this.failures++;
+          if (this.failures === 1 || this.failures % 50 === 0)
+            this.log(
+              `status of ${kind.kind} ${key.split('/').slice(1).join('/')} not written: ${(e as Error).message}; trying again`,
+            );
+          // Its echo must not be taken for ours, and it is tried again after a back-off.
+          this.written.delete(key);
+          this.inStepAt.delete(key);
+          this.retryLater(key, kind);
+        },
+      )
+      .finally(() => {
+        this.inFlight.delete(write);
+        this.running--;
+        // Through the event loop, not straight on: an object whose status is already right
+        // resolves at once, and 10,000 of them in one run of microtasks would hold back the
+        // ext_proc answers this thread also serves.
+        setImmediate(() => this.pump());
+      });
   }
 
   private retryLater(key: string, kind: WatchedKind): void {
@@ -343,7 +382,14 @@ export class StatusWriter {
         this.owns,
         new Date().toISOString(),
       );
-      if (!status) return;
+      const inStep = {
+        rv: live.metadata?.resourceVersion ?? '',
+        desired: this.desiredDigest(kind, namespace, name),
+      };
+      if (!status) {
+        this.inStepAt.set(key, inStep);
+        return;
+      }
       if (this.closed || !this.gate.holds()) return;
       const path = `${objectPath(kind, kind.namespaced ? namespace : undefined, name)}/status`;
       try {
@@ -355,6 +401,7 @@ export class StatusWriter {
         this.writes++;
         const rv = saved.metadata?.resourceVersion;
         if (rv) this.written.set(key, rv);
+        if (rv) this.inStepAt.set(key, { rv, desired: inStep.desired });
         return;
       } catch (e) {
         // Not sent (the Lease is lost or the writer closed while it waited) or the object is gone.
