@@ -1,9 +1,12 @@
 // A lightweight Envoy for bench:scale --fleet: one DeltaAggregatedResources stream that asks as
 // Envoy does — clusters and listeners by wildcard, the ClusterLoadAssignments of its EDS
-// clusters, the route configurations and secrets its listeners (and clusters) name — and ACKs
-// every response. It keeps names only, never the configuration, so the benchmark's own process
-// can hold many of them beside two real Envoys.
+// clusters, the route configurations and secrets its listeners (and clusters) name, and the
+// virtual hosts (VHDS, by wildcard, as Envoy does over ADS) once a route configuration says
+// `vhds` — and ACKs every response. Its node says it is the Envoy release the real ones are, so
+// the control plane treats it as one of them. It keeps names only, never the configuration, so
+// the benchmark's own process can hold many of them beside two real Envoys.
 import * as grpc from '@grpc/grpc-js';
+import protobuf from 'protobufjs';
 import {
   TYPE_CLUSTER,
   TYPE_LISTENER,
@@ -15,7 +18,7 @@ import {
   TYPE_VIRTUAL_HOST,
 } from '../extproc/src/envoy/xds-resources.js';
 import { adsServiceDefinition } from '../extproc/src/xds/ads-service.js';
-import { decodeAny } from '../extproc/src/xds/envoy-protos.js';
+import { decodeAny, envoyProtoRoot } from '../extproc/src/xds/envoy-protos.js';
 
 interface AnyMessage {
   readonly type_url: string;
@@ -81,6 +84,27 @@ function wantsOf(type: string, any: AnyMessage): Wants {
   return wants;
 }
 
+/**
+ * Whether an encoded RouteConfiguration has `vhds`, read from its top-level fields alone: a whole
+ * route configuration of 10,000 routes is not decoded 18 times per change for one field.
+ */
+function hasVhds(value: Uint8Array): boolean {
+  const field = envoyProtoRoot().lookupType('envoy.config.route.v3.RouteConfiguration').fields['vhds'];
+  const reader = protobuf.Reader.create(value);
+  while (reader.pos < reader.len) {
+    const tag = reader.uint32();
+    if (tag >>> 3 === field?.id) return true;
+    reader.skipType(tag & 7);
+  }
+  return false;
+}
+
+/** The node's build version as Envoy sends it, from "1.40.0". */
+function buildVersion(release: string): Request {
+  const [major, minor, patch] = release.split('.').map((x) => Number.parseInt(x, 10) || 0);
+  return { version: { major_number: major ?? 0, minor_number: minor ?? 0, patch: patch ?? 0 } };
+}
+
 export class LightEnvoy {
   private readonly client: grpc.Client;
   private readonly call: grpc.ClientDuplexStream<Request, DeltaResponse>;
@@ -97,7 +121,8 @@ export class LightEnvoy {
   responses = 0;
   ended: string | undefined;
 
-  constructor(address: string, node: string, kind: string) {
+  /** `release`: the Envoy version it says it is ("1.40.0"). */
+  constructor(address: string, node: string, kind: string, release: string) {
     const Client = grpc.makeGenericClientConstructor(adsServiceDefinition(), 'Ads');
     // A route configuration of 10,000 routes is one message of ~5 MB, over grpc-js's 4 MB default.
     this.client = new Client(address, grpc.credentials.createInsecure(), {
@@ -110,14 +135,14 @@ export class LightEnvoy {
     this.call.on('data', (r: DeltaResponse) => this.onResponse(r));
     this.call.on('error', (e: Error) => (this.ended = e.message));
     this.call.on('end', () => (this.ended ??= 'ended by the server'));
-    // Envoy's first request: the node (its kind as envoy-config --address writes it), and clusters.
-    // It says it is Envoy 1.40, so its route configurations come as Envoy's do: virtual hosts apart (VHDS).
+    // Envoy's first request: the node (its kind as envoy-config --address writes it, its
+    // release as Envoy says it), and clusters.
     this.call.write({
       node: {
         id: node,
         metadata: { fields: { steadfast_node_kind: { stringValue: kind } } },
         user_agent_name: 'envoy',
-        user_agent_build_version: { version: { major_number: 1, minor_number: 40, patch: 0 } },
+        user_agent_build_version: buildVersion(release),
       },
       type_url: TYPE_CLUSTER,
     });
@@ -143,8 +168,9 @@ export class LightEnvoy {
       this.listenersAsked = true;
       this.call.write({ type_url: TYPE_LISTENER });
     }
-    if (r.type_url === TYPE_ROUTE_CONFIGURATION && !this.virtualHostsAsked) {
-      // Envoy's first route configuration with VHDS opens its (wildcard) VirtualHost subscription.
+    const vhds = (r.resources ?? []).some((x) => x.resource && hasVhds(x.resource.value));
+    if (r.type_url === TYPE_ROUTE_CONFIGURATION && !this.virtualHostsAsked && vhds) {
+      // Envoy subscribes to virtual hosts when it takes a route configuration that says vhds.
       this.virtualHostsAsked = true;
       this.call.write({ type_url: TYPE_VIRTUAL_HOST });
     }

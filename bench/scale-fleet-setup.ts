@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LocalKube } from '../scripts/kube-local.mjs';
+import { envoyVersion } from '../extproc/src/local/envoy-binary.js';
 import { type EnvoyProcess, startEnvoy } from '../extproc/src/local/envoy-process.js';
 import { LightEnvoy } from './ads-light-client.js';
 import {
@@ -105,8 +106,11 @@ export async function addRealEnvoy(fleet: Fleet, address: string): Promise<void>
 }
 
 export function connectLightClients(fleet: Fleet, count: number): void {
+  const release = envoyVersion();
   for (let i = 0; i < count; i++)
-    fleet.light.push(new LightEnvoy(`127.0.0.1:${fleet.xdsPort}`, `light-${i}`, REAL_ENVOY_ADDRESSES[0]));
+    fleet.light.push(
+      new LightEnvoy(`127.0.0.1:${fleet.xdsPort}`, `light-${i}`, REAL_ENVOY_ADDRESSES[0], release),
+    );
 }
 
 /** Whether route-i answers `want` on `path` through the Envoy listening on `address`. */
