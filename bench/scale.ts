@@ -244,6 +244,23 @@ function count(flag: string, text: string, min: number): number {
   return v;
 }
 
+/**
+ * The commit measured, `-dirty` when tracked files differ from it; bench/results/ does not count
+ * (a run of one provider writes there before a run of the other).
+ */
+function codeVersion(): string {
+  const git = (args: string[]): string => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+  const changed = git([
+    'status',
+    '--porcelain',
+    '--untracked-files=no',
+    '--',
+    '.',
+    ':(exclude)bench/results',
+  ]);
+  return `${git(['rev-parse', '--short', 'HEAD'])}${changed === '' ? '' : '-dirty'}`;
+}
+
 /** `--fleet`: the sizes from one provider, written to scale-fleet-latest.* unless --no-write. */
 async function fleetMain(provider: Provider, sizes: readonly number[]): Promise<void> {
   const options = {
@@ -261,10 +278,7 @@ async function fleetMain(provider: Provider, sizes: readonly number[]): Promise<
   }
   process.stdout.write(`\n${fleetTables(rows)}`);
   if (opts['no-write']) return;
-  const code = execFileSync('git', ['describe', '--always', '--dirty'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  }).trim();
+  const code = codeVersion();
   const loadAverage = [loadAtStart, loadavg()[0] ?? Number.NaN];
   const machine = { cpus: availableParallelism(), envoy: envoyVersion(), loadAverage };
   process.stdout.write(
