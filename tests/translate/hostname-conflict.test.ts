@@ -1,5 +1,5 @@
-// HTTPS listeners of two Gateways on one port with one hostname: the later one (the table's
-// order) is Conflicted (HostnameConflict), not accepted, not programmed and not in the table,
+// HTTPS listeners of two Gateways on one port with one hostname: the younger one (creation
+// time, then namespace/name, whatever the order read) is Conflicted (HostnameConflict), not accepted, not programmed and not in the table,
 // so its Gateway's client-certificate requirement is never served by the other's filter
 // chain; its routes attach through its other listeners only. Attach mode's port groups agree.
 import { describe, expect, it } from 'vitest';
@@ -61,5 +61,38 @@ describe('HTTPS listeners of two Gateways sharing a port and a hostname', () => 
     expect(snap.ir.ports.find((p) => p.port === 8443)?.routes.map((r) => r.route.name)).toEqual([
       'via-strict',
     ]);
+  });
+});
+
+/** The winner of port 443 when the config is read with these changes. */
+function winner(edit: (config: string) => string): string[] {
+  const edited = compileSnapshot([{ path: 'conflict.yaml', text: edit(HOSTNAME_CONFLICT_CONFIG) }]);
+  return edited.table.listeners.filter((l) => l.port === 443).map((l) => l.id);
+}
+
+/** The config with Gateway `name` given a creation time. */
+function created(name: string, at: string): (config: string) => string {
+  return (config) =>
+    config.replace(`metadata: { name: ${name} }`, `metadata: { name: ${name}, creationTimestamp: '${at}' }`);
+}
+
+describe('which of two Gateways keeps a hostname on an HTTPS port', () => {
+  it('without creation times (file mode): namespace/name order, not the order read', () => {
+    // Documents split where the next one starts: PEM lines hold '---' too.
+    const reversed = (config: string) =>
+      config
+        .split(/---\n(?=apiVersion)/)
+        .reverse()
+        .join('---\n');
+    expect(winner(reversed)).toEqual(['gateway/default/open/listener/https']);
+  });
+
+  it('the older Gateway, even when it is read later and named later', () => {
+    expect(winner(created('strict', '2026-01-01T00:00:00Z'))).toEqual([
+      'gateway/default/strict/listener/https',
+    ]);
+    const both = (config: string) =>
+      created('open', '2026-02-01T00:00:00Z')(created('strict', '2026-01-01T00:00:00Z')(config));
+    expect(winner(both)).toEqual(['gateway/default/strict/listener/https']);
   });
 });

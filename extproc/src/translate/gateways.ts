@@ -21,6 +21,7 @@ import {
   insecureFallback,
 } from './frontend-validation.js';
 import { type ListenerCertificates, resolveListenerCertificates } from './listener-tls.js';
+import { sortedOlderFirst } from './precedence.js';
 import { type Condition, type ListenerStatus, type ObjectStatusBody, condition } from './status.js';
 
 /** Route kinds an HTTP listener accepts by default and at all. */
@@ -257,21 +258,31 @@ function evaluateListener(
 
 /**
  * HTTPS listeners on one port with one hostname, of any Gateways, would share one TLS filter
- * chain (one certificate, one client validation): the first usable one (in the table's order,
- * Gateways then listeners) keeps it; a later one is conflicted, not served, and takes no routes.
+ * chain (one certificate, one client validation): the first usable one keeps it, Gateways
+ * oldest first (creationTimestamp, then namespace/name; file mode has no timestamps, so
+ * namespace/name alone), then listeners in their Gateway's order; a later one is conflicted,
+ * not served, and takes no routes. The result keeps the order of `gateways`.
  */
 function settleHostnameConflicts(gateways: readonly (readonly ListenerState[])[]): ListenerState[][] {
   const first = new Map<string, ListenerState>();
-  return gateways.map((listeners) =>
-    listeners.map((l) => {
-      if (!l.usable || l.listener.protocol !== 'HTTPS') return l;
+  const settled = gateways.map((listeners) => [...listeners]);
+  const slots = gateways.flatMap((listeners, slot) => {
+    const gw = listeners[0]?.gateway;
+    return gw
+      ? [{ slot, namespace: gw.namespace, name: gw.name, creationTimestamp: gw.creationTimestamp }]
+      : [];
+  });
+  for (const { slot } of sortedOlderFirst(slots)) {
+    const listeners = settled[slot] ?? [];
+    listeners.forEach((l, i) => {
+      if (!l.usable || l.listener.protocol !== 'HTTPS') return;
       const key = `${l.listener.port}|${l.listener.hostname ?? ''}`;
       const owner = first.get(key);
-      if (owner) return hostnameConflicted(l, owner);
-      first.set(key, l);
-      return l;
-    }),
-  );
+      if (owner) listeners[i] = hostnameConflicted(l, owner);
+      else first.set(key, l);
+    });
+  }
+  return settled;
 }
 
 /** The listener refused because `owner` already serves its hostname on its HTTPS port. */
