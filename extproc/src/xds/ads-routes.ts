@@ -14,16 +14,26 @@ import { TYPE_VIRTUAL_HOST, VHDS } from '../envoy/xds-resources.js';
 import type { Json } from '../json.js';
 import { type Resource, resource } from './ads-resource.js';
 import { encodeAny } from './envoy-protos.js';
-import type { RouteFileEncoder } from './route-files.js';
+import { RouteFileEncoder } from './route-files.js';
 
-/** One generation's route configurations for one kind of Envoy, both ways. */
+/**
+ * One generation's route configurations for one kind of Envoy, both ways; the whole ones and the
+ * virtual hosts are put together when a stream first asks for them (a fleet of delta Envoys never needs the whole ones, 5 MB at 10,000
+ * routes per generation).
+ */
 export interface EncodedRoutes {
   /** Name → the whole RouteConfiguration (state of the world). */
-  readonly whole: ReadonlyMap<string, Resource>;
+  readonly whole: () => ReadonlyMap<string, Resource>;
   /** Name → the RouteConfiguration without virtual hosts, with `vhds` (delta). */
   readonly heads: ReadonlyMap<string, Resource>;
   /** `<route configuration>/<hostname>` → the VirtualHost (delta). */
-  readonly virtualHosts: ReadonlyMap<string, Resource>;
+  readonly virtualHosts: () => ReadonlyMap<string, Resource>;
+}
+
+/** `make()` once, when first asked. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
 }
 
 // VirtualHost.name is field 1, length-delimited.
@@ -37,38 +47,82 @@ const VIRTUAL_HOST_NAME_TAG = (1 << 3) | 2;
  */
 const NO_HOST = '(none)';
 
+/** The virtual host of a route configuration without any: any host, no route. */
+function noHost(id: string): Resource {
+  return resource(id, encodeAny({ '@type': TYPE_VIRTUAL_HOST, name: id, domains: ['*'] }, id));
+}
+
 /** A virtual host's encoding under another name. */
 function renamed(bytes: Uint8Array, name: string): Buffer {
   const tail = protobuf.Writer.create().uint32(VIRTUAL_HOST_NAME_TAG).string(name).finish();
   return Buffer.concat([bytes, tail]);
 }
 
-/** The route configurations of one generation, for both kinds of stream. */
-export function encodeRoutes(encoder: RouteFileEncoder, configurations: readonly Json[]): EncodedRoutes {
-  const whole = new Map<string, Resource>();
-  const heads = new Map<string, Resource>();
-  const virtualHosts = new Map<string, Resource>();
-  encoder.begin();
-  for (const rc of configurations) {
-    const name = rc['name'] as string;
-    const parts = encoder.parts(rc);
-    whole.set(name, resource(name, { type_url: TYPE_ROUTE_CONFIGURATION, value: encoder.joined(parts) }));
-    const { virtual_hosts: _hosts, ...rest } = rc;
-    const head = encodeAny({ '@type': TYPE_ROUTE_CONFIGURATION, ...rest, vhds: VHDS }, `${name} (VHDS)`);
-    heads.set(name, resource(name, head));
-    const { hosts } = parts;
-    for (const h of hosts) {
-      const id = `${name}/${h.name}`;
-      virtualHosts.set(id, resource(id, { type_url: TYPE_VIRTUAL_HOST, value: renamed(h.bytes, id) }));
-    }
-    if (hosts.length === 0) {
-      const id = `${name}/${NO_HOST}`;
-      const empty = encodeAny({ '@type': TYPE_VIRTUAL_HOST, name: id, domains: ['*'] }, id);
-      virtualHosts.set(id, resource(id, empty));
-    }
+/**
+ * One kind of Envoy's route configurations, generation after generation: each host encoded once
+ * (route-files.ts), and its VirtualHost resource made once while the host stays the same, so a
+ * one-route change makes one resource anew, not 10,000.
+ */
+export class RouteResources {
+  private readonly encoder = new RouteFileEncoder();
+  /** By a host's encoding (the encoder's object, the same while the host is): its resources by name. */
+  private readonly virtualHostCache = new WeakMap<Uint8Array, Map<string, Resource>>();
+
+  /**
+   * The route configurations of one generation, for both kinds of stream. Every host is encoded
+   * (and checked) now; a way's resources are put together when first asked for.
+   */
+  encode(configurations: readonly Json[]): EncodedRoutes {
+    const heads = new Map<string, Resource>();
+    this.encoder.begin();
+    // What the ways are made of later: names and encodings, not the configurations' JSON.
+    const all = configurations.map((rc) => {
+      const name = rc['name'] as string;
+      // Made now, as an error must stop the generation here (they are small).
+      heads.set(name, this.head(name, rc));
+      return { name, parts: this.encoder.parts(rc) };
+    });
+    this.encoder.end();
+    const whole = () =>
+      new Map(
+        all.map(({ name, parts }) => {
+          const value = this.encoder.joined(parts);
+          return [name, resource(name, { type_url: TYPE_ROUTE_CONFIGURATION, value })];
+        }),
+      );
+    const virtualHosts = () => {
+      const made = new Map<string, Resource>();
+      for (const { name, parts } of all) {
+        for (const h of parts.hosts) {
+          const id = `${name}/${h.name}`;
+          made.set(id, this.virtualHost(id, h.bytes));
+        }
+        if (parts.hosts.length === 0) made.set(`${name}/${NO_HOST}`, noHost(`${name}/${NO_HOST}`));
+      }
+      return made;
+    };
+    return { whole: once(whole), heads, virtualHosts: once(virtualHosts) };
   }
-  encoder.end();
-  return { whole, heads, virtualHosts };
+
+  /** A route configuration without its virtual hosts, naming ADS as their source. */
+  private head(name: string, rc: Json): Resource {
+    const { virtual_hosts: _hosts, ...rest } = rc;
+    return resource(
+      name,
+      encodeAny({ '@type': TYPE_ROUTE_CONFIGURATION, ...rest, vhds: VHDS }, `${name} (VHDS)`),
+    );
+  }
+
+  private virtualHost(id: string, bytes: Uint8Array): Resource {
+    let byName = this.virtualHostCache.get(bytes);
+    if (!byName) this.virtualHostCache.set(bytes, (byName = new Map()));
+    let made = byName.get(id);
+    if (!made) {
+      made = resource(id, { type_url: TYPE_VIRTUAL_HOST, value: renamed(bytes, id) });
+      byName.set(id, made);
+    }
+    return made;
+  }
 }
 
 /** The route configuration a VirtualHost resource belongs to (its name up to the last `/`). */

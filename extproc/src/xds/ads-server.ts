@@ -29,12 +29,11 @@ import {
 } from '../envoy/xds-resources.js';
 import type { Json } from '../json.js';
 import { type Resource, resource } from './ads-resource.js';
-import { type DiscoveryRequest, type Encoded, type Flight, Stream } from './ads-stream.js';
+import { type DiscoveryRequest, type Encoded, type Flight, LazyEncoded, Stream } from './ads-stream.js';
 import { type AdsTlsFiles, AdsTlsProvider, type AdsTlsSource, adsTlsFileSource } from './ads-tls.js';
 import { encodeAny } from './envoy-protos.js';
 import { adsServiceDefinition } from './ads-service.js';
-import { encodeRoutes, routeConfigurationOf } from './ads-routes.js';
-import { RouteFileEncoder } from './route-files.js';
+import { RouteResources, routeConfigurationOf } from './ads-routes.js';
 
 /** What follows the clusters, in order. */
 const AFTER_CLUSTERS = [TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET] as const;
@@ -113,7 +112,7 @@ export class AdsServer {
    * Per kind of Envoy, each route configuration's virtual hosts as last encoded: a change to one
    * route encodes its host alone (route-files.ts), not the 10,000 others on the event loop.
    */
-  private readonly routeEncoders = new Map<string, RouteFileEncoder>();
+  private readonly routeEncoders = new Map<string, RouteResources>();
   private server: grpc.Server | undefined;
   private tls: AdsTlsProvider | undefined;
   /** Where it listens, once started. */
@@ -233,18 +232,22 @@ export class AdsServer {
         }),
       );
     let encoder = this.routeEncoders.get(kind);
-    if (!encoder) this.routeEncoders.set(kind, (encoder = new RouteFileEncoder()));
-    const routes = encodeRoutes(encoder, generated.routeConfigurations);
+    if (!encoder) this.routeEncoders.set(kind, (encoder = new RouteResources()));
+    const routes = encoder.encode(generated.routeConfigurations);
     for (const w of generated.warnings) this.options.log(`warning: ${w}`);
-    return new Map([
-      [TYPE_CLUSTER, byName(TYPE_CLUSTER, generated.clusters)],
-      [TYPE_ENDPOINTS, byName(TYPE_ENDPOINTS, generated.endpoints ?? [], 'cluster_name')],
-      [TYPE_LISTENER, byName(TYPE_LISTENER, generated.listeners)],
-      [TYPE_ROUTE_CONFIGURATION, routes.whole],
-      [ROUTE_HEADS, routes.heads],
-      [TYPE_VIRTUAL_HOST, routes.virtualHosts],
-      [TYPE_SECRET, byName(TYPE_SECRET, generated.secrets)],
-    ]);
+    return new LazyEncoded(
+      [
+        [TYPE_CLUSTER, byName(TYPE_CLUSTER, generated.clusters)],
+        [TYPE_ENDPOINTS, byName(TYPE_ENDPOINTS, generated.endpoints ?? [], 'cluster_name')],
+        [TYPE_LISTENER, byName(TYPE_LISTENER, generated.listeners)],
+        [ROUTE_HEADS, routes.heads],
+        [TYPE_SECRET, byName(TYPE_SECRET, generated.secrets)],
+      ],
+      new Map([
+        [TYPE_ROUTE_CONFIGURATION, routes.whole],
+        [TYPE_VIRTUAL_HOST, routes.virtualHosts],
+      ]),
+    );
   }
 
   /** What a stream gets for one type: all of it, or the names it asked for. */

@@ -17,6 +17,26 @@ import type { Resource } from './ads-resource.js';
 /** One generation for one kind of Envoy, encoded once: type → resource name → resource. */
 export type Encoded = ReadonlyMap<string, ReadonlyMap<string, Resource>>;
 
+/** An Encoded whose types in `later` are made when first read (and kept). */
+export class LazyEncoded extends Map<string, ReadonlyMap<string, Resource>> {
+  constructor(
+    now: Iterable<readonly [string, ReadonlyMap<string, Resource>]>,
+    private readonly later: ReadonlyMap<string, () => ReadonlyMap<string, Resource>>,
+  ) {
+    super(now);
+  }
+
+  override get(type: string): ReadonlyMap<string, Resource> | undefined {
+    const made = super.get(type);
+    if (made) return made;
+    const make = this.later.get(type);
+    if (!make) return undefined;
+    const now = make();
+    this.set(type, now);
+    return now;
+  }
+}
+
 /** A request on either protocol: state of the world, or incremental (delta). */
 export interface DiscoveryRequest {
   readonly version_info?: string;
