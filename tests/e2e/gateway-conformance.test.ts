@@ -66,6 +66,8 @@ function outcome(c: ConformanceCase): string {
   if (isStatusCase(c)) return `${c.status.kind} ${c.status.name} should report the status upstream expects`;
   if (isGrpcCase(c)) {
     if (c.weighted) return `should spread ${c.weighted.count} calls as the weights say`;
+    if (c.failedWith !== undefined) return `should fail with ${c.failedWith}`;
+    if (c.failed) return 'should fail';
     return `should be answered OK${c.answered?.backend ? ` by ${c.answered.backend}` : ''}`;
   }
   if (c.redirect) return `should be redirected ${c.redirect.status} to ${c.redirect.location}`;

@@ -6,6 +6,7 @@ import { CLIENT_CERTIFICATE_TESTS } from './client-certificate-tables.js';
 import type { ConformanceTest } from './conformance-case.js';
 import { CORS_TESTS } from './cors-tables.js';
 import { GATEWAY_STATUS_TESTS } from './gateway-status-tables.js';
+import { GRPCROUTE_HOSTNAME_TESTS } from './grpcroute-hostname-tables.js';
 import { GRPCROUTE_TESTS } from './grpcroute-tables.js';
 import { HOSTNAME_TESTS } from './hostname-tables.js';
 import { LISTENER_ISOLATION_TESTS } from './listener-isolation-tables.js';
@@ -26,6 +27,7 @@ export const CONFORMANCE_TESTS: readonly ConformanceTest[] = [
   ...GATEWAY_STATUS_TESTS,
   ...BACKEND_REDIRECT_REWRITE_TESTS,
   ...GRPCROUTE_TESTS,
+  ...GRPCROUTE_HOSTNAME_TESTS,
   ...BACKEND_TLS_TESTS,
   ...CLIENT_CERTIFICATE_TESTS,
 ];

@@ -1,7 +1,7 @@
 // A gRPC row of a ported table (upstream's GRPCRoute tests): a call of the test Echo service
 // through the gateway, with grpcurl (grpc-exchange.ts), and what must come of it — the
-// backend that answered, the metadata it received and the response headers the client got,
-// or, over many calls, how they spread over the backends.
+// backend that answered, the metadata it received and the response headers the client got;
+// over many calls, how they spread over the backends; or the status a failed call ends with.
 import { expect } from 'vitest';
 import { type GrpcAnswer, grpcExchange } from './grpc-exchange.js';
 
@@ -38,6 +38,8 @@ export interface GrpcCase {
   readonly weighted?: GrpcWeightsExpectation;
   /** The call must fail (any status but OK): the gateway could not reach the backend. */
   readonly failed?: true;
+  /** The call must fail with this status, as grpcurl names it (e.g. `Unimplemented`: no route). */
+  readonly failedWith?: string;
 }
 
 /** Calls made at once by a weighted case (upstream sends 10 at a time too). */
@@ -103,5 +105,9 @@ export async function checkGrpc(address: string, c: GrpcCase): Promise<void> {
   if (c.failed) {
     const answer = await grpcExchange({ address, ...c.grpc });
     expect(answer.code, answer.output).not.toBe('OK');
+  }
+  if (c.failedWith !== undefined) {
+    const answer = await grpcExchange({ address, ...c.grpc });
+    expect(answer.code, answer.output).toBe(c.failedWith);
   }
 }
