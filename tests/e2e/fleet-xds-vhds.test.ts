@@ -84,6 +84,7 @@ describe('virtual hosts apart (VHDS) on delta ADS streams', () => {
   let xdsPort: number;
   let gatewayPort: number;
   let httpsPort: number;
+  let emptyPort: number;
   let ca = '';
   const envoys: EnvoyProcess[] = [];
   let routes = new Map<number, string>();
@@ -135,7 +136,14 @@ describe('virtual hosts apart (VHDS) on delta ADS streams', () => {
       commonName: 'a.vhds.example',
       dnsNames: ['a.vhds.example', 'b.vhds.example'],
     });
-    config.write('gateway.yaml', gatewayYaml(gatewayPort), tlsGatewayYaml(httpsPort));
+    emptyPort = await freePort();
+    config.write(
+      'gateway.yaml',
+      gatewayYaml(gatewayPort),
+      tlsGatewayYaml(httpsPort),
+      // A port no route attaches to: its route configuration has no virtual host.
+      gatewayYaml(emptyPort).replace('name: gw', 'name: empty-gw'),
+    );
     config.write('cert.yaml', tlsSecretYaml('vhds-cert', 'default', pair, 'made by the test'));
     config.write('tls-routes.yaml', tlsRoute('a', '/a'), tlsRoute('b', '/b'));
     config.write('services.yaml', serviceYaml('app', [backend]));
@@ -168,6 +176,16 @@ describe('virtual hosts apart (VHDS) on delta ADS streams', () => {
     expect(acked('whole-0')[ROUTE_CONFIGURATION]).toBeDefined();
     // A host no route has still finds no route on either.
     for (const a of [DELTA, SOTW]) expect(await status(a, ROUTES + 5, '/r/0/a')).toBe(404);
+  });
+
+  it('answers 404 on a port no route attached to, on both Envoys', async () => {
+    for (const a of [DELTA, SOTW]) {
+      await until(
+        async () => (await getOnce(`http://${a}:${emptyPort}/r/0/a`, { host: 'h-0.example' })).status === 404,
+        15_000,
+        `${a}:${emptyPort} → 404`,
+      );
+    }
   });
 
   it('sends an edited route as its one virtual host, and the whole table over state of the world', async () => {

@@ -40,10 +40,11 @@ function once<T>(make: () => T): () => T {
 const VIRTUAL_HOST_NAME_TAG = (1 << 3) | 2;
 
 /**
- * A route configuration with no virtual host (a port no route attached to) gets this one:
- * Envoy waits for a first VHDS update of each route configuration, and none would come. Any
- * host, no route: a request gets the 404 it gets with no virtual host. The name has no hostname's
- * shape, so no real host is ever named so.
+ * A route configuration with no virtual host (a port no route attached to) gets this one: Envoy
+ * 1.40 serves one without it, but Envoy's current source starts the VHDS subscription within the
+ * route configuration update's initialization, which a host-less one, never reached by a VHDS
+ * update, could hold back. Any host, no route: a request gets the 404 it gets with no virtual host.
+ * The name has no hostname's shape, so no real host is ever named so.
  */
 const NO_HOST = '(none)';
 
