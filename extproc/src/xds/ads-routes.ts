@@ -17,9 +17,10 @@ import { encodeAny } from './envoy-protos.js';
 import { RouteFileEncoder } from './route-files.js';
 
 /**
- * One generation's route configurations for one kind of Envoy, both ways; the whole ones and the
- * virtual hosts are put together when a stream first asks for them (a fleet of delta Envoys never needs the whole ones, 5 MB at 10,000
- * routes per generation).
+ * One generation's route configurations for one kind of Envoy, both ways. The whole ones and the
+ * virtual hosts are functions, called when a stream first asks for them (ads-stream.ts
+ * LazyEncoded): a fleet of delta Envoys never needs the whole ones, 5 MB per generation at
+ * 10,000 routes.
  */
 export interface EncodedRoutes {
   /** Name → the whole RouteConfiguration (state of the world). */
@@ -28,12 +29,6 @@ export interface EncodedRoutes {
   readonly heads: ReadonlyMap<string, Resource>;
   /** `<route configuration>/<hostname>` → the VirtualHost (delta). */
   readonly virtualHosts: () => ReadonlyMap<string, Resource>;
-}
-
-/** `make()` once, when first asked. */
-function once<T>(make: () => T): () => T {
-  let made: { value: T } | undefined;
-  return () => (made ??= { value: make() }).value;
 }
 
 // VirtualHost.name is field 1, length-delimited.
@@ -102,7 +97,7 @@ export class RouteResources {
       }
       return made;
     };
-    return { whole: once(whole), heads, virtualHosts: once(virtualHosts) };
+    return { whole, heads, virtualHosts };
   }
 
   /** A route configuration without its virtual hosts, naming ADS as their source. */
