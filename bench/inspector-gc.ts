@@ -9,7 +9,7 @@ export function inspectorUrl(output: string): string | undefined {
   return /Debugger listening on (ws:\/\/\S+)/.exec(output)?.[1];
 }
 
-/** The main thread's memory after the GC (process.memoryUsage()), in bytes. */
+/** The main thread's memory (process.memoryUsage()), in bytes. */
 export interface LiveMemory {
   readonly heapUsed: number;
   readonly external: number;
@@ -43,10 +43,17 @@ function session(url: string, commands: readonly { method: string; params?: obje
   });
 }
 
-/** A full GC of the process at `url` (HeapProfiler.collectGarbage), then its memoryUsage(). */
-export async function collectGarbage(url: string): Promise<LiveMemory> {
-  const [, evaluated] = await session(url, [
-    { method: 'HeapProfiler.collectGarbage' },
+/** A full GC of the process at `url` (HeapProfiler.collectGarbage). */
+export async function collectGarbage(url: string): Promise<void> {
+  await session(url, [{ method: 'HeapProfiler.collectGarbage' }]);
+}
+
+/**
+ * The main thread's memoryUsage(). Read it a moment after a GC, not at once: V8 frees the
+ * backing stores of dead Buffers in a task after the GC, and `external` counts them until then.
+ */
+export async function memoryUsage(url: string): Promise<LiveMemory> {
+  const [evaluated] = await session(url, [
     {
       method: 'Runtime.evaluate',
       params: { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true },

@@ -18,7 +18,7 @@ export interface SentPerChange {
 export interface MemoryPoint {
   /** RSS after a full GC of the main thread (and 2 s for pages to be handed back). */
   readonly rss: number;
-  /** The main thread's V8 heap in use plus memory outside it (Buffers) after that GC. */
+  /** The main thread's V8 heap in use plus memory outside it (Buffers), read with the RSS. */
   readonly live: number;
   /** The two parts of `live`. */
   readonly heap: number;

@@ -24,7 +24,7 @@ import {
 import type { ChangeKind, ChangeTimes, FleetRow, MemoryPoint, SentPerChange } from './scale-fleet-row.js';
 import { generations, sentBetween, xdsDelivered } from './scale-fleet-xds.js';
 import { statusWritten } from './scale-changes.js';
-import { collectGarbage, inspectorUrl } from './inspector-gc.js';
+import { collectGarbage, inspectorUrl, memoryUsage } from './inspector-gc.js';
 import { envoyPid, memoryMiB, resetPeak, sleep, until } from './scale-process.js';
 
 export interface FleetOptions {
@@ -35,7 +35,7 @@ export interface FleetOptions {
 
 const KINDS: readonly ChangeKind[] = ['add', 'edit', 'delete'];
 
-/** After a full GC, before RSS is read: V8 and the allocator hand freed pages back. */
+/** After a full GC, before memory is read: V8 frees dead Buffers' memory in a task after it, and hands pages back. */
 const GC_SETTLE_MS = 2000;
 const MIB = 1024 * 1024;
 
@@ -176,9 +176,10 @@ async function restingMiB(fleet: Fleet): Promise<MemoryPoint> {
   const peak = memoryMiB(pid, 'VmHWM');
   const url = inspectorUrl(fleet.cli.output());
   if (url === undefined) throw new Error('serve printed no inspector URL');
-  const live = await collectGarbage(url);
-  // Then a moment for V8 and the allocator to hand freed pages back.
+  await collectGarbage(url);
+  // Then a moment for V8 to free dead Buffers and hand pages back.
   await sleep(GC_SETTLE_MS);
+  const live = await memoryUsage(url);
   const [heap, external] = [live.heapUsed / MIB, live.external / MIB];
   return { rss: memoryMiB(pid, 'VmRSS'), live: heap + external, heap, external, peak };
 }
