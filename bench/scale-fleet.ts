@@ -110,6 +110,8 @@ async function oneChange(
   check: { i: number; path: string; want: number } | undefined,
 ): Promise<Measured> {
   const envoys = fleet.real.length + fleet.light.length;
+  const gone = fleet.light.find((c) => c.ended !== undefined);
+  if (gone) throw new Error(`a lightweight client's stream ended: ${gone.ended ?? ''}`);
   const before = await xdsDelivered(fleet.adminPort, envoys, fleet.limitMs);
   make();
   const seconds = check ? await untilOnEveryEnvoy(fleet, check.i, check.path, check.want) : Number.NaN;
