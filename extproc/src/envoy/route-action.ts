@@ -14,7 +14,7 @@ import { sessionRouteFilters } from './http-filters.js';
 import { type ListenerContext, redirectRoutes, rewriteFields } from './path-filters.js';
 import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
 import { routeMatch, withMatchHeaders } from './route-match.js';
-import type { Json } from '../json.js';
+import { type Json, sharedShape } from '../json.js';
 
 /**
  * Envoy's own jittered backoff, as short as Envoy allows (values under 1 ms are rounded up
@@ -88,7 +88,7 @@ function retryPolicy(
   session: boolean,
 ): Json | undefined {
   if (retry.retryOn.length === 0 && perTryTimeoutMs === undefined) return undefined;
-  return {
+  return sharedShape({
     ...(retry.retryOn.length > 0 ? { retry_on: retry.retryOn.join(',') } : {}),
     // Envoy's default is 1: say 0 where the rule asks for none.
     num_retries: retry.numRetries,
@@ -97,7 +97,7 @@ function retryPolicy(
     // A session's retry (its pinned backend failed) goes to a backend not yet tried.
     ...(session ? RETRY_OTHER_HOSTS : {}),
     retry_back_off: { ...RETRY_BACK_OFF },
-  };
+  });
 }
 
 /**
@@ -130,6 +130,36 @@ export function envoyRoutes(entry: IrEntry, options: RouteOptions = {}): Json[] 
   return entry.rule.cors ? corsRoutes(entry.rule.cors, entry.match, routes) : routes;
 }
 
+/** Where a forwarding rule sends: its one cluster, or the weighted split of its backends. */
+function routeTarget(action: IrForward): Json {
+  const usable = action.targets.filter((t) => t.weight > 0);
+  // A backendRef's own headers live on its entry of weighted_clusters (its own cluster).
+  const perBackend = usable.some((t) => t.requestHeaders || t.responseHeaders);
+  return (action.targets.length === 1 && !perBackend) || usable.length === 0
+    ? { cluster: action.targets[0]?.cluster }
+    : {
+        weighted_clusters: {
+          clusters: usable.map((t) => ({ name: t.cluster, weight: t.weight, ...backendModifiers(t) })),
+        },
+      };
+}
+
+/** The `route` of one Envoy route of a forwarding rule, with the retries of its methods. */
+function forwardAction(entry: IrEntry, action: IrForward, target: Json, retry: RouterRetry): Json {
+  const { rule, match } = entry;
+  return sharedShape({
+    ...target,
+    // The router rewrites once, before the first attempt: every retry sends the same request.
+    ...(action.rewrite ? rewriteFields(action.rewrite, match) : {}),
+    ...(action.mirrors.length > 0 ? { request_mirror_policies: mirrorPolicies(action.mirrors) } : {}),
+    ...(action.unresolved ? { cluster_not_found_response_code: 'INTERNAL_SERVER_ERROR' } : {}),
+    ...(action.timeoutMs !== undefined ? { timeout: durationMs(action.timeoutMs) } : {}),
+    ...optional('retry_policy', retryPolicy(retry, rule.plan.perTryTimeoutMs, rule.session)),
+    ...(action.websocket ? { upgrade_configs: [{ upgrade_type: 'websocket' }] } : {}),
+    ...(action.grpc ? { max_stream_duration: { grpc_timeout_header_max: '0s' } } : {}),
+  });
+}
+
 function entryRoutes(entry: IrEntry, options: RouteOptions): Json[] {
   const { rule, match } = entry;
   const base: Json = { name: match.id, match: routeMatch(match) };
@@ -148,29 +178,8 @@ function entryRoutes(entry: IrEntry, options: RouteOptions): Json[] {
   if (action.type === 'direct-response') {
     return [{ ...base, direct_response: { status: action.status }, ...modifiers(rule, options) }];
   }
-  const usable = action.targets.filter((t) => t.weight > 0);
-  // A backendRef's own headers live on its entry of weighted_clusters (its own cluster).
-  const perBackend = usable.some((t) => t.requestHeaders || t.responseHeaders);
-  const target =
-    (action.targets.length === 1 && !perBackend) || usable.length === 0
-      ? { cluster: action.targets[0]?.cluster }
-      : {
-          weighted_clusters: {
-            clusters: usable.map((t) => ({ name: t.cluster, weight: t.weight, ...backendModifiers(t) })),
-          },
-        };
-  const { plan } = rule;
-  const route = (retry: RouterRetry): Json => ({
-    ...target,
-    // The router rewrites once, before the first attempt: every retry sends the same request.
-    ...(action.rewrite ? rewriteFields(action.rewrite, match) : {}),
-    ...(action.mirrors.length > 0 ? { request_mirror_policies: mirrorPolicies(action.mirrors) } : {}),
-    ...(action.unresolved ? { cluster_not_found_response_code: 'INTERNAL_SERVER_ERROR' } : {}),
-    ...(action.timeoutMs !== undefined ? { timeout: durationMs(action.timeoutMs) } : {}),
-    ...optional('retry_policy', retryPolicy(retry, plan.perTryTimeoutMs, rule.session)),
-    ...(action.websocket ? { upgrade_configs: [{ upgrade_type: 'websocket' }] } : {}),
-    ...(action.grpc ? { max_stream_duration: { grpc_timeout_header_max: '0s' } } : {}),
-  });
+  const target = routeTarget(action);
+  const route = (retry: RouterRetry): Json => forwardAction(entry, action, target, retry);
   // Only a session rule runs the filter and stateful_session, and only the filter reads the
   // policy token: its downstream half on a session route, its upstream half on a retry.
   const filters: Json = {
@@ -179,14 +188,16 @@ function entryRoutes(entry: IrEntry, options: RouteOptions): Json[] {
       : {}),
     ...(rule.session ? { typed_per_filter_config: sessionRouteFilters() } : {}),
   };
-  return entry.routes.map((r: IrRoute) => ({
-    ...base,
-    name: r.name,
-    ...(r.idempotentOnly
-      ? { match: withMatchHeaders(base['match'] as Json, [IDEMPOTENT_METHOD_MATCH]) }
-      : {}),
-    route: route(r.retry),
-    ...filters,
-    ...modifiers(rule, options),
-  }));
+  return entry.routes.map((r: IrRoute) =>
+    sharedShape({
+      ...base,
+      name: r.name,
+      ...(r.idempotentOnly
+        ? { match: withMatchHeaders(base['match'] as Json, [IDEMPOTENT_METHOD_MATCH]) }
+        : {}),
+      route: route(r.retry),
+      ...filters,
+      ...modifiers(rule, options),
+    }),
+  );
 }

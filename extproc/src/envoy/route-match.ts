@@ -3,7 +3,7 @@
 // as `path_separated_prefix` does ("/foo" matches "/foo" and "/foo/bar", not "/foobar").
 import type { StringMatch, TableMatch } from '../policy/policy-table.js';
 import { prefixKey } from '../ir/precedence.js';
-import type { Json } from '../json.js';
+import { type Json, sharedShape } from '../json.js';
 
 function stringMatcher(type: StringMatch['type'], value: string): Json {
   return type === 'Exact' ? { exact: value } : { safe_regex: { regex: value } };
@@ -47,5 +47,5 @@ export function routeMatch(match: TableMatch): Json {
  */
 export function withMatchHeaders(match: Json, extra: readonly Json[], at: 'first' | 'last' = 'first'): Json {
   const headers = (match['headers'] as Json[] | undefined) ?? [];
-  return { ...match, headers: at === 'first' ? [...extra, ...headers] : [...headers, ...extra] };
+  return sharedShape({ ...match, headers: at === 'first' ? [...extra, ...headers] : [...headers, ...extra] });
 }

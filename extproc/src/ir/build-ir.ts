@@ -46,7 +46,9 @@ function decide(routes: readonly TableRoute[], memo: IrMemo): Decided {
         const own =
           rule.invalid || rule.redirect ? undefined : ruleClusters(route.kind, rule, plan.backoffMs > 0);
         const shared = own ? shareRuleClusters(own, memo.names, clusters) : undefined;
-        kept = { ...(own ? { clusters: own } : {}), ir: ruleAction(rule, plan, own, shared) };
+        const ir = ruleAction(rule, plan, own, shared);
+        // Plain literals: a literal that starts with a spread gets a map of its own (json.ts sharedShape).
+        kept = own ? { clusters: own, ir } : { ir };
         memo.rules.set(rule, kept);
       }
       rules.set(rule, kept.ir);

@@ -31,6 +31,7 @@ import { type PolicyResult, type SessionSource, evaluatePolicies, policyAncestor
 import { sortedOlderFirst } from './precedence.js';
 import { rulePolicy } from './rule-policy.js';
 import type { TranslateMemo } from './translate-memo.js';
+import { sharedShape } from '../json.js';
 import {
   CONTROLLER_NAME,
   type Condition,
@@ -686,7 +687,7 @@ function objectStatus(
   return {
     apiVersion: o.apiVersion,
     kind: o.kind,
-    metadata: { ...(o.namespace !== '' ? { namespace: o.namespace } : {}), name: o.name },
+    metadata: sharedShape({ ...(o.namespace !== '' ? { namespace: o.namespace } : {}), name: o.name }),
     ...(hasSource(o.origin.source)
       ? { source: { file: o.origin.source.file, line: o.origin.source.line } }
       : {}),

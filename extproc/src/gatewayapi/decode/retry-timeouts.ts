@@ -1,6 +1,7 @@
 // rules[].retry (GEP-1731 on HTTPRoute, GEP-3440 on GRPCRoute) and rules[].timeouts (GEP-1742).
 import type { FieldPath } from '../diagnostic.js';
-import type { Fields, Rec } from '../fields.js';
+import { sharedShape } from '../../json.js';
+import { type Fields, type Rec, exact } from '../fields.js';
 import { GRPC_RETRY_REASONS, type GrpcRetryReason } from '../../policy/policy.js';
 import type { RetrySpec, TimeoutsSpec } from '../model.js';
 import { durationField } from './duration-field.js';
@@ -40,12 +41,13 @@ export function decodeRetry(rule: Rec, path: FieldPath, f: Fields, grpc: boolean
   }
   const attempts = f.int(retry, 'attempts', at, { min: 1, max: 2_147_483_647 });
   const backoffMs = durationField(retry, 'backoff', at, f);
-  return {
+  return sharedShape({
     ...(attempts !== undefined ? { attempts } : {}),
-    codes,
+    // Exactly as long as they are: a list grown by push keeps room for 17.
+    codes: exact(codes),
     ...(backoffMs !== undefined ? { backoffMs } : {}),
-    reasons,
-  };
+    reasons: exact(reasons),
+  });
 }
 
 export function decodeTimeouts(rule: Rec, path: FieldPath, f: Fields): TimeoutsSpec | undefined {

@@ -1,4 +1,5 @@
 // HTTPRoute (v1, v1beta1) and GRPCRoute (v1).
+import { sharedShape } from '../../json.js';
 import { Fields, type Rec, exact } from '../fields.js';
 import type { Route, RouteRule } from '../model.js';
 import type { SourceObject } from '../parse.js';
@@ -75,5 +76,5 @@ export function decodeRoute(src: SourceObject, kind: 'HTTPRoute' | 'GRPCRoute'):
       'While 16 rules and 64 matches per rule are allowed, the total number of matches across all rules in a route must be less than 128',
     );
   }
-  return { ...meta, kind, parentRefs, hostnames, rules: exact(rules), errors: f.errors };
+  return sharedShape({ ...meta, kind, parentRefs, hostnames, rules: exact(rules), errors: f.errors });
 }
