@@ -5,12 +5,13 @@
 // and a host gone is removed by name. A route configuration without hosts gets one that matches
 // any host with no route. A delta client of an older Envoy, and a state-of-the-world one, get
 // route configurations whole.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TYPE_ROUTE_CONFIGURATION } from '../../extproc/src/envoy/envoy-names.js';
 import type { GatewayResources } from '../../extproc/src/envoy/gateway-config.js';
 import { TYPE_VIRTUAL_HOST } from '../../extproc/src/envoy/xds-resources.js';
 import { AdsServer } from '../../extproc/src/xds/ads-server.js';
 import { decodeAny } from '../../extproc/src/xds/envoy-protos.js';
+import { RouteFileEncoder } from '../../extproc/src/xds/route-files.js';
 import { AdsClient, type DeltaResponse } from '../support/ads-delta-client.js';
 import { waitUntil } from '../support/wait-until.js';
 
@@ -49,6 +50,7 @@ describe('virtual hosts apart (VHDS) on delta streams', () => {
   afterEach(async () => {
     for (const c of clients.splice(0)) c.close();
     await server?.stop();
+    vi.restoreAllMocks();
   });
 
   const start = async (gen: { current: GatewayResources }) => {
@@ -65,6 +67,8 @@ describe('virtual hosts apart (VHDS) on delta streams', () => {
 
   it('sends hosts apart once the route configurations are answered, then one host per change', async () => {
     const gen = { current: generation({ 'port/80': ['a.example', 'b.example'], 'port/81': [] }) };
+    // The whole route configurations (state of the world's) are never put together for it.
+    const whole = vi.spyOn(RouteFileEncoder.prototype, 'joined');
     const envoy = (await start(gen))('DeltaAggregatedResources');
     envoy.call.write({
       node: envoyNode('e', 40),
@@ -101,6 +105,7 @@ describe('virtual hosts apart (VHDS) on delta streams', () => {
     expect(names(change)).toEqual(['port/80/b.example.org', 'port/81/c.example']);
     expect((change.removed_resources ?? []).sort()).toEqual(['port/80/b.example', 'port/81/(none)']);
     expect(envoy.received.slice(seen).map((r) => r.type_url)).toEqual([TYPE_VIRTUAL_HOST]);
+    expect(whole).not.toHaveBeenCalled();
   });
 
   it('sends route configurations whole to an older Envoy and over state of the world', async () => {

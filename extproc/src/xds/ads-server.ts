@@ -252,7 +252,10 @@ export class AdsServer {
 
   /** What a stream gets for one type: all of it, or the names it asked for. */
   private selection(s: Stream, type: string, encoded: Encoded): Resource[] {
-    const all = encoded.get(type) ?? new Map<string, Resource>();
+    // A VHDS stream's route configurations are the heads: the whole ones (made when first read,
+    // LazyEncoded) are not made for it.
+    const vhdsRoutes = type === TYPE_ROUTE_CONFIGURATION && s.vhds;
+    const all = encoded.get(vhdsRoutes ? ROUTE_HEADS : type) ?? new Map<string, Resource>();
     if (type === TYPE_CLUSTER) return [...new Map([...s.routeClusters, ...all]).values()];
     if (type === TYPE_VIRTUAL_HOST) {
       // The hosts of the route configurations it asked for (a VHDS stream's only).
@@ -262,9 +265,8 @@ export class AdsServer {
     if (!NAMED_TYPES.has(type)) return [...all.values()];
     // The endpoints of a cluster kept for the routes the Envoy accepted are kept with it.
     const kept = type === TYPE_ENDPOINTS ? s.routeEndpoints : undefined;
-    const named = type === TYPE_ROUTE_CONFIGURATION && s.vhds ? (encoded.get(ROUTE_HEADS) ?? all) : all;
     return (s.names.get(type) ?? []).flatMap((n) => {
-      const r = named.get(n) ?? kept?.get(n);
+      const r = all.get(n) ?? kept?.get(n);
       return r ? [r] : [];
     });
   }
