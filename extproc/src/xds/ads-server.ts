@@ -405,8 +405,10 @@ export class AdsServer {
     // delta stream the request may still change what it asks for).
     if (req.response_nonce && !answers && s.protocol === 'sotw') return;
     if (answers && last) this.onAnswer(s, type, last.version, req);
-    // Its route configurations taken: now their virtual hosts.
-    if (answers && type === TYPE_ROUTE_CONFIGURATION) this.sendVirtualHosts(s, this.generationFor(s));
+    // Its route configurations taken (not refused: Envoy drops hosts of one it does not hold,
+    // while the stream's state would count them held): now their virtual hosts.
+    if (answers && !req.error_detail && type === TYPE_ROUTE_CONFIGURATION)
+      this.sendVirtualHosts(s, this.generationFor(s));
     const names = namesAsked(s, type, req);
     const before = s.names.get(type);
     s.names.set(type, names);
