@@ -6,7 +6,8 @@
 // control plane restarted while a route was deleted removes that host from the reconnecting
 // Envoy by name. On an HTTPS port of two listeners (a route configuration per SNI name) the
 // same holds, and a request whose Host belongs to the other listener is still answered 421, one
-// for a route of the other listener 404.
+// for a route of the other listener 404. A Gateway removed, once the delta Envoy has let its
+// route configuration go, and added back unchanged is served again (200) on both.
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
@@ -63,6 +64,33 @@ ${listener('b')}
 `;
 }
 
+/** A Gateway of its own port, with one route. */
+function soloGatewayYaml(port: number): string {
+  return `${gatewayYaml(port).replace('name: gw', 'name: solo-gw')}---
+${soloRouteYaml}`;
+}
+
+const soloRouteYaml = `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: solo }
+spec:
+  parentRefs: [{ name: solo-gw }]
+  hostnames: [solo.example]
+  rules:
+    - matches: [{ path: { type: PathPrefix, value: /solo } }]
+      backendRefs: [{ name: app, port: 80 }]
+`;
+
+/** The route configuration names an Envoy holds. */
+async function routeConfigurationNames(envoy: EnvoyProcess): Promise<string[]> {
+  const dump = (await (
+    await fetch(`${envoy.adminUrl}/config_dump?resource=dynamic_route_configs`)
+  ).json()) as {
+    configs?: { route_config?: { name?: string } }[];
+  };
+  return (dump.configs ?? []).map((c) => c.route_config?.name ?? '').sort();
+}
+
 /** A route on one HTTPS listener only. */
 function tlsRoute(listener: string, path: string): string {
   return `apiVersion: gateway.networking.k8s.io/v1
@@ -85,6 +113,7 @@ describe('virtual hosts apart (VHDS) on delta ADS streams', () => {
   let gatewayPort: number;
   let httpsPort: number;
   let emptyPort: number;
+  let soloPort: number;
   let ca = '';
   const envoys: EnvoyProcess[] = [];
   let routes = new Map<number, string>();
@@ -137,6 +166,7 @@ describe('virtual hosts apart (VHDS) on delta ADS streams', () => {
       dnsNames: ['a.vhds.example', 'b.vhds.example'],
     });
     emptyPort = await freePort();
+    soloPort = await freePort();
     config.write(
       'gateway.yaml',
       gatewayYaml(gatewayPort),
@@ -145,12 +175,14 @@ describe('virtual hosts apart (VHDS) on delta ADS streams', () => {
       gatewayYaml(emptyPort).replace('name: gw', 'name: empty-gw'),
     );
     config.write('cert.yaml', tlsSecretYaml('vhds-cert', 'default', pair, 'made by the test'));
+    config.write('solo.yaml', soloGatewayYaml(soloPort));
     config.write('tls-routes.yaml', tlsRoute('a', '/a'), tlsRoute('b', '/b'));
     config.write('services.yaml', serviceYaml('app', [backend]));
     routes = new Map(Array.from({ length: ROUTES }, (_, i) => [i, route(i)]));
     writeRoutes();
     serve = await startServe();
-    const fleet = { xdsPort } as const;
+    // A listener removed is drained for 1 s (not 600): then Envoy lets its route configuration go.
+    const fleet = { xdsPort, envoyArgs: ['--drain-time-s', '1'] } as const;
     envoys.push(
       ...(await startFleetEnvoys({ ...fleet, addresses: [DELTA], nodePrefix: 'vhds', protocol: 'delta' })),
       ...(await startFleetEnvoys({ ...fleet, addresses: [SOTW], nodePrefix: 'whole', protocol: 'sotw' })),
@@ -247,6 +279,37 @@ describe('virtual hosts apart (VHDS) on delta ADS streams', () => {
     await expectOnBoth('a', 'a', '/a', 404);
     await expectOnBoth('b', 'a', '/a2', 421);
     await expectOnBoth('b', 'b', '/b', 200);
+  });
+
+  it('serves a port again whose listener was removed, let go by the Envoy, and added back unchanged', async () => {
+    const solo = (address: string) =>
+      getOnce(`http://${address}:${soloPort}/solo/a`, { host: 'solo.example' }).then(
+        (r) => r.status,
+        () => 0,
+      );
+    const soloOnBoth = (expected: number) =>
+      Promise.all(
+        [DELTA, SOTW].map((a) =>
+          until(async () => (await solo(a)) === expected, 15_000, `${a} solo → ${expected || 'refused'}`),
+        ),
+      );
+    await soloOnBoth(200);
+    const held = await routeConfigurationNames(envoys[0] as EnvoyProcess);
+    // The Gateway gone, its listener goes (0: the connection is refused); drained (1 s), the
+    // delta Envoy lets its route configuration, and with it the virtual hosts, go.
+    config.write('solo.yaml', soloRouteYaml);
+    await soloOnBoth(0);
+    await until(
+      async () => {
+        const now = await routeConfigurationNames(envoys[0] as EnvoyProcess);
+        return held.some((n) => !now.includes(n));
+      },
+      15_000,
+      'the delta Envoy lets the route configuration of the removed listener go',
+    );
+    config.write('solo.yaml', soloGatewayYaml(soloPort));
+    await soloOnBoth(200);
+    await xdsSettled(adminUrl, 2);
   });
 
   it('removes from a reconnecting Envoy the host deleted while the control plane was away', async () => {

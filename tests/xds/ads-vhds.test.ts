@@ -3,8 +3,8 @@
 // host is a VirtualHost named `<route configuration>/<hostname>` (its `name` too), sent once the
 // client has answered for the route configurations; a one-host change sends that host alone
 // and a host gone is removed by name. A route configuration without hosts gets one that matches
-// any host with no route. A delta client of an older Envoy, and a state-of-the-world one, get
-// route configurations whole.
+// any host with no route. A route configuration let go and asked for again gets its hosts again.
+// A delta client of an older Envoy, and a state-of-the-world one, get route configurations whole.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TYPE_ROUTE_CONFIGURATION } from '../../extproc/src/envoy/envoy-names.js';
 import type { GatewayResources } from '../../extproc/src/envoy/gateway-config.js';
@@ -106,6 +106,34 @@ describe('virtual hosts apart (VHDS) on delta streams', () => {
     expect((change.removed_resources ?? []).sort()).toEqual(['port/80/b.example', 'port/81/(none)']);
     expect(envoy.received.slice(seen).map((r) => r.type_url)).toEqual([TYPE_VIRTUAL_HOST]);
     expect(whole).not.toHaveBeenCalled();
+  });
+
+  it('sends the hosts again of a route configuration asked for again, with no change between', async () => {
+    const gen = { current: generation({ 'port/80': ['a.example'], 'port/81': ['c.example'] }) };
+    const envoy = (await start(gen))('DeltaAggregatedResources');
+    envoy.call.write({
+      node: envoyNode('e', 40),
+      type_url: RC,
+      resource_names_subscribe: ['port/80', 'port/81'],
+    });
+    envoy.call.write({ type_url: TYPE_VIRTUAL_HOST });
+    const rds = await envoy.next(RC, 0);
+    envoy.call.write({ type_url: RC, response_nonce: rds.nonce });
+    const vhds = await envoy.next(TYPE_VIRTUAL_HOST, 0);
+    expect(names(vhds)).toEqual(['port/80/a.example', 'port/81/c.example']);
+    envoy.call.write({ type_url: TYPE_VIRTUAL_HOST, response_nonce: vhds.nonce });
+    await waitUntil('delivered', () => server?.status().envoys[0]?.acked[TYPE_VIRTUAL_HOST] === '1');
+
+    // Its listener gone, Envoy lets port/80 go (its hosts with it); then asks for it again.
+    envoy.call.write({ type_url: RC, resource_names_unsubscribe: ['port/80'] });
+    const seen = envoy.received.length;
+    envoy.call.write({ type_url: RC, resource_names_subscribe: ['port/80'] });
+    const again = await envoy.next(RC, seen);
+    expect(names(again)).toEqual(['port/80']);
+    envoy.call.write({ type_url: RC, response_nonce: again.nonce });
+    const hosts = await envoy.next(TYPE_VIRTUAL_HOST, seen);
+    expect(names(hosts)).toEqual(['port/80/a.example']);
+    expect(hosts.removed_resources ?? []).toEqual([]);
   });
 
   it('sends route configurations whole to an older Envoy and over state of the world', async () => {

@@ -48,11 +48,22 @@ export class DeltaState {
 
   /** Names the Envoy no longer asks for: forgotten, so asking again sends them again. */
   unsubscribed(type: string, names: readonly string[]): void {
-    const had = this.held.get(type);
-    if (!had || names.length === 0) return;
-    const kept = new Map(had);
-    for (const n of names) kept.delete(n);
-    this.held.set(type, kept);
+    if (names.length === 0) return;
+    const gone = new Set(names);
+    this.forget(type, (n) => gone.has(n));
+  }
+
+  /**
+   * Resources of `type` the Envoy let go without naming them (a virtual host goes with its route
+   * configuration): forgotten, also in what a refusal of the last push goes back to, so that
+   * they are sent again when asked for and never removed by name meanwhile.
+   */
+  forget(type: string, which: (name: string) => boolean): void {
+    const without = (had: ReadonlyMap<string, string>) => new Map([...had].filter(([n]) => !which(n)));
+    const held = this.held.get(type);
+    if (held) this.held.set(type, without(held));
+    const before = this.before.get(type);
+    if (before) this.before.set(type, without(before));
   }
 
   /** A new stream: what the Envoy still holds, by name; each is sent again or removed. */

@@ -500,6 +500,12 @@ function namesAsked(s: Stream, type: string, req: DiscoveryRequest): readonly st
   s.delta.initial(type, Object.keys(req.initial_resource_versions ?? {}));
   const unsubscribe = req.resource_names_unsubscribe ?? [];
   s.delta.unsubscribed(type, unsubscribe);
+  if (type === TYPE_ROUTE_CONFIGURATION && unsubscribe.length > 0) {
+    // Envoy drops a route configuration's virtual hosts with it (they are not asked for by
+    // name): asked for again, it gets them again.
+    const gone = new Set(unsubscribe);
+    s.delta.forget(TYPE_VIRTUAL_HOST, (n) => gone.has(routeConfigurationOf(n)));
+  }
   if (!NAMED_TYPES.has(type)) return [];
   const names = new Set([...(s.names.get(type) ?? []), ...(req.resource_names_subscribe ?? [])]);
   for (const n of unsubscribe) names.delete(n);

@@ -62,6 +62,8 @@ export async function startFleetEnvoys(options: {
   readonly tls?: { readonly cert: string; readonly key: string; readonly ca: string };
   /** `envoy-config --xds-protocol`. */
   readonly protocol?: 'sotw' | 'delta';
+  /** More arguments for each Envoy (`--drain-time-s 1`). */
+  readonly envoyArgs?: readonly string[];
 }): Promise<EnvoyProcess[]> {
   const envoys: EnvoyProcess[] = [];
   for (const [i, address] of options.addresses.entries()) {
@@ -93,7 +95,9 @@ export async function startFleetEnvoys(options: {
       ],
       { cwd: REPO_ROOT, encoding: 'utf8' },
     );
-    envoys.push(await startEnvoy({ config: bootstrap }));
+    envoys.push(
+      await startEnvoy({ config: bootstrap, ...(options.envoyArgs ? { args: options.envoyArgs } : {}) }),
+    );
   }
   return envoys;
 }
