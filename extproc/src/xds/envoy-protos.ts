@@ -196,6 +196,15 @@ function messageObject(type: protobuf.Type, v: unknown, at: string): unknown {
   return out;
 }
 
+/**
+ * An encoding as a Buffer over the same memory (protobufjs hands Node a Buffer already).
+ * Buffer.from would copy it: what the ADS server keeps (every virtual host's encoding) would sit
+ * in Node's 8 KB pools between the dead originals, and keep those pools alive.
+ */
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 /** The Any of one `@type`d JSON object: its type URL and the encoded message. */
 export function encodeAny(v: JsonObject, at = 'resource'): { type_url: string; value: Buffer } {
   const url = v['@type'];
@@ -214,7 +223,7 @@ export function encodeAny(v: JsonObject, at = 'resource'): { type_url: string; v
   const special = /^google\.protobuf\./.test(typeName) && 'value' in rest && Object.keys(rest).length === 1;
   const object = messageObject(type, special ? rest['value'] : rest, `${at}<${typeName}>`);
   const message = type.fromObject(object as JsonObject);
-  return { type_url: url, value: Buffer.from(type.encode(message).finish()) };
+  return { type_url: url, value: asBuffer(type.encode(message).finish()) };
 }
 
 /** Decodes an Any back to Envoy's JSON field names (for tests and the admin's view). */
