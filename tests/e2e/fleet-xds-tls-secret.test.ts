@@ -4,7 +4,9 @@
 // (a new tls.crt beside the old tls.key), then whole — fails no request, keeps the last good
 // set while half done and puts the new certificate in use for new connections once whole;
 // an Envoy with another CA's certificate is refused; the client CA from a Secret of its own is
-// followed too; a Secret missing or not readable stops serve, naming it and the RBAC it needs.
+// followed too; a Secret that can be read but not watched keeps the set read, is tried again and
+// followed once it can be (a rotation meanwhile is then put in use); a Secret missing or not
+// readable stops serve, naming it and the RBAC it needs.
 import { execFileSync, spawn } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -26,6 +28,7 @@ import { getOnce, startBoundedLoad } from './support/bounded-load.js';
 import { REPO_ROOT, steadfastBin } from '../support/paths.js';
 import { CliProcess } from './support/cli-process.js';
 import { startFleetEnvoys, until, xdsView } from './support/fleet.js';
+import { startRefusingProxy } from './support/refusing-proxy.js';
 import { TEST_SESSION_KEY, freePort } from './support/gateway-fixture.js';
 import { appServiceYaml, gatewayYaml, sessionKeySecretYaml, shopRouteYaml } from './support/kube-objects.js';
 
@@ -98,11 +101,11 @@ describe('the ADS port with mutual TLS from a Kubernetes Secret (serve --xds-tls
       socket.on('close', () => resolve(false));
     });
   /** The serial of the certificate the ADS port shows a new connection from an Envoy of the client CA. */
-  const servedSerial = (): Promise<string | undefined> =>
+  const servedSerial = (port = xdsPort): Promise<string | undefined> =>
     new Promise((resolve) => {
       const socket = connect({
         host: '127.0.0.1',
-        port: xdsPort,
+        port,
         ca: serverCa.certificate,
         ALPNProtocols: ['h2'],
         cert: envoyPair.certificate,
@@ -293,6 +296,76 @@ data: { ca.crt: ${Buffer.from(ca).toString('base64')} }
     } finally {
       second.kill('SIGTERM');
       await second.exit;
+    }
+  }, 120_000);
+
+  it('keeps the last set while the Secret can be read but not watched, and follows it once it can', async () => {
+    // In front of the API server, a proxy refuses (403) the list and watch of this Secret, as an
+    // authorizer would for an account that may only get it (RBAC cannot say so while the same
+    // account lists every Secret of the cluster, as the provider does); the rest passes through.
+    const server = /server: (\S+)/.exec(readFileSync(kube.steadfastConfig, 'utf8'))?.[1] as string;
+    const caFile = /certificate-authority: (\S+)/.exec(
+      readFileSync(kube.steadfastConfig, 'utf8'),
+    )?.[1] as string;
+    const proxy = await startRefusingProxy(
+      server,
+      readFileSync(caFile),
+      (method, path) =>
+        method === 'GET' &&
+        path.startsWith('/api/v1/namespaces/steadfast-system/secrets?') &&
+        decodeURIComponent(path).includes('metadata.name=xds-server'),
+    );
+    const viaProxy = file('proxied.kubeconfig');
+    writeFileSync(
+      viaProxy,
+      readFileSync(kube.steadfastConfig, 'utf8')
+        .replace(/server: \S+/, `server: ${proxy.url}`)
+        // Plain HTTP to the proxy on loopback: the kubeconfig loader asks for this to allow it.
+        .replace(/certificate-authority: \S+/, 'insecure-skip-tls-verify: true'),
+    );
+    const before = serverPair();
+    apply(xdsSecretYaml(before.certificate, before.privateKey, clientCa.certificate));
+    const port = await freePort();
+    const second = new CliProcess(serveArgs(viaProxy, SECRET, port));
+    let secondAdmin = '';
+    const watched = async () => {
+      const text = await (await fetch(`${secondAdmin}/metrics`)).text();
+      const line = text
+        .split('\n')
+        .find((l) =>
+          l.startsWith('steadfast_kubernetes_secret_watched{secret="steadfast-system/xds-server"'),
+        );
+      return line === undefined ? undefined : Number(line.split(' ')[1]);
+    };
+    try {
+      secondAdmin = (await second.waitFor(/ready; ext_proc on \S+; admin on ([^\s;]+)/, 90_000))[1] as string;
+      await second.waitFor(
+        /xds: TLS Secret steadfast-system\/xds-server \(--xds-tls-secret\): not watched, so its changes are not seen; what it held stays in use; trying again \(up to every 30 s\): cannot list Secret \(v1\): .*forbidden/,
+        15_000,
+      );
+      expect(await watched()).toBe(0);
+      // Rotated meanwhile: not seen, the set read at start stays in use.
+      const rotated = serverPair();
+      apply(xdsSecretYaml(rotated.certificate, rotated.privateKey, clientCa.certificate));
+      expect(await servedSerial(port)).toBe(new X509Certificate(before.certificate).serialNumber);
+      // Tried again (at 1, 2, 4… s): the log said it once.
+      await until(() => proxy.refusals >= 3, 15_000, 'three tries');
+      expect(second.output.match(/xds-server \(--xds-tls-secret\): not watched/g)).toHaveLength(1);
+      proxy.refusing = false;
+      await second.waitFor(
+        /xds: TLS Secret steadfast-system\/xds-server \(--xds-tls-secret\): watched now/,
+        20_000,
+      );
+      await second.waitFor(
+        /xds: TLS Secret steadfast-system\/xds-server reloaded; new connections get/,
+        15_000,
+      );
+      expect(await servedSerial(port)).toBe(new X509Certificate(rotated.certificate).serialNumber);
+      expect(await watched()).toBe(1);
+    } finally {
+      second.kill('SIGTERM');
+      await second.exit;
+      await proxy.close();
     }
   }, 120_000);
 

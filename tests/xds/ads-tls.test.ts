@@ -2,7 +2,8 @@
 // certificate from the client CA gets its stream; one without a certificate, with another
 // CA's or with an expired one is refused in the TLS handshake (the server never sees a
 // stream); the token still applies on top; the server's files are read again when they
-// change, a half-written rotation is not put in use, and an open stream outlives a rotation.
+// change, a half-written rotation or an expired certificate is not put in use, and an open
+// stream outlives a rotation.
 import * as grpc from '@grpc/grpc-js';
 import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -162,7 +163,7 @@ describe('mutual TLS on the ADS port', () => {
     await waitUntil('served with the token', () => withToken.received.length > 0);
   });
 
-  it('reads the files again when they change, keeps the last good set meanwhile, and keeps open streams', async () => {
+  it('reads the files again when they change, keeps the last good set meanwhile (half a rotation, an expired certificate), and keeps open streams', async () => {
     await start();
     const before = (await handshake(clientPair(clientCa))).serial;
     const open = adsClient(clientPair(clientCa));
@@ -180,6 +181,22 @@ describe('mutual TLS on the ADS port', () => {
     const after = (await handshake(clientPair(clientCa))).serial;
     expect(after).toBe(new X509Certificate(next.certificate).serialNumber);
     expect(after).not.toBe(before);
+
+    // A rotation to an expired certificate (with its own key) is not put in use.
+    const expired = issueDevCertificate(serverCa, {
+      commonName: 'control plane',
+      ipAddresses: ['127.0.0.1'],
+      notBefore: new Date(Date.now() - 3 * 86400_000),
+      days: 1,
+    });
+    writeFileSync(files.cert, expired.certificate);
+    writeFileSync(files.key, expired.privateKey);
+    await waitUntil(
+      'the expired one refused',
+      () => logs.some((l) => /tls\.crt: the certificate expired/.test(l)),
+      10_000,
+    );
+    expect((await handshake(clientPair(clientCa))).serial).toBe(after);
 
     // The stream opened before the rotation still gets each generation.
     open.call.write({ type_url: TYPE_CLUSTER, version_info: '1', response_nonce: open.received[0]?.nonce });

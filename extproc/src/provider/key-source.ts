@@ -20,4 +20,15 @@ export interface KeySource {
    */
   watch(changed: (ring: SessionKeyRing) => void, refused: (why: string) => void): Promise<void>;
   close(): void;
+  /** A source that watches a Secret: whether it is watched now (for /metrics). */
+  watchStates?(): readonly WatchedSecret[];
+}
+
+/** A Secret a source follows by name, and whether its watch runs (not: changes are not seen). */
+export interface WatchedSecret {
+  /** `namespace/name`. */
+  readonly secret: string;
+  /** The flag that names it. */
+  readonly flag: string;
+  readonly watched: boolean;
 }

@@ -1,6 +1,7 @@
 // The control service's Prometheus metrics, in a registry of its own (never the global
 // one), all prefixed `steadfast_`.
 import { Counter, Gauge, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import type { WatchedSecret } from '../provider/key-source.js';
 import type { StatusLeadership } from '../provider/provider.js';
 import { ExtProcTallies, RESOLVE_BUCKETS } from './grpc/ext-proc-tallies.js';
 
@@ -166,6 +167,20 @@ export class ServiceMetrics {
       registers: [this.registry],
       collect(this: Gauge) {
         this.set(read()?.statusPending ?? 0);
+      },
+    });
+  }
+
+  /** Secrets watched by name (session keys, the ADS port's TLS): whether each watch runs. */
+  followSecretWatches(read: () => readonly WatchedSecret[]): void {
+    new Gauge({
+      name: 'steadfast_kubernetes_secret_watched',
+      help: 'Per Secret named by a flag: 1 while it is watched, 0 while its watch cannot start (tried again; the data last read stays in use).',
+      labelNames: ['secret', 'flag'],
+      registers: [this.registry],
+      collect(this: Gauge<'secret' | 'flag'>) {
+        this.reset();
+        for (const s of read()) this.set({ secret: s.secret, flag: s.flag }, s.watched ? 1 : 0);
       },
     });
   }

@@ -5,8 +5,9 @@
 // stream exists.
 //
 // A rotation changes the parts one after the other: what the source holds is put in use only
-// when the certificate, its key and the CA make a valid whole; until then the last good set
-// stays (and a connection already open keeps the certificate it was opened with).
+// when the certificate, its key and the CA make a valid whole, and the certificate has not
+// expired; until then the last good set stays (and a connection already open keeps the
+// certificate it was opened with).
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync, unwatchFile, watchFile } from 'node:fs';
 import { createSecureContext } from 'node:tls';
@@ -39,6 +40,8 @@ export interface AdsTlsSource {
   readonly initial: AdsTlsPem;
   /** Calls `changed` with what the source holds after each change (or why it cannot be read); returns what stops it. */
   follow(changed: (next: AdsTlsPem | Error) => void): () => void;
+  /** A source that watches Secrets: whether each is watched now (for /metrics). */
+  watchStates?(): readonly { readonly secret: string; readonly flag: string; readonly watched: boolean }[];
 }
 
 interface Material extends AdsTlsPem {
@@ -140,6 +143,17 @@ export function adsTlsFileSource(files: AdsTlsFiles): AdsTlsSource {
 }
 
 /**
+ * Throws when the certificate's validity has ended: put in use, it would make every Envoy refuse
+ * the port, so a rotation to it keeps the set in use. (One not valid yet is taken: a clock a
+ * little behind the issuer's would otherwise refuse a fresh certificate for good.)
+ */
+function expiredIn(cert: Buffer, part: string): void {
+  const validTo = new X509Certificate(cert).validTo;
+  if (Date.parse(validTo) <= Date.now())
+    throw new Error(`${part}: the certificate expired (valid until ${validTo})`);
+}
+
+/**
  * grpc-js's certificate provider over a source: it hands out a set once it checked it, and
  * again whenever the source changes into another valid set.
  */
@@ -213,6 +227,7 @@ export class AdsTlsProvider implements grpc.experimental.CertificateProvider {
     try {
       if (pem instanceof Error) throw pem;
       next = checkAdsTls(pem, this.source.parts);
+      expiredIn(next.cert, this.source.parts.cert);
     } catch (e) {
       // Often half a rotation (the certificate written, its key not yet): the next change completes it.
       const why = (e as Error).message;

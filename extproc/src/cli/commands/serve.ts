@@ -129,6 +129,14 @@ async function runServe(
 /** The runners, in order: provider, configuration, Envoy files, ADS, key watch, ext_proc and admin. */
 async function startServe(group: RunGroup, settings: ServeSettings, log: (line: string) => void) {
   const metrics = new ServiceMetrics();
+  const tls = settings.xds?.tls;
+  const tlsSecrets = tls && 'watchStates' in tls ? tls : undefined;
+  if (settings.keys.watchStates || tlsSecrets?.watchStates) {
+    metrics.followSecretWatches(() => [
+      ...(settings.keys.watchStates?.() ?? []),
+      ...(tlsSecrets?.watchStates?.() ?? []),
+    ]);
+  }
   let config: ServedConfig | undefined;
   let ads: AdsServer | undefined;
   if (settings.provider) {

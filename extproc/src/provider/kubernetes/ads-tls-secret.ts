@@ -2,12 +2,14 @@
 // NAMESPACE/NAME`): a kubernetes.io/tls Secret as cert-manager writes it — tls.crt, tls.key, and
 // ca.crt, the CA the Envoys' client certificates come from — or, when the Envoys' CA is
 // another, the ca.crt of `--xds-client-ca-secret`. Read at start: a Secret missing or not
-// readable stops serve, naming it and the RBAC it needs. Then each Secret alone is watched,
-// and what they hold after a change is handed on whole: the ADS side puts it in use only once
-// the three fit together (xds/ads-tls.ts), so a half-rotated Secret keeps the last good set.
+// readable stops serve, naming it and the RBAC it needs. Then each Secret alone is watched
+// (secret-watch.ts: a watch that cannot start is tried again), and what they hold after a
+// change is handed on whole: the ADS side puts it in use only once the three fit together
+// (xds/ads-tls.ts), so a half-rotated Secret keeps the last good set.
 import { KubeApiError, type KubeClient } from './client.js';
-import { WATCHED_KINDS, type WatchedKind, listPath } from './kinds.js';
-import { type KubeObject, Reflector } from './reflector.js';
+import type { KubeObject } from './reflector.js';
+import type { WatchedSecret } from '../key-source.js';
+import { SecretWatch } from './secret-watch.js';
 
 /** The three parts as PEM (xds/ads-tls.ts checks them). */
 export interface TlsPem {
@@ -25,14 +27,13 @@ interface SecretRef {
 
 type SecretData = Readonly<Record<string, unknown>> | undefined;
 
-const SECRET_KIND = WATCHED_KINDS.find((k) => k.kind === 'Secret') as WatchedKind;
-
 export class AdsTlsSecretSource {
   readonly description: string;
   readonly parts: { readonly cert: string; readonly key: string; readonly clientCa: string };
   readonly initial: TlsPem;
   /** Each Secret's data as last seen, by `namespace/name`. */
   private readonly data: Map<string, SecretData>;
+  private watches: readonly SecretWatch[] = [];
 
   private constructor(
     private readonly client: KubeClient,
@@ -64,7 +65,9 @@ export class AdsTlsSecretSource {
     log: (line: string) => void,
   ): Promise<AdsTlsSecretSource> {
     const tls = refOf(tlsRef, '--xds-tls-secret');
-    const ca = caRef === undefined ? tls : refOf(caRef, '--xds-client-ca-secret');
+    const caOwn = caRef === undefined ? undefined : refOf(caRef, '--xds-client-ca-secret');
+    // The same Secret named twice is one Secret, read and watched once.
+    const ca = caOwn === undefined || keyOf(caOwn) === keyOf(tls) ? tls : caOwn;
     const data = new Map<string, SecretData>();
     for (const ref of ca === tls ? [tls] : [tls, ca]) data.set(keyOf(ref), await readSecret(client, ref));
     return new AdsTlsSecretSource(client, tls, ca, data, log);
@@ -72,34 +75,26 @@ export class AdsTlsSecretSource {
 
   /** Watches each Secret; `changed` gets what they hold after each change, or why it is not whole. */
   follow(changed: (next: TlsPem | Error) => void): () => void {
-    const reflectors = (this.ca === this.tls ? [this.tls] : [this.tls, this.ca]).map((ref) => {
+    const watches = (this.ca === this.tls ? [this.tls] : [this.tls, this.ca]).map((ref) => {
       const key = keyOf(ref);
       const seen = (data: SecretData) => {
         this.data.set(key, data);
         changed(this.pem());
       };
-      const reflector = new Reflector(
-        this.client,
-        SECRET_KIND,
-        listPath(SECRET_KIND, ref.namespace, `metadata.name=${ref.name}`),
-        {
-          changed: () => {},
-          touched: (_k, o: KubeObject) => seen(dataOf(o)),
-          deleted: () => seen(undefined),
-          // The reflector's own lines (a watch restarted) say which Secret they are about.
-          log: (line) => this.log(`xds: TLS Secret ${key}: ${line}`),
-        },
-      );
-      reflector.start().catch((e: unknown) => {
-        this.log(
-          `xds: cannot watch Secret ${key} (${ref.flag}); keeping what it held: ${(e as Error).message}`,
-        );
-      });
-      return reflector;
+      const what = `xds: TLS Secret ${key} (${ref.flag})`;
+      const hooks = { seen: (o: KubeObject) => seen(dataOf(o)), deleted: () => seen(undefined) };
+      return new SecretWatch(this.client, ref.namespace, ref.name, ref.flag, hooks, this.log, what);
     });
+    this.watches = watches;
+    for (const w of watches) w.start();
     return () => {
-      for (const r of reflectors) r.stop();
+      for (const w of watches) w.stop();
     };
+  }
+
+  /** Whether each Secret is watched now, for /metrics. */
+  watchStates(): WatchedSecret[] {
+    return this.watches.map((w) => w.state());
   }
 
   /** The three parts from the Secrets' data as last seen, or which one is missing. */

@@ -78,9 +78,12 @@ export class Reflector {
     private readonly hooks: ReflectorHooks,
   ) {}
 
-  /** Lists once and starts watching. Rejects when a kind steadfast needs cannot be listed. */
-  async start(): Promise<void> {
-    await this.list(true);
+  /**
+   * Lists once and starts watching. Rejects when a kind steadfast needs cannot be listed
+   * (after waiting out an API server that is starting for `patienceMs`).
+   */
+  async start(patienceMs = FIRST_LIST_PATIENCE_MS): Promise<void> {
+    await this.list(true, patienceMs);
     this.watchLoop();
   }
 
@@ -95,10 +98,10 @@ export class Reflector {
     if (this.retryTimer) clearTimeout(this.retryTimer);
   }
 
-  private async list(first: boolean): Promise<void> {
+  private async list(first: boolean, patienceMs = FIRST_LIST_PATIENCE_MS): Promise<void> {
     let body: ListBody;
     try {
-      body = first ? await this.firstList() : await this.listPages();
+      body = first ? await this.firstList(patienceMs) : await this.listPages();
     } catch (e) {
       if (e instanceof KubeApiError && e.status === 404 && this.kind.optional) {
         if (this.served) {
@@ -128,8 +131,8 @@ export class Reflector {
     this.resourceVersion = body.metadata?.resourceVersion ?? '';
   }
 
-  private async firstList(): Promise<ListBody> {
-    const deadline = Date.now() + FIRST_LIST_PATIENCE_MS;
+  private async firstList(patienceMs: number): Promise<ListBody> {
+    const deadline = Date.now() + patienceMs;
     for (let wait = 200; ; wait = Math.min(wait * 2, 3000)) {
       try {
         return await this.listPages();

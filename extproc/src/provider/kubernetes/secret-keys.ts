@@ -1,18 +1,20 @@
 // Session keys from a Kubernetes Secret (`--session-key-secret NAMESPACE/NAME`): its
 // data.keys holds the lines of a key file. Read once at start, then that Secret alone is
-// watched (any type), so a new ring reaches the fleet without a restart. A Secret deleted,
-// or left without data.keys, is not a change: the keys in use stay.
+// watched (any type; secret-watch.ts: a watch that cannot start is tried again), so a new ring
+// reaches the fleet without a restart. A Secret deleted, or left without data.keys, is not a
+// change: the keys in use stay.
 import type { KeySource, SessionKeyRing } from '../key-source.js';
 import { keyRingOf } from '../key-files.js';
 import type { KubeClient } from './client.js';
-import { WATCHED_KINDS, type WatchedKind, listPath } from './kinds.js';
-import { type KubeObject, Reflector } from './reflector.js';
+import type { KubeObject } from './reflector.js';
+import type { WatchedSecret } from '../key-source.js';
+import { SecretWatch } from './secret-watch.js';
 
 export class SecretKeySource implements KeySource {
   readonly description: string;
   private readonly namespace: string;
   private readonly name: string;
-  private reflector: Reflector | undefined;
+  private secretWatch: SecretWatch | undefined;
   /** The text of data.keys last taken or refused: a repeat is no change. */
   private last: string | undefined;
 
@@ -45,7 +47,7 @@ export class SecretKeySource implements KeySource {
     return keyRingOf(text, this.description);
   }
 
-  async watch(changed: (ring: SessionKeyRing) => void, refused: (why: string) => void): Promise<void> {
+  watch(changed: (ring: SessionKeyRing) => void, refused: (why: string) => void): Promise<void> {
     const seen = (o: KubeObject) => {
       const text = keysText(o);
       if (text === undefined || text === this.last) return;
@@ -59,20 +61,23 @@ export class SecretKeySource implements KeySource {
       }
       changed(ring);
     };
-    const kind = WATCHED_KINDS.find((k) => k.kind === 'Secret') as WatchedKind;
-    this.reflector?.stop();
-    this.reflector = new Reflector(
-      this.client,
-      kind,
-      listPath(kind, this.namespace, `metadata.name=${this.name}`),
-      { changed: () => {}, touched: (_k, o) => seen(o), log: this.log },
-    );
-    await this.reflector.start();
+    this.secretWatch?.stop();
+    const flag = '--session-key-secret';
+    const what = `session keys: Secret ${this.namespace}/${this.name} (${flag})`;
+    const hooks = { seen, deleted: () => {} };
+    this.secretWatch = new SecretWatch(this.client, this.namespace, this.name, flag, hooks, this.log, what);
+    this.secretWatch.start();
+    return Promise.resolve();
+  }
+
+  /** Whether the Secret is watched now, for /metrics. */
+  watchStates(): WatchedSecret[] {
+    return this.secretWatch ? [this.secretWatch.state()] : [];
   }
 
   close(): void {
-    this.reflector?.stop();
-    this.reflector = undefined;
+    this.secretWatch?.stop();
+    this.secretWatch = undefined;
   }
 }
 
