@@ -1,6 +1,7 @@
 // The status writer asks its gate (the Lease) before every write: a replica that does not hold
 // the Lease, or whose renew deadline has passed, sends nothing; one that takes the Lease checks
-// every object again; a write's request may not outlast what is left of the deadline.
+// every object again (so what a generation computed while it did not hold it is written then);
+// a write's request may not outlast what is left of the deadline.
 import { describe, expect, it } from 'vitest';
 import type { KubeClient } from '../../extproc/src/provider/kubernetes/client.js';
 import { WATCHED_KINDS } from '../../extproc/src/provider/kubernetes/kinds.js';
@@ -30,12 +31,15 @@ const desired = new Map<string, ObjectStatus>([
 
 function writerWith(gate: { holds: boolean; remainingMs: number }) {
   const puts: { path: string; timeoutMs: number | undefined }[] = [];
+  const bodies: KubeObject[] = [];
   const client = {
     server: 'https://fake',
-    async call(method: string, path: string, _body: unknown, timeoutMs?: number | (() => number)) {
+    async call(method: string, path: string, body: unknown, timeoutMs?: number | (() => number)) {
       // As the client does: a timeout given as a function is asked when the request goes.
-      if (method === 'PUT')
+      if (method === 'PUT') {
         puts.push({ path, timeoutMs: typeof timeoutMs === 'function' ? timeoutMs() : timeoutMs });
+        bodies.push(body as KubeObject);
+      }
       return { metadata: { resourceVersion: String(puts.length + 1) } };
     },
   } as unknown as KubeClient;
@@ -46,7 +50,11 @@ function writerWith(gate: { holds: boolean; remainingMs: number }) {
     () => {},
     { holds: () => gate.holds, remainingMs: () => (gate.holds ? gate.remainingMs : 0) },
   );
-  return { writer, puts };
+  return { writer, puts, bodies };
+}
+
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((r) => setImmediate(r));
 }
 
 describe('status writes and the Lease', () => {
@@ -65,6 +73,33 @@ describe('status writes and the Lease', () => {
     expect(puts).toEqual([
       { path: '/apis/gateway.networking.k8s.io/v1/gatewayclasses/steadfast/status', timeoutMs: 4000 },
     ]);
+  });
+
+  it('writes, once it holds the Lease again, the status a generation computed while it did not', async () => {
+    const gate = { holds: true, remainingMs: 4000 };
+    const { writer, bodies } = writerWith(gate);
+    writer.report(desired, [[CLASS, live]]);
+    await until(() => bodies.length === 1);
+    // The Lease lost; meanwhile a generation says the class is not accepted any more.
+    gate.holds = false;
+    writer.follow();
+    const refused = new Map(desired);
+    const entry = desired.get('GatewayClass//steadfast') as ObjectStatus;
+    refused.set('GatewayClass//steadfast', {
+      ...entry,
+      status: {
+        conditions: [{ type: 'Accepted', status: 'False', reason: 'InvalidParameters', message: 'no' }],
+      },
+    });
+    writer.report(refused, [[CLASS, live]]);
+    await new Promise((r) => setImmediate(r));
+    expect(bodies).toHaveLength(1);
+    gate.holds = true;
+    writer.lead([[CLASS, live]]);
+    await writer.close();
+    expect(bodies).toHaveLength(2);
+    const conditions = (bodies[1]?.status as { conditions: { status: string }[] }).conditions;
+    expect(conditions.map((c) => c.status)).toEqual(['False']);
   });
 
   it('drops what was waiting when the Lease is lost', async () => {
