@@ -16,7 +16,7 @@ export interface SentPerChange {
 
 /** The control plane's memory at one point, in MiB. */
 export interface MemoryPoint {
-  /** RSS after two full GCs of the main thread (and 2 s for pages to be handed back). */
+  /** RSS after full GCs of the main thread until its memory stops falling (2 s after each for pages to be handed back). */
   readonly rss: number;
   /** The main thread's V8 heap in use plus memory outside it (Buffers), read with the RSS. */
   readonly live: number;

@@ -2,7 +2,7 @@
 // `serve --xds` (delta ADS, loopback) is started; at /readyz one real Envoy, timed until it
 // serves the last route; with that Envoy alone the control plane's memory at rest; then a
 // second real Envoy and the lightweight clients (20 Envoys in all by default), the memory
-// again (both after two full GCs); then one route added, edited and deleted, again and again, each timed until it
+// again (both after full GCs, until memory stops falling); then one route added, edited and deleted, again and again, each timed until it
 // answers (or stops answering) through both real Envoys and counted in bytes per Envoy from
 // /v1/xds; an EndpointSlice change (files); and last a third real Envoy, timed from its
 // start until it serves the last route. Numbers, never assertions.
@@ -24,7 +24,7 @@ import {
 import type { ChangeKind, ChangeTimes, FleetRow, MemoryPoint, SentPerChange } from './scale-fleet-row.js';
 import { generations, sentBetween, xdsDelivered } from './scale-fleet-xds.js';
 import { statusWritten } from './scale-changes.js';
-import { collectGarbage, inspectorUrl, memoryUsage } from './inspector-gc.js';
+import { type LiveMemory, collectGarbage, inspectorUrl, memoryUsage } from './inspector-gc.js';
 import { envoyPid, memoryMiB, resetPeak, sleep, until } from './scale-process.js';
 
 export interface FleetOptions {
@@ -37,6 +37,8 @@ const KINDS: readonly ChangeKind[] = ['add', 'edit', 'delete'];
 
 /** After a full GC, before memory is read: V8 frees dead Buffers' memory in a task after it, and hands pages back. */
 const GC_SETTLE_MS = 2000;
+/** At most this many full GCs before memory at rest is read (liveAfterGc). */
+const MAX_GCS = 6;
 const MIB = 1024 * 1024;
 
 /** The nearest-rank percentile. */
@@ -172,20 +174,34 @@ async function newEnvoy(fleet: Fleet, lastPath: string): Promise<{ seconds: numb
   }
 }
 
-/** The control plane's memory at one point, in MiB: RSS and the main thread's live heap + external after two full GCs, and the peak RSS since the last reset. */
+/**
+ * Full GCs, each followed by a moment for V8 to free dead Buffers and hand pages back, until the
+ * main thread's heap + external stop falling. One or two are not enough: the buffers a gRPC
+ * stream wrote (a whole push, 5.6 MB per stream at 10,000 routes) hang off objects that are let
+ * go one GC after another (plain node:http2, 20 streams sent 5 MiB each: `external` 128 MiB after
+ * one GC, 2 MiB after two; `serve --xds` with 19 ADS streams at 10,000 routes: 134 MiB after two,
+ * 14 MiB after four more).
+ */
+async function liveAfterGc(url: string): Promise<LiveMemory> {
+  let live: LiveMemory | undefined;
+  for (let i = 0; i < MAX_GCS; i++) {
+    await collectGarbage(url);
+    await sleep(GC_SETTLE_MS);
+    const now = await memoryUsage(url);
+    const falling = live === undefined || now.heapUsed + now.external < live.heapUsed + live.external - MIB;
+    live = now;
+    if (!falling) break;
+  }
+  return live as LiveMemory;
+}
+
+/** The control plane's memory at one point, in MiB: RSS and the main thread's live heap + external after full GCs, and the peak RSS since the last reset. */
 async function restingMiB(fleet: Fleet): Promise<MemoryPoint> {
   const pid = fleet.cli.child.pid;
   const peak = memoryMiB(pid, 'VmHWM');
   const url = inspectorUrl(fleet.cli.output());
   if (url === undefined) throw new Error('serve printed no inspector URL');
-  // Two full GCs: the buffers an HTTP/2 stream wrote (a whole push, 5.6 MB per stream at 10,000
-  // routes) are let go by a callback the first GC runs, and freed only by the second (plain
-  // node:http2, 20 streams sent 5 MiB each: `external` 128 MiB after one GC, 2 MiB after two).
-  await collectGarbage(url);
-  await collectGarbage(url);
-  // Then a moment for V8 to free dead Buffers and hand pages back.
-  await sleep(GC_SETTLE_MS);
-  const live = await memoryUsage(url);
+  const live = await liveAfterGc(url);
   const [heap, external] = [live.heapUsed / MIB, live.external / MIB];
   return { rss: memoryMiB(pid, 'VmRSS'), live: heap + external, heap, external, peak };
 }
