@@ -192,12 +192,16 @@ describe('ConfigStore reload errors', () => {
 });
 
 /** A provider that hands over one document and says it changed when told; records when it was read. */
-function countingProvider(settleMs?: number): Provider & { change(): void; readAt: number[] } {
+function countingProvider(
+  settleMs?: number,
+  maxWaitMs?: number,
+): Provider & { change(): void; readAt: number[] } {
   let changed: ((what: string) => void) | undefined;
   const readAt: number[] = [];
   return {
     description: 'test',
     ...(settleMs !== undefined ? { settleMs } : {}),
+    ...(maxWaitMs !== undefined ? { maxWaitMs } : {}),
     readAt,
     change: () => changed?.('x'),
     read: (): Promise<ProvidedConfig> => {
@@ -256,5 +260,27 @@ describe('ConfigStore reload timing', () => {
     for (const [i, t] of reloads.entries())
       if (i > 0) expect(t - (reloads[i - 1] ?? 0)).toBeLessThanOrEqual(550);
     expect(reloads.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("changes that never pause reload within the provider's maximum wait when it has one", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const provider = countingProvider(50, 1000);
+    store = new ConfigStore({ provider });
+    await store.load();
+    store.watch();
+    const t0 = performance.now();
+    // A change every 40 ms for 2.4 s: a quiet period of 50 ms never comes.
+    for (let i = 0; i < 60; i++) {
+      provider.change();
+      await vi.advanceTimersByTimeAsync(40);
+    }
+    const reloads = provider.readAt.slice(1).map((t) => t - t0);
+    expect(reloads[0]).toBe(1000);
+    expect(reloads.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('the file provider settles for 50 ms and waits at most 1 s', () => {
+    const files = new FileProvider({ paths: ['.'] });
+    expect([files.settleMs, files.maxWaitMs]).toEqual([50, 1000]);
   });
 });

@@ -30,7 +30,7 @@ export interface ConfigStoreOptions {
   readonly compile?: (provided: ProvidedConfig) => Snapshot | Promise<Snapshot>;
 }
 
-/** A run of changes postpones its reload by at most this many debounce periods. */
+/** Without the provider's maxWaitMs, a run of changes postpones its reload by at most this many debounce periods. */
 const MAX_WAIT = 5;
 
 /** A digest of what a provider handed over: an unchanged input fails the same way. */
@@ -159,15 +159,16 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
   }
 
   /**
-   * Reloads once changes have been quiet for the debounce, but never later than MAX_WAIT
-   * debounces after the first of them: changes that keep coming (a busy cluster's endpoints)
-   * must not hold every other change back for as long as they last.
+   * Reloads once changes have been quiet for the debounce, but never later than the provider's
+   * maxWaitMs (else MAX_WAIT debounces) after the first of them: changes that keep coming (a
+   * busy cluster's endpoints) must not hold every other change back for as long as they last.
    */
   private onChange(): void {
     const quiet = this.options.debounceMs ?? this.provider.settleMs ?? 200;
+    const maxWait = this.provider.maxWaitMs ?? quiet * MAX_WAIT;
     const now = performance.now();
     this.pendingSince ??= now;
-    const due = Math.min(now + quiet, this.pendingSince + quiet * MAX_WAIT);
+    const due = Math.min(now + quiet, this.pendingSince + Math.max(quiet, maxWait));
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(
       () => {

@@ -22,6 +22,17 @@ const RESCAN_MS = 100;
 
 export class FileProvider implements Provider {
   readonly description: string;
+  /**
+   * What a save sends comes within milliseconds: an editor's write-then-rename or truncate-then-
+   * write, a ConfigMap volume's `..data` symlink swap (one rename), a `git checkout` writing file
+   * after file. 50 ms is ten times those gaps and keeps 150 ms off every change (it was 200 ms).
+   */
+  readonly settleMs = 50;
+  /**
+   * A run of saves that never pauses for 50 ms (a large checkout on a busy machine) is still
+   * gathered for up to 1 s, as before, so a half-written tree is seldom served in between.
+   */
+  readonly maxWaitMs = 1000;
   /** Watched directories, each with the one file name it cares about (a single-file path) or all. */
   private readonly watchers = new Map<string, FSWatcher>();
   private changed: ((what: string) => void) | undefined;

@@ -52,6 +52,11 @@ export interface Provider {
    * write a file in steps, while an API server's watch delivers each object whole.
    */
   readonly settleMs?: number;
+  /**
+   * How long a run of changes that never pauses may postpone its reload, in ms (default five
+   * settle periods): changes that keep coming must not hold every other change back.
+   */
+  readonly maxWaitMs?: number;
   /** Connects and reads what it needs first; rejects with the reason it cannot serve. */
   start(): Promise<void>;
   read(): Promise<ProvidedConfig>;
