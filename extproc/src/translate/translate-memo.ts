@@ -10,12 +10,15 @@
 // target a route, so routes that come and go can change them). A change to a shared object
 // starts over. Gateways are not read by a rule (only the client certificate of those its route
 // attached to, checked rule by rule): attaching a route to them is done every time. Statuses
-// are kept by content: one equal to the last for its object stays that object.
+// are kept by content: one equal to the last for its object stays that object; an object's
+// status made from the same object and the same pieces (a route's: its outcome and each
+// parent's Accepted) is that object again, neither made nor compared.
 // A test holds the result equal to a full compile after random edit sequences.
 import type { AnyObject, EndpointSlice, Route, RouteRule, Service } from '../gatewayapi/model.js';
 import type { TableRoute, TableRule } from '../policy/policy-table.js';
 import { sameItems, sameJson } from '../json.js';
-import { type ObjectStatus, objectKey } from './status.js';
+import { type ObjectStatus, type ObjectStatusBody, type ObjectWarning, objectKey } from './status.js';
+import type { Attachment } from './attach.js';
 import type { BackendContext } from './backends.js';
 
 /** What was made for a route and its rules, with the rules it was made for. */
@@ -37,6 +40,24 @@ interface KeptRule {
   readonly read: readonly ServiceRead[];
   /** The client certificate its TLS backends present: where the route attached decides it. */
   readonly clientCertificate: string | undefined;
+}
+
+/** A route's status body, with what it was made from besides the route. */
+interface KeptRouteStatus {
+  /** What its rules made it say (TranslateMemo.outcome): the same object while they are. */
+  readonly outcome: object;
+  /** Whether it attached anywhere (then its parents carry the outcome's conditions). */
+  readonly attached: boolean;
+  /** Each parentRef's Accepted, in order. */
+  readonly accepted: readonly Attachment['accepted'][];
+  readonly body: ObjectStatusBody;
+}
+
+/** An object's status, with the body and warnings it was made with. */
+interface KeptObjectStatus {
+  readonly body: ObjectStatusBody;
+  readonly warnings: readonly ObjectWarning[] | undefined;
+  readonly status: ObjectStatus;
 }
 
 const NO_SLICES: readonly EndpointSlice[] = [];
@@ -92,6 +113,9 @@ export class TranslateMemo {
   private nextRoutes = new Map<string, TableRoute>();
   /** The last statuses, by object (objectKey). */
   private statusesByKey = new Map<string, ObjectStatus>();
+  /** Kept by the route (or object) itself: they hold nothing that outlives it. */
+  private readonly routeStatuses = new WeakMap<Route, KeptRouteStatus>();
+  private readonly objectStatuses = new WeakMap<AnyObject, KeptObjectStatus>();
 
   /**
    * Starts a translation: what was kept holds only if every shared object (`context`: neither
@@ -146,6 +170,54 @@ export class TranslateMemo {
     const value = make();
     this.outcomes.set(route, { rules, value });
     return value;
+  }
+
+  /**
+   * The route's status body as `make` gives it: a function of the route (its parentRefs), each
+   * parent's Accepted, whether it attached, and its outcome, so it stays the same object while
+   * they are the same (Accepted compared by content: attachment makes it anew every time).
+   */
+  routeStatus(
+    route: Route,
+    attachments: readonly Attachment[],
+    outcome: object,
+    attached: boolean,
+    make: () => ObjectStatusBody,
+  ): ObjectStatusBody {
+    const kept = this.routeStatuses.get(route);
+    if (
+      kept &&
+      kept.outcome === outcome &&
+      kept.attached === attached &&
+      kept.accepted.length === attachments.length &&
+      kept.accepted.every((c, i) => sameJson(c, attachments[i]?.accepted))
+    ) {
+      return kept.body;
+    }
+    const body = make();
+    this.routeStatuses.set(route, { outcome, attached, accepted: attachments.map((a) => a.accepted), body });
+    return body;
+  }
+
+  /**
+   * The object's status as `make` gives it from its body and warnings: the same object while
+   * the object, its body and its warnings are (nothing else of it is read), so neither it nor
+   * the content comparison of `statuses` walks the 10,000 that did not change.
+   */
+  objectStatus(
+    o: AnyObject,
+    body: ObjectStatusBody,
+    warnings: readonly ObjectWarning[] | undefined,
+    make: () => ObjectStatus,
+  ): ObjectStatus {
+    const kept = this.objectStatuses.get(o);
+    if (kept && kept.body === body && kept.warnings === warnings) return kept.status;
+    // Made anew: the last status given for its object when equal, as `statuses` would keep.
+    const made = make();
+    const last = this.statusesByKey.get(objectKey(made));
+    const status = last && sameJson(last, made) ? last : made;
+    this.objectStatuses.set(o, { body, warnings, status });
+    return status;
   }
 
   /**

@@ -345,7 +345,7 @@ export function translate(input: ValidateResult, memo?: TranslateMemo): Translat
   const routes = translateRoutes(model, gateways, policies, ctx, memo);
   memo?.end();
   const listeners = tableListeners(gateways);
-  const made = objectStatuses(input.objects, gateways, routes, policies);
+  const made = objectStatuses(input.objects, gateways, routes, policies, memo);
   const statuses = memo ? memo.statuses(made) : made;
   return {
     table: { version: POLICY_TABLE_VERSION, listeners, routes: routes.table },
@@ -466,7 +466,13 @@ function translateRoutes(
       // Only policies' status reads what routes reach.
       if (policies.targets.size > 0) recordReach(reach, route, attachments, ctx);
     }
-    status.set(route, { parents: attachments.map((a) => parentStatus(a, conditions, outcome.resolved)) });
+    const body = (): ObjectStatusBody => ({
+      parents: attachments.map((a) => parentStatus(a, conditions, outcome.resolved)),
+    });
+    status.set(
+      route,
+      memo ? memo.routeStatus(route, attachments, outcome, attached.length > 0, body) : body(),
+    );
   }
   return { table, status, warnings, reach };
 }
@@ -590,11 +596,16 @@ function objectStatuses(
   gateways: ReadonlyMap<string, GatewayState>,
   routes: TranslatedRoutes,
   policies: PolicyResult,
+  memo: TranslateMemo | undefined,
 ): ObjectStatus[] {
   return objects.map((o) => {
-    const status = objectStatus(o, gateways, routes.status, policies, routes.reach);
-    const warnings = routes.warnings.get(o as Route) ?? [];
-    return warnings.length > 0 ? { ...status, warnings } : status;
+    const body = statusBody(o, gateways, routes.status, policies, routes.reach);
+    const warnings = routes.warnings.get(o as Route);
+    const make = (): ObjectStatus => {
+      const status = objectStatus(o, body);
+      return warnings && warnings.length > 0 ? { ...status, warnings } : status;
+    };
+    return memo ? memo.objectStatus(o, body, warnings, make) : make();
   });
 }
 
@@ -653,37 +664,37 @@ function underscoreSessionHeaders(route: Route, rules: readonly TableRule[]): Ob
   return out;
 }
 
-function objectStatus(
+/** What the object's `status` says: its kind's conditions (a route's were made with the route). */
+function statusBody(
   o: AnyObject,
   gateways: ReadonlyMap<string, GatewayState>,
   routeStatus: ReadonlyMap<Route, ObjectStatusBody>,
   policies: PolicyResult,
   reach: ReadonlyMap<string, ReadonlySet<string>>,
-): ObjectStatus {
-  let status: ObjectStatusBody = {};
+): ObjectStatusBody {
   switch (o.kind) {
     case 'GatewayClass':
-      status = classStatus(o);
-      break;
+      return classStatus(o);
     case 'Gateway': {
       const g = gateways.get(`${o.namespace}/${o.name}`);
-      if (g) status = gatewayStatus(g);
-      break;
+      return g ? gatewayStatus(g) : {};
     }
     case 'HTTPRoute':
     case 'GRPCRoute':
-      status = routeStatus.get(o) ?? {};
-      break;
+      return routeStatus.get(o) ?? {};
     case 'BackendTLSPolicy':
     case 'XBackendTrafficPolicy':
     case 'SessionPersistencePolicy':
-      status = {
+      return {
         ancestors: policyAncestors(policies.targets.get(`${o.kind}/${o.namespace}/${o.name}`) ?? [], reach),
       };
-      break;
     default:
-      break;
+      return {};
   }
+}
+
+/** The object's status: who it is, where it was read, its errors, and `status`. */
+function objectStatus(o: AnyObject, status: ObjectStatusBody): ObjectStatus {
   return {
     apiVersion: o.apiVersion,
     kind: o.kind,
