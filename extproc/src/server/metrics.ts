@@ -175,7 +175,7 @@ export class ServiceMetrics {
   followSecretWatches(read: () => readonly WatchedSecret[]): void {
     new Gauge({
       name: 'steadfast_kubernetes_secret_watched',
-      help: 'Per Secret named by a flag: 1 while it is watched, 0 while its watch cannot start (tried again; the data last read stays in use).',
+      help: 'Per Secret named by a flag: 1 while it is watched, 0 while its list or watch fails (tried again; the data last read stays in use).',
       labelNames: ['secret', 'flag'],
       registers: [this.registry],
       collect(this: Gauge<'secret' | 'flag'>) {

@@ -66,6 +66,8 @@ export class Reflector {
   private abortWatch: (() => void) | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
+  /** Why the last list or watch failed, until one succeeds (a watch that brings an event). */
+  problem: string | undefined;
 
   /**
    * `path` lists the kind (in every namespace unless it names one), with a field selector
@@ -127,6 +129,7 @@ export class Reflector {
     }
     if (!this.served) this.hooks.log(`${this.kind.kind} (${this.kind.apiVersion}) is served now`);
     this.served = true;
+    this.problem = undefined;
     this.replace(body.items ?? [], first);
     this.resourceVersion = body.metadata?.resourceVersion ?? '';
   }
@@ -228,6 +231,7 @@ export class Reflector {
     const started = Date.now();
     const w = this.client.watch(this.path, this.resourceVersion, (event) => {
       events++;
+      this.problem = undefined;
       verdict ??= this.onEvent(event);
     });
     this.abortWatch = () => w.abort();
@@ -253,6 +257,7 @@ export class Reflector {
         if (isGone) return this.later(0, true);
         if (healthy()) this.failures = 0;
         this.failures++;
+        this.problem = (e as Error).message;
         if (this.failures === 1 || this.failures % 10 === 0) {
           this.hooks.log(`watching ${this.kind.kind} failed (${(e as Error).message}); watching again`);
         }
@@ -272,6 +277,7 @@ export class Reflector {
         () => this.watchLoop(),
         (e: unknown) => {
           this.failures++;
+          this.problem = (e as Error).message;
           if (this.failures === 1 || this.failures % 10 === 0)
             this.hooks.log(`listing ${this.kind.kind} failed (${(e as Error).message}); trying again`);
           this.later(this.backoffMs(), true);
@@ -288,6 +294,7 @@ export class Reflector {
       const status = event.object as { code?: number; message?: string };
       if (status.code === 410) return 'gone';
       this.hooks.log(`watching ${this.kind.kind}: ${String(status.message)} (code ${String(status.code)})`);
+      this.problem = String(status.message);
       return 'failed';
     }
     const rv = o.metadata?.resourceVersion;

@@ -46,7 +46,9 @@ export class SecretWatch {
   }
 
   state(): WatchedSecret {
-    return { secret: `${this.namespace}/${this.name}`, flag: this.flag, watched: this.watched };
+    // Watched once started, while its list and watch keep working (the reflector retries them).
+    const watched = this.watched && this.reflector?.problem === undefined;
+    return { secret: `${this.namespace}/${this.name}`, flag: this.flag, watched };
   }
 
   stop(): void {
