@@ -1,7 +1,8 @@
 // The incremental compiler against a full compile: after every step of seeded random edit
 // sequences (routes edited, added, removed, renamed and reordered; lines inserted before
 // documents; syntax broken and mended; invalid fields; tags; end markers; duplicates;
-// Services, endpoints and policies changed; files added and removed) both give the same
+// Services, endpoints, policies and ReferenceGrants changed, routes to another namespace added;
+// files added and removed) both give the same
 // table, key material, statuses, diagnostics, errors and warnings, lines included. So does
 // the rest of the way to Envoy as the service takes it, kept from one step to the next: the
 // table and statuses read back item by item from the compiler thread's data, the resolver compiled with
@@ -428,6 +429,95 @@ function edit(files: Files, rnd: () => number, serial: { n: number }): string {
   return `${path} route appended`;
 }
 
+/** A Service in namespace `shared`, which routes in `default` reach only through a ReferenceGrant. */
+function remoteServiceYaml(port: number): string {
+  return serviceYaml('remote', port).replace('namespace: default', 'namespace: shared');
+}
+
+function grantYaml(kind: 'HTTPRoute' | 'GRPCRoute'): string {
+  return `apiVersion: gateway.networking.k8s.io/v1beta1
+kind: ReferenceGrant
+metadata: { name: from-default, namespace: shared }
+spec:
+  from: [{ group: gateway.networking.k8s.io, kind: ${kind}, namespace: default }]
+  to: [{ group: "", kind: Service }]
+`;
+}
+
+function crossRouteYaml(name: string): string {
+  return `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: ${name}, namespace: default }
+spec:
+  parentRefs: [{ name: edge }]
+  hostnames: ['${name}.example']
+  rules:
+    - backendRefs: [{ name: remote, namespace: shared, port: 80 }]
+`;
+}
+
+/**
+ * One random edit of what crosses namespaces (the grant added, removed or made for another
+ * kind; the remote Service changed; a route to it added or removed), else one of `edit`'s.
+ */
+function editAcross(files: Files, rnd: () => number, serial: { n: number }): string {
+  // `edit` may have changed or deleted these files too: they come back as needed.
+  const shared = files.get('shared.yaml') ?? [];
+  const routes = files.get('b.yaml') ?? [];
+  files.set('shared.yaml', shared);
+  files.set('b.yaml', routes);
+  switch (Math.floor(rnd() * 8)) {
+    case 0: {
+      const grant = shared.findIndex((d) => d.text.includes('ReferenceGrant'));
+      if (grant >= 0) shared.splice(grant, 1);
+      else shared.push({ text: grantYaml('HTTPRoute'), before: '' });
+      return grant >= 0 ? 'grant removed' : 'grant added';
+    }
+    case 1: {
+      const grant = shared.find((d) => d.text.includes('ReferenceGrant'));
+      if (!grant) return 'no grant to change';
+      grant.text = grantYaml(grant.text.includes('GRPCRoute') ? 'HTTPRoute' : 'GRPCRoute');
+      return 'grant kind changed';
+    }
+    case 2: {
+      const service = shared.find((d) => d.text.includes('kind: Service'));
+      const text = remoteServiceYaml(rnd() < 0.5 ? 80 : 82);
+      if (service) service.text = text;
+      else shared.unshift({ text, before: '' });
+      return 'remote Service changed';
+    }
+    case 3:
+      routes.push({ text: crossRouteYaml(`cross-${serial.n++}`), before: '' });
+      return 'cross-namespace route added';
+    default:
+      return edit(files, rnd, serial);
+  }
+}
+
+/**
+ * Compiles `files` 60 times, applying `next` between compiles, and holds the incremental
+ * compiler and the kept pipeline equal to a full compile and a fresh pipeline at every step.
+ */
+function equalsFullCompileThroughout(
+  files: Files,
+  rnd: () => number,
+  serial: { n: number },
+  next: typeof edit,
+): void {
+  const compiler = new IncrementalCompiler();
+  const kept = new KeptPipeline();
+  const steps: string[] = [];
+  for (let step = 0; step < 60; step++) {
+    const input = provided(files);
+    const incremental = compiler.compile(input);
+    const full = compileConfig(input);
+    expect(view(incremental), steps.join('; ')).toEqual(view(full));
+    expect(incremental.fingerprint).toBe(full.fingerprint);
+    expect(kept.run(incremental, String(step)), steps.join('; ')).toEqual(freshPipeline(full, String(step)));
+    steps.push(next(files, rnd, serial));
+  }
+}
+
 describe('IncrementalCompiler', () => {
   for (const seed of [1, 2, 3, 4]) {
     it(`equals a full compile after every step of random edits (seed ${seed})`, () => {
@@ -440,20 +530,21 @@ describe('IncrementalCompiler', () => {
         ['a/routes.yaml', routes(12)],
         ['b.yaml', routes(8)],
       ]);
-      const compiler = new IncrementalCompiler();
-      const kept = new KeptPipeline();
-      const steps: string[] = [];
-      for (let step = 0; step < 60; step++) {
-        const input = provided(files);
-        const incremental = compiler.compile(input);
-        const full = compileConfig(input);
-        expect(view(incremental), steps.join('; ')).toEqual(view(full));
-        expect(incremental.fingerprint).toBe(full.fingerprint);
-        expect(kept.run(incremental, String(step)), steps.join('; ')).toEqual(
-          freshPipeline(full, String(step)),
-        );
-        steps.push(edit(files, rnd, serial));
-      }
+      equalsFullCompileThroughout(files, rnd, serial, edit);
+    });
+  }
+
+  for (const seed of [5, 6]) {
+    it(`equals a full compile with ReferenceGrants and routes across namespaces changing (seed ${seed})`, () => {
+      const rnd = random(seed);
+      const serial = { n: 0 };
+      const files: Files = new Map([
+        ['base.yaml', BASE.map((text) => ({ text, before: '' }))],
+        ['shared.yaml', [{ text: remoteServiceYaml(80), before: '' }]],
+        ['a/routes.yaml', [{ text: routeYaml(rnd, `route-${serial.n++}`), before: '' }]],
+        ['b.yaml', [0, 1, 2].map(() => ({ text: crossRouteYaml(`cross-${serial.n++}`), before: '' }))],
+      ]);
+      equalsFullCompileThroughout(files, rnd, serial, editAcross);
     });
   }
 
