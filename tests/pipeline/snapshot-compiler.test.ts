@@ -7,8 +7,10 @@ import {
   CompiledReader,
   CompiledWriter,
   compiledData,
+  packedCompiledData,
   snapshotFrom,
 } from '../../extproc/src/pipeline/snapshot-compiler.js';
+import { PieceReader, PieceWriter, TextPack } from '../../extproc/src/pipeline/piece-list.js';
 import { compileSnapshot, fingerprintOf, statusesDigest } from '../../extproc/src/pipeline/snapshot.js';
 import { tableGeneration } from '../../extproc/src/resolve/answer-scope.js';
 import { jsonDigest, policyTableDigest } from '../../extproc/src/policy/table-digest.js';
@@ -101,6 +103,44 @@ describe('snapshotFrom', () => {
     expect(rebuilt.statuses).toEqual(direct.statuses);
     expect(rebuilt.statuses).toBe(rebuilt.statuses);
     expect(rebuilt.diagnostics).toEqual(direct.diagnostics);
+  });
+
+  it('crosses packed: the texts move in buffers, and the reader makes the same snapshot and keeps what it holds', () => {
+    const writer = new CompiledWriter();
+    const reader = new CompiledReader();
+    const cross = (id: number, snapshot = direct) => {
+      const { packed, transfer } = packedCompiledData(snapshot, writer, id, reader.held);
+      const crossed = structuredClone(packed, { transfer });
+      // Moved, not copied: the sender's buffers are detached.
+      expect(transfer.every((b) => b.byteLength === 0)).toBe(true);
+      return { crossed, snapshot: snapshotFrom(crossed, reader) };
+    };
+    const first = cross(1).snapshot;
+    expect(first.table).toEqual(direct.table);
+    expect(first.statuses).toEqual(direct.statuses);
+    const edited = compileSnapshot(editedFiles('/edited/7'));
+    const second = cross(2, edited);
+    // Only route-7 crosses as text; the others are positions in table 1, kept as the same objects.
+    expect([...second.crossed.table.routes.items].filter((p) => p < 0)).toHaveLength(1);
+    expect(second.snapshot.table).toEqual(edited.table);
+    expect(second.snapshot.statuses).toEqual(edited.statuses);
+    const changed = second.snapshot.table.routes.filter((r, i) => r !== first.table.routes[i]);
+    expect(changed.map((r) => r.name)).toEqual(['route-7']);
+  });
+
+  it('packs texts of any characters across chunks, and reads them back with the positions', () => {
+    const texts = ['"plain"', '"é, €, 😀 and \\u0000"', `"${'x'.repeat(1.5 * 2 ** 20)}"`, '{"k":"ü"}'];
+    const items = texts.map((t) => ({ t }));
+    const writer = new PieceWriter<{ t: string }>();
+    const reader = new PieceReader<string>('list');
+    const read = (list: readonly { t: string }[], id: number, held?: number) => {
+      const pack = new TextPack();
+      return reader.read(pack.packed(writer.write(list, id, held, pack).list), id, (text) => text);
+    };
+    expect(read(items, 1)).toEqual(items.map((x) => JSON.stringify(x)));
+    const next = [items[3], { t: 'new' }, items[0], items[2]] as { t: string }[];
+    expect(read(next, 2, 1)).toEqual(next.map((x) => JSON.stringify(x)));
+    expect(read([], 3, 2)).toEqual([]);
   });
 
   it('resolves like the resolver compiled in place', () => {

@@ -12,6 +12,86 @@ export interface PieceList {
   readonly base?: number;
 }
 
+/**
+ * A list as it crosses to another thread: its texts' UTF-8 in buffers that postMessage moves
+ * (its transfer list) rather than copies, filled as the writer makes each text (TextPack), so
+ * that no text outlives its moment on the writing thread; the reader decodes them one by one as
+ * it makes the items. As strings, the 13 MB of texts at 10,000 routes stayed on the compiler
+ * thread's heap as garbage after crossing, and were copied into the message and out of it.
+ */
+export interface PackedPieceList {
+  /** Per item: its position in list `base` (0 and up), or -1 - k for the k-th text. */
+  readonly items: Int32Array;
+  readonly chunks: readonly Uint8Array[];
+  /** The chunk the k-th text is in, and where it ends there (it starts where the one before ends, or at 0). */
+  readonly chunkOf: Uint32Array;
+  readonly ends: Uint32Array;
+  readonly base?: number;
+}
+
+/** Texts written into chunks as they come, for one PackedPieceList. */
+export class TextPack {
+  private static readonly CHUNK = 1 << 20;
+  private readonly chunks: Buffer[] = [];
+  private used = 0;
+  private readonly chunkOf: number[] = [];
+  private readonly ends: number[] = [];
+
+  /** Adds a text; the list item that names it (-1 - its index). */
+  readonly add = (text: string): number => {
+    const size = Buffer.byteLength(text);
+    let chunk = this.chunks[this.chunks.length - 1];
+    if (chunk === undefined || this.used + size > chunk.length) {
+      // Chunks of their own (not slices of Node's pool), so that they can be moved.
+      chunk = Buffer.allocUnsafeSlow(Math.max(TextPack.CHUNK, size));
+      this.chunks.push(chunk);
+      this.used = 0;
+    }
+    this.used += chunk.write(text, this.used);
+    this.chunkOf.push(this.chunks.length - 1);
+    return -1 - (this.ends.push(this.used) - 1);
+  };
+
+  /** `list`, whose texts were all added here, packed. */
+  packed(list: PieceList): PackedPieceList {
+    const last = this.chunks.length - 1;
+    return {
+      items: Int32Array.from(list.items, (piece) => piece as number),
+      chunks: this.chunks.map((c, i) => (i === last ? c.subarray(0, this.used) : c)),
+      chunkOf: Uint32Array.from(this.chunkOf),
+      ends: Uint32Array.from(this.ends),
+      ...(list.base !== undefined ? { base: list.base } : {}),
+    };
+  }
+}
+
+/** What postMessage moves of a packed list. */
+export function packedBuffers(list: PackedPieceList): ArrayBuffer[] {
+  const views = [list.items, list.chunkOf, list.ends, ...list.chunks];
+  return views.map((v) => v.buffer as ArrayBuffer);
+}
+
+/** Each item of a list, packed or not: a text, or a position in the list it is based on. */
+function pieceAt(list: PieceList | PackedPieceList): {
+  readonly length: number;
+  at(i: number): string | number;
+} {
+  if (!('chunks' in list)) return { length: list.items.length, at: (i) => list.items[i] as string | number };
+  const { items, chunkOf, ends } = list;
+  const chunks = list.chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength));
+  return {
+    length: items.length,
+    at: (i) => {
+      const piece = items[i] as number;
+      if (piece >= 0) return piece;
+      const k = -1 - piece;
+      const chunk = chunkOf[k] as number;
+      const start = k > 0 && chunkOf[k - 1] === chunk ? (ends[k - 1] as number) : 0;
+      return (chunks[chunk] as Buffer).toString('utf8', start, ends[k]);
+    },
+  };
+}
+
 /** Writes lists for one reader. */
 export class PieceWriter<T extends object> {
   private readonly digests = new WeakMap<T, string>();
@@ -22,7 +102,12 @@ export class PieceWriter<T extends object> {
    * The list as it crosses, and each item's digest. `held` is the id of the list the reader
    * took last (PieceReader.held): only items of that list cross as positions.
    */
-  write(items: readonly T[], id: number, held: number | undefined): { list: PieceList; digests: string[] } {
+  write(
+    items: readonly T[],
+    id: number,
+    held: number | undefined,
+    pack?: TextPack,
+  ): { list: PieceList; digests: string[] } {
     const base = held !== undefined && this.last?.id === held ? this.last.at : undefined;
     const at = new Map<string, number>();
     const digests: string[] = [];
@@ -36,7 +121,10 @@ export class PieceWriter<T extends object> {
       }
       digests.push(digest);
       if (!at.has(digest)) at.set(digest, i);
-      return base?.get(digest) ?? text ?? JSON.stringify(item);
+      const position = base?.get(digest);
+      if (position !== undefined) return position;
+      const json = text ?? JSON.stringify(item);
+      return pack ? pack.add(json) : json;
     });
     this.last = { id, at };
     return { list: { items: pieces, ...(base && held !== undefined ? { base: held } : {}) }, digests };
@@ -56,12 +144,14 @@ export class PieceReader<T> {
   }
 
   /** List `id`: items sent as JSON made with `make`, the others those of the list held. */
-  read(list: PieceList, id: number, make: (text: string) => T): T[] {
+  read(list: PieceList | PackedPieceList, id: number, make: (text: string) => T): T[] {
     const base = list.base === undefined ? undefined : this.last;
     if (list.base !== undefined && base?.id !== list.base) {
       throw new Error(`${this.what} ${id} refers to ${this.what} ${list.base}, which is not held`);
     }
-    const items = list.items.map((piece) => {
+    const pieces = pieceAt(list);
+    const items = Array.from({ length: pieces.length }, (_, i) => {
+      const piece = pieces.at(i);
       if (typeof piece === 'string') return make(piece);
       if (base === undefined || piece >= base.items.length)
         throw new Error(`${this.what} ${id}: no item ${piece} in ${this.what} ${list.base}`);

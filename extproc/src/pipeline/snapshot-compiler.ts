@@ -11,8 +11,15 @@ import type { ObjectStatus } from '../translate/status.js';
 import { tableGeneration } from '../resolve/answer-scope.js';
 import { IncrementalCompiler } from './incremental-compiler.js';
 import { type Snapshot, fingerprintOf, statusesDigest } from './snapshot.js';
-import { type TableJson, TableReader, TableWriter } from './table-json.js';
-import { type PieceList, PieceReader, PieceWriter } from './piece-list.js';
+import { type PackedTableJson, type TableJson, TableReader, TableWriter } from './table-json.js';
+import {
+  type PackedPieceList,
+  type PieceList,
+  PieceReader,
+  PieceWriter,
+  TextPack,
+  packedBuffers,
+} from './piece-list.js';
 
 export interface CompileRequest {
   readonly id: number;
@@ -41,8 +48,14 @@ export interface CompiledData {
   readonly fingerprint: string;
 }
 
+/** CompiledData as it crosses from the thread: the route and status texts in buffers moved, not copied. */
+export interface PackedCompiledData extends Omit<CompiledData, 'table' | 'statuses'> {
+  readonly table: PackedTableJson;
+  readonly statuses: PackedPieceList;
+}
+
 export type CompileResponse =
-  | { readonly id: number; readonly ok: true; readonly data: CompiledData }
+  | { readonly id: number; readonly ok: true; readonly data: PackedCompiledData }
   | { readonly id: number; readonly ok: false; readonly message: string; readonly staleObjects?: true };
 
 /** What the compiler thread keeps of what it sent the service. */
@@ -73,7 +86,10 @@ export class CompiledReader {
  * Rebuilds a Snapshot from what the thread sent: the IR built here from the table (it never
  * crosses: the table's changed routes do), the resolver compiled from it, statuses on first read.
  */
-export function snapshotFrom(data: CompiledData, reader: CompiledReader = new CompiledReader()): Snapshot {
+export function snapshotFrom(
+  data: CompiledData | PackedCompiledData,
+  reader: CompiledReader = new CompiledReader(),
+): Snapshot {
   const table = reader.table.read(data.table);
   const ir = buildIr(table, reader.ir);
   const texts = reader.statuses.read(data.statuses, data.table.id, (text) => text);
@@ -93,19 +109,22 @@ export function snapshotFrom(data: CompiledData, reader: CompiledReader = new Co
   };
 }
 
+type CompiledSnapshot = Pick<Snapshot, 'table' | 'tls' | 'statuses' | 'diagnostics' | 'errors' | 'warnings'>;
+
 /**
  * What the thread sends for a compiled snapshot, as table `id`, for a reader that holds table
- * `held`.
+ * `held`; with `packs`, every text is put there as it is made, and the lists name them.
  */
 export function compiledData(
-  snapshot: Pick<Snapshot, 'table' | 'tls' | 'statuses' | 'diagnostics' | 'errors' | 'warnings'>,
+  snapshot: CompiledSnapshot,
   writer: CompiledWriter,
   id: number,
   held?: number,
+  packs?: { readonly routes: TextPack; readonly statuses: TextPack },
 ): CompiledData {
   const { tls, diagnostics, errors, warnings } = snapshot;
-  const { json: table, digest } = writer.table.write(snapshot.table, id, held);
-  const statuses = writer.statuses.write(snapshot.statuses, id, held);
+  const { json: table, digest } = writer.table.write(snapshot.table, id, held, packs?.routes);
+  const statuses = writer.statuses.write(snapshot.statuses, id, held, packs?.statuses);
   return {
     table,
     generation: tableGeneration(digest),
@@ -115,6 +134,23 @@ export function compiledData(
     errors,
     warnings,
     fingerprint: fingerprintOf(digest, tls, statusesDigest(statuses.digests), diagnostics),
+  };
+}
+
+/** compiledData packed for postMessage, and the buffers it is to move (not copy) with it. */
+export function packedCompiledData(
+  snapshot: CompiledSnapshot,
+  writer: CompiledWriter,
+  id: number,
+  held?: number,
+): { packed: PackedCompiledData; transfer: ArrayBuffer[] } {
+  const packs = { routes: new TextPack(), statuses: new TextPack() };
+  const data = compiledData(snapshot, writer, id, held, packs);
+  const routes = packs.routes.packed(data.table.routes);
+  const statuses = packs.statuses.packed(data.statuses);
+  return {
+    packed: { ...data, table: { ...data.table, routes }, statuses },
+    transfer: [...packedBuffers(routes), ...packedBuffers(statuses)],
   };
 }
 

@@ -1,6 +1,7 @@
 // The worker-thread side of SnapshotCompiler: loads configurations off the thread that
 // answers ext_proc. Receives what a provider handed over, answers the snapshot's plain data
-// as CompiledData (no resolver: a compiled resolver holds closures, which do not cross threads).
+// as CompiledData, its texts packed into buffers that are moved to the service (no resolver:
+// a compiled resolver holds closures, which do not cross threads).
 // The thread lives as long as the service, so it keeps what it parsed for the next reload,
 // and what the service holds of the last table and statuses it sent (piece-list.ts).
 import { parentPort } from 'node:worker_threads';
@@ -9,7 +10,7 @@ import {
   type CompileRequest,
   type CompileResponse,
   CompiledWriter,
-  compiledData,
+  packedCompiledData,
 } from './snapshot-compiler.js';
 
 const compiler = new IncrementalCompiler();
@@ -17,12 +18,11 @@ const writer = new CompiledWriter();
 
 parentPort?.on('message', (req: CompileRequest) => {
   let res: CompileResponse;
+  let transfer: ArrayBuffer[] = [];
   try {
-    res = {
-      id: req.id,
-      ok: true,
-      data: compiledData(compiler.compile(req.provided), writer, req.id, req.held),
-    };
+    const compiled = packedCompiledData(compiler.compile(req.provided), writer, req.id, req.held);
+    res = { id: req.id, ok: true, data: compiled.packed };
+    transfer = compiled.transfer;
   } catch (e) {
     res = {
       id: req.id,
@@ -31,5 +31,5 @@ parentPort?.on('message', (req: CompileRequest) => {
       ...(e instanceof StaleObjectsError ? { staleObjects: true as const } : {}),
     };
   }
-  parentPort?.postMessage(res);
+  parentPort?.postMessage(res, transfer);
 });

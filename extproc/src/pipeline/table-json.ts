@@ -7,7 +7,13 @@
 // table's digest (policy/table-digest.ts) is taken over the routes' digests.
 import { POLICY_TABLE_VERSION, type PolicyTable, type TableRoute } from '../policy/policy-table.js';
 import { tableDigest } from '../policy/table-digest.js';
-import { type PieceList, PieceReader, PieceWriter } from './piece-list.js';
+import {
+  type PackedPieceList,
+  type PieceList,
+  PieceReader,
+  PieceWriter,
+  type TextPack,
+} from './piece-list.js';
 
 export interface TableJson {
   readonly version: number;
@@ -19,6 +25,11 @@ export interface TableJson {
   readonly routes: PieceList;
 }
 
+/** A table as it crosses from the compiler thread: its routes packed (piece-list.ts). */
+export interface PackedTableJson extends Omit<TableJson, 'routes'> {
+  readonly routes: PackedPieceList;
+}
+
 /** Writes tables for one reader: the thread keeps one for the service's reader. */
 export class TableWriter {
   private readonly routes = new PieceWriter<TableRoute>();
@@ -27,8 +38,13 @@ export class TableWriter {
    * The table as it crosses, and its digest. `held` is the id of the table the reader took
    * last (TableReader.held): only routes of that table cross as positions.
    */
-  write(table: PolicyTable, id: number, held: number | undefined): { json: TableJson; digest: string } {
-    const { list, digests } = this.routes.write(table.routes, id, held);
+  write(
+    table: PolicyTable,
+    id: number,
+    held: number | undefined,
+    pack?: TextPack,
+  ): { json: TableJson; digest: string } {
+    const { list, digests } = this.routes.write(table.routes, id, held, pack);
     const listeners = JSON.stringify(table.listeners);
     const json: TableJson = { version: table.version, id, listeners, routes: list };
     return { json, digest: tableDigest(table.version, listeners, digests) };
@@ -44,7 +60,7 @@ export class TableReader {
     return this.routes.held;
   }
 
-  read(parts: TableJson): PolicyTable {
+  read(parts: TableJson | PackedTableJson): PolicyTable {
     if (parts.version !== POLICY_TABLE_VERSION) throw new Error(`policy table version ${parts.version}`);
     const routes = this.routes.read(parts.routes, parts.id, (text) => JSON.parse(text) as TableRoute);
     return {
