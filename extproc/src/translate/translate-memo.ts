@@ -53,6 +53,27 @@ interface KeptRouteStatus {
   readonly body: ObjectStatusBody;
 }
 
+/** A route's table entry, with the listeners (and hostnames on each) it was made for. */
+interface KeptTableRoute {
+  /** Listener ids and hostnames only: the listeners' states belong to their compile. */
+  readonly served: readonly ServedOn[];
+  readonly rules: readonly TableRule[];
+  readonly entry: TableRoute;
+}
+
+interface ServedOn {
+  readonly id: string;
+  readonly hostnames: readonly string[];
+}
+
+/** The same listeners (by id), with the same hostnames on each, in the same order. */
+function sameServed(kept: readonly ServedOn[], served: Attachment['listeners']): boolean {
+  return (
+    kept.length === served.length &&
+    kept.every((x, i) => x.id === served[i]?.state.id && sameItems(x.hostnames, served[i]?.hostnames ?? []))
+  );
+}
+
 /** An object's status, with the body and warnings it was made with. */
 interface KeptObjectStatus {
   readonly body: ObjectStatusBody;
@@ -116,6 +137,7 @@ export class TranslateMemo {
   /** Kept by the route (or object) itself: they hold nothing that outlives it. */
   private readonly routeStatuses = new WeakMap<Route, KeptRouteStatus>();
   private readonly objectStatuses = new WeakMap<AnyObject, KeptObjectStatus>();
+  private readonly tableRoutes = new WeakMap<Route, KeptTableRoute>();
 
   /**
    * Starts a translation: what was kept holds only if every shared object (`context`: neither
@@ -237,6 +259,31 @@ export class TranslateMemo {
     });
     this.statusesByKey = next;
     return out;
+  }
+
+  /**
+   * The route's table entry as `make` gives it: a function of the route, the listeners that
+   * serve it (with its hostnames there) and its rules, so it is not made again while they are
+   * the same; else as `route` keeps it.
+   */
+  tableRoute(
+    route: Route,
+    served: Attachment['listeners'],
+    rules: readonly TableRule[],
+    make: (route: Route, served: Attachment['listeners'], rules: readonly TableRule[]) => TableRoute,
+  ): TableRoute {
+    const kept = this.tableRoutes.get(route);
+    if (kept && sameItems(kept.rules, rules) && sameServed(kept.served, served)) {
+      this.nextRoutes.set(kept.entry.id, kept.entry);
+      return kept.entry;
+    }
+    const entry = this.route(make(route, served, rules));
+    this.tableRoutes.set(route, {
+      served: served.map((l) => ({ id: l.state.id, hostnames: l.hostnames })),
+      rules,
+      entry,
+    });
+    return entry;
   }
 
   /** The route's table entry as last time when it is equal to it, so it stays the same object. */

@@ -458,8 +458,9 @@ function translateRoutes(
       // Attached to listeners that are valid but cannot serve (no usable certificate): counted, not served.
       const served = attached.filter((l) => l.state.usable);
       if (served.length > 0) {
-        const entry = tableRoute(route, served, rules);
-        table.push(memo ? memo.route(entry) : entry);
+        table.push(
+          memo ? memo.tableRoute(route, served, rules, tableRoute) : tableRoute(route, served, rules),
+        );
       }
       conditions = outcome.conditions;
       warnings.set(route, outcome.warnings);
@@ -478,7 +479,7 @@ function translateRoutes(
 }
 
 /** A route's table entry: the listeners that serve it and the hostnames it has on them. */
-function tableRoute(route: Route, served: Attachment['listeners'], rules: TableRule[]): TableRoute {
+function tableRoute(route: Route, served: Attachment['listeners'], rules: readonly TableRule[]): TableRoute {
   return {
     id: `${route.kind.toLowerCase()}/${route.namespace}/${route.name}`,
     kind: route.kind === 'GRPCRoute' ? 'grpc' : 'http',
