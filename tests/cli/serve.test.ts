@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run } from '../../extproc/src/cli/main.js';
+import { createDevAuthority, issueDevCertificate } from '../../extproc/src/local/dev-certificates.js';
 import { generateSessionKey } from '../../extproc/src/provider/key-files.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'steadfast-serve-'));
@@ -120,6 +121,37 @@ describe('steadfast serve --xds-tls-secret', () => {
     const caAlone = await serve(...xds, '--xds-client-ca-secret', 'steadfast-system/ca');
     expect(caAlone.err).toContain('--xds-client-ca-secret goes with --xds-tls-secret');
     expect(noCluster.out + both.out + caAlone.out).toBe('');
+  });
+});
+
+describe('steadfast serve --xds-tls-cert', () => {
+  it('stops at start on a certificate expired or not valid yet, naming the flag and the dates', async () => {
+    const ca = createDevAuthority('xds CA');
+    const day = 86400_000;
+    const tlsArgs = (name: string, notBefore: Date, days: number): string[] => {
+      const pair = issueDevCertificate(ca, {
+        commonName: 'xds',
+        ipAddresses: ['127.0.0.1'],
+        notBefore,
+        days,
+      });
+      const file = (part: string) => join(tmp, `${name}.${part}`);
+      writeFileSync(file('crt'), pair.certificate);
+      writeFileSync(file('key'), pair.privateKey);
+      writeFileSync(file('ca'), ca.certificate);
+      return ['--xds-tls-cert', file('crt'), '--xds-tls-key', file('key'), '--xds-client-ca', file('ca')];
+    };
+    const xds = ['--config', tmp, '--session-key', generateSessionKey(), '--xds', '127.0.0.1:0'];
+    const expired = await serve(...xds, ...tlsArgs('expired', new Date(Date.now() - 3 * day), 1));
+    expect(expired).toMatchObject({ code: 2, out: '' });
+    expect(expired.err).toMatch(
+      new RegExp(
+        `--xds-tls-cert ${join(tmp, 'expired.crt')}: the certificate expired \\(valid from .+ until .+ GMT, and this machine's clock says .+\\)`,
+      ),
+    );
+    const early = await serve(...xds, ...tlsArgs('early', new Date(Date.now() + day), 30));
+    expect(early).toMatchObject({ code: 2, out: '' });
+    expect(early.err).toMatch(/--xds-tls-cert \S+early\.crt: the certificate is not valid yet \(valid from /);
   });
 });
 

@@ -35,12 +35,12 @@ import { appServiceYaml, gatewayYaml, sessionKeySecretYaml, shopRouteYaml } from
 const ENVOY_ADDRESSES = ['127.0.57.10', '127.0.57.11', '127.0.57.12'] as const;
 const SECRET = 'steadfast-system/xds-server';
 
-/** The kubernetes.io/tls Secret `xds-server` as cert-manager writes it: tls.crt, tls.key, ca.crt. */
-function xdsSecretYaml(cert: string, key: string, ca: string): string {
+/** The kubernetes.io/tls Secret `xds-server` (or `name`) as cert-manager writes it: tls.crt, tls.key, ca.crt. */
+function xdsSecretYaml(cert: string, key: string, ca: string, name = 'xds-server'): string {
   const b64 = (s: string) => Buffer.from(s).toString('base64');
   return `apiVersion: v1
 kind: Secret
-metadata: { name: xds-server, namespace: steadfast-system }
+metadata: { name: ${name}, namespace: steadfast-system }
 type: kubernetes.io/tls
 data:
   tls.crt: ${b64(cert)}
@@ -369,10 +369,23 @@ data: { ca.crt: ${Buffer.from(ca).toString('base64')} }
     }
   }, 120_000);
 
-  it('stops at start on a Secret that is missing, or that the account may not read, naming the RBAC it needs', async () => {
+  it('stops at start on a Secret that is missing, whose certificate expired, or that the account may not read, naming the RBAC it needs', async () => {
     const missing = new CliProcess(serveArgs(kube.steadfastConfig, 'steadfast-system/nope'));
     expect((await missing.exit).code).toBe(2);
     expect(missing.output).toMatch(/--xds-tls-secret: Secret steadfast-system\/nope not found/);
+    // cert-manager stuck: every Envoy would refuse the port, so serve does not start on it.
+    const stale = issueDevCertificate(serverCa, {
+      commonName: 'steadfast xds',
+      ipAddresses: ['127.0.0.1'],
+      notBefore: new Date(Date.now() - 3 * 86400_000),
+      days: 1,
+    });
+    apply(xdsSecretYaml(stale.certificate, stale.privateKey, clientCa.certificate, 'xds-expired'));
+    const expired = new CliProcess(serveArgs(kube.steadfastConfig, 'steadfast-system/xds-expired'));
+    expect((await expired.exit).code).toBe(2);
+    expect(expired.output).toMatch(
+      /--xds-tls-secret: Secret steadfast-system\/xds-expired tls\.crt: the certificate expired \(valid from .+ until .+\)/,
+    );
     // An account whose Role names another Secret only.
     apply(`apiVersion: v1
 kind: ServiceAccount

@@ -144,13 +144,16 @@ export function adsTlsFileSource(files: AdsTlsFiles): AdsTlsSource {
 
 /**
  * Throws when the certificate's validity has ended: put in use, it would make every Envoy refuse
- * the port, so a rotation to it keeps the set in use. (One not valid yet is taken: a clock a
- * little behind the issuer's would otherwise refuse a fresh certificate for good.)
+ * the port, so a rotation to it keeps the set in use. A rotation takes one not valid yet (a clock
+ * a little behind the issuer's would otherwise refuse a fresh certificate for good, as no later
+ * change comes); at start (`atStart`) that is refused too, as a restart tries again.
  */
-function expiredIn(cert: Buffer, part: string): void {
-  const validTo = new X509Certificate(cert).validTo;
-  if (Date.parse(validTo) <= Date.now())
-    throw new Error(`${part}: the certificate expired (valid until ${validTo})`);
+export function checkValidity(cert: Buffer, part: string, atStart = false): void {
+  const { validFrom, validTo } = new X509Certificate(cert);
+  const dates = `valid from ${validFrom} until ${validTo}, and this machine's clock says ${new Date().toUTCString()}`;
+  if (Date.parse(validTo) <= Date.now()) throw new Error(`${part}: the certificate expired (${dates})`);
+  if (atStart && Date.parse(validFrom) > Date.now())
+    throw new Error(`${part}: the certificate is not valid yet (${dates})`);
 }
 
 /**
@@ -227,7 +230,7 @@ export class AdsTlsProvider implements grpc.experimental.CertificateProvider {
     try {
       if (pem instanceof Error) throw pem;
       next = checkAdsTls(pem, this.source.parts);
-      expiredIn(next.cert, this.source.parts.cert);
+      checkValidity(next.cert, this.source.parts.cert);
     } catch (e) {
       // Often half a rotation (the certificate written, its key not yet): the next change completes it.
       const why = (e as Error).message;

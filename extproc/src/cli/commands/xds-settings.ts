@@ -6,7 +6,7 @@ import { envoyVersion } from '../../local/envoy-binary.js';
 import { chooseFilterBuild, wasmFilterPath } from '../../local/filter-build.js';
 // Types only: the Kubernetes client is loaded when a command reads from a cluster.
 import type { KubeClient } from '../../provider/kubernetes/client.js';
-import { type AdsTlsSource, checkAdsTls, readAdsTls } from '../../xds/ads-tls.js';
+import { type AdsTlsSource, checkAdsTls, checkValidity, readAdsTls } from '../../xds/ads-tls.js';
 import { type FlagSpecs, type ParsedArgs, boolFlag, flag } from '../args.js';
 import { UsageError } from '../command.js';
 import { XDS_TOKEN_FILE, filterChoiceOf, filterFlag, readXdsToken } from '../flags.js';
@@ -96,7 +96,7 @@ export async function adsSettingsOf(
   };
 }
 
-/** The three TLS files, all or none, checked now so a bad set stops serve before it starts. */
+/** The three TLS files, all or none, checked now (and the certificate valid now) so a bad set stops serve before it starts. */
 function tlsFilesOf(parsed: ParsedArgs): AdsSettings['tls'] {
   const cert = flag(parsed, 'xds-tls-cert');
   const key = flag(parsed, 'xds-tls-key');
@@ -114,14 +114,15 @@ function tlsFilesOf(parsed: ParsedArgs): AdsSettings['tls'] {
     );
   const files = { cert, key, clientCa };
   try {
-    readAdsTls(files);
+    // Expired or not valid yet, every Envoy would refuse the port: stop here instead.
+    checkValidity(readAdsTls(files).cert, `--xds-tls-cert ${cert}`, true);
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
   return files;
 }
 
-/** The Secret(s) of --xds-tls-secret, read and checked now: missing, unreadable or unfit stops serve. */
+/** The Secret(s) of --xds-tls-secret, read and checked now: missing, unreadable, unfit or out of its dates stops serve. */
 async function tlsSecretOf(
   parsed: ParsedArgs,
   kube: KubeClient | undefined,
@@ -138,6 +139,7 @@ async function tlsSecretOf(
   try {
     const source = await AdsTlsSecretSource.load(kube, secret, caSecret, log);
     checkAdsTls(source.initial, source.parts);
+    checkValidity(source.initial.cert, `--xds-tls-secret: ${source.parts.cert}`, true);
     return source;
   } catch (e) {
     throw new UsageError((e as Error).message);
