@@ -1,5 +1,6 @@
-// The client-side rate limit of `serve` and `dev` on a cluster: how many requests a second
-// steadfast sends the API server (status writes, lists, watches, Secret reads; the Lease aside).
+// The client-side rate limit of `serve` and `dev` on a cluster: how many writes a second steadfast
+// sends the API server (status writes); reads (lists, watches, Secret reads) go at once but take
+// their token, so the writes after them wait the longer; the Lease is aside.
 import type { RateLimit } from '../provider/kubernetes/rate-limit.js';
 import { type FlagSpecs, type ParsedArgs, flag } from './args.js';
 import { UsageError } from './command.js';
@@ -9,13 +10,14 @@ export const KUBE_API_FLAGS: FlagSpecs = {
     type: 'string',
     value: 'N',
     description:
-      'with a cluster: requests a second to the API server, on average (the Lease is not counted); -1 for no limit. 10,000 route statuses in 10 s need 1000 or more (docs/kubernetes.md)',
+      'with a cluster: writes a second to the API server, on average; reads (lists, watches) go at once and take from the same budget, so the writes after them wait the longer (the Lease is not counted); -1 for no limit. 10,000 route statuses in 10 s need 1000 or more (docs/kubernetes.md)',
     default: '20',
   },
   'kube-api-burst': {
     type: 'string',
     value: 'N',
-    description: 'with a cluster: requests that may go at once, above --kube-api-qps, after a quiet spell',
+    description:
+      'with a cluster: writes that may go at once, above --kube-api-qps, after a quiet spell (the budget reads take from too)',
     default: '30',
   },
 };
