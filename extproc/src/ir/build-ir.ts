@@ -21,7 +21,6 @@ import { sniChains } from './misdirected.js';
 import { type IrEntry, type IrRule, ruleAction, ruleEntry } from './rule-action.js';
 import { ruleClusters } from './rule-clusters.js';
 import { routerPlan } from './router-plan.js';
-import { virtualHosts } from './virtual-hosts.js';
 
 interface Decided {
   readonly clusters: readonly IrCluster[];
@@ -74,21 +73,25 @@ function portHosts(
   decided: Decided,
   memo: IrMemo,
 ): { virtualHosts: IrVirtualHost[]; sniChains: IrSniChain[] | undefined; warnings: string[] } {
-  const warnings = new Set<string>();
   const isolation = portIsolation(group.listeners);
-  const hosts = virtualHosts(
-    routes.map((r) => r.route),
-    isolation,
-  ).map((vh): IrVirtualHost => {
+  const kept = memo.ports.hosts(name, group.listeners, routes, isolation, (vh) => {
     const entries: IrEntry[] = [];
+    const warnings: string[] = [];
     for (const m of vh.matches) {
       const problem = matchRe2Problem(m.match);
       const rule = decided.rules.get(m.rule);
-      if (problem !== undefined) warnings.add(`${problem}; the match is left out of Envoy's routes`);
+      if (problem !== undefined) warnings.push(`${problem}; the match is left out of Envoy's routes`);
       else if (rule) entries.push(entryOf(rule, m.match, memo));
     }
-    return { hostname: vh.hostname, entries, countsAttempts: entries.some((e) => e.rule.countsAttempts) };
+    const host = {
+      hostname: vh.hostname,
+      entries,
+      countsAttempts: entries.some((e) => e.rule.countsAttempts),
+    };
+    return { host, warnings };
   });
+  const hosts = kept.map((k) => k.host);
+  const warnings = new Set(kept.flatMap((k) => k.warnings));
   const chains = isolation && group.protocol === 'HTTPS' ? sniChains(name, hosts, isolation) : undefined;
   return { virtualHosts: hosts, sniChains: chains, warnings: [...warnings] };
 }
@@ -131,6 +134,7 @@ export function buildIr(table: PolicyTable, memo: IrMemo = new IrMemo()): Gatewa
       },
     };
   });
+  memo.ports.keepOnly(new Set(ports.map((p) => p.name)));
   let headersRead: readonly string[] | undefined;
   let digest: string | undefined;
   return {

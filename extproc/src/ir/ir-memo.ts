@@ -6,6 +6,7 @@
 // object, and envoy/generation-memo.ts keeps what it generated from it by that object.
 import type { TableMatch, TableRule } from '../policy/policy-table.js';
 import { ClusterNames } from './cluster-sharing.js';
+import { PortHostsMemo } from './port-hosts-memo.js';
 import type { IrEntry, IrRule } from './rule-action.js';
 import type { RuleClusters } from './rule-clusters.js';
 
@@ -15,4 +16,6 @@ export class IrMemo {
   readonly rules = new WeakMap<TableRule, { readonly clusters?: RuleClusters; readonly ir: IrRule }>();
   /** Each match's entry, while its rule's decision is the same object. */
   readonly entries = new WeakMap<TableMatch, IrEntry>();
+  /** Each port's virtual hosts, kept by hostname while the routes that reach it are the same. */
+  readonly ports = new PortHostsMemo();
 }

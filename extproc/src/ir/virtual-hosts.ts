@@ -26,7 +26,8 @@ export interface VirtualHost {
   readonly matches: readonly OrderedMatch[];
 }
 
-function covers(wildcard: string, hostname: string): boolean {
+/** Whether `*.x` covers a hostname (an exact one, or a narrower wildcard). */
+export function covers(wildcard: string, hostname: string): boolean {
   const suffix = wildcard.slice(1); // ".example.com"
   const h = hostname.startsWith('*.') ? hostname.slice(1) : hostname;
   return h !== suffix && h.endsWith(suffix);

@@ -1,0 +1,116 @@
+// What a port's virtual hosts were made of at the last IR build, so that a change to one route
+// among 10,000 builds the virtual hosts of that route's hostnames alone. An exact hostname's
+// virtual host is a function of the routes of that hostname, of the wildcards covering it and
+// of `*` (in table order: precedence compares routes' order, never its value), and of the port's
+// listeners (isolation): it is kept while those are the same objects in the same order. When a
+// wildcard's or `*`'s routes or the listeners change, every virtual host of the port is built
+// again. A test holds the kept IR equal to a fresh build after random edit sequences.
+import type { TableListener, TableRoute } from '../policy/policy-table.js';
+import { sameItems } from '../json.js';
+import type { IrVirtualHost, ServedRoute } from './gateway-ir.js';
+import type { Isolation } from './listener-isolation.js';
+import { type VirtualHost, covers, virtualHosts } from './virtual-hosts.js';
+
+/** A virtual host, the warnings its matches gave, and the routes of its hostname it was made of. */
+export interface KeptHost {
+  readonly routes: readonly TableRoute[];
+  readonly host: IrVirtualHost;
+  readonly warnings: readonly string[];
+}
+
+/** A port's hosts as last built. */
+interface KeptPort {
+  /** The port's listeners as JSON: isolation is a function of them. */
+  readonly listeners: string;
+  /** The routes of each wildcard and of `*`. */
+  readonly shared: ReadonlyMap<string, readonly TableRoute[]>;
+  readonly hosts: ReadonlyMap<string, KeptHost>;
+}
+
+const isShared = (hostname: string): boolean => hostname === '*' || hostname.startsWith('*.');
+
+/** Each hostname's routes in table order, the isolation keys (virtual hosts without routes) first. */
+function routesByHost(
+  routes: readonly ServedRoute[],
+  isolation: Isolation | undefined,
+): Map<string, ServedRoute[]> {
+  const byHost = new Map<string, ServedRoute[]>();
+  for (const key of isolation?.keys ?? []) byHost.set(key, []);
+  for (const served of routes) {
+    for (const h of served.route.hostnames) {
+      const list = byHost.get(h);
+      if (list) list.push(served);
+      else byHost.set(h, [served]);
+    }
+  }
+  return byHost;
+}
+
+function routesOf(list: readonly ServedRoute[] | undefined): TableRoute[] {
+  return (list ?? []).map((r) => r.route);
+}
+
+/** The virtual host of an exact hostname, from the routes that reach it alone. */
+function exactHost(
+  hostname: string,
+  byHost: ReadonlyMap<string, readonly ServedRoute[]>,
+  isolation: Isolation | undefined,
+): VirtualHost {
+  const reaching = new Set<ServedRoute>(byHost.get(hostname));
+  for (const [h, list] of byHost)
+    if (h === '*' || (h.startsWith('*.') && covers(h, hostname))) for (const r of list) reaching.add(r);
+  const subset = [...reaching].sort((a, b) => a.order - b.order).map((r) => r.route);
+  return virtualHosts(subset, isolation).find((vh) => vh.hostname === hostname) ?? { hostname, matches: [] };
+}
+
+export class PortHostsMemo {
+  private ports = new Map<string, KeptPort>();
+
+  /** Lets go of the ports not in this build. */
+  keepOnly(names: ReadonlySet<string>): void {
+    for (const name of this.ports.keys()) if (!names.has(name)) this.ports.delete(name);
+  }
+
+  /**
+   * The port's virtual hosts (in virtualHosts' order), each made by `make` from what
+   * virtualHosts gives for it, or kept from the last build of this port.
+   */
+  hosts(
+    name: string,
+    listeners: readonly TableListener[],
+    routes: readonly ServedRoute[],
+    isolation: Isolation | undefined,
+    make: (vh: VirtualHost) => { host: IrVirtualHost; warnings: readonly string[] },
+  ): KeptHost[] {
+    const listenersJson = JSON.stringify(listeners);
+    const byHost = routesByHost(routes, isolation);
+    const shared = new Map<string, readonly TableRoute[]>();
+    for (const [h, list] of byHost) if (isShared(h)) shared.set(h, routesOf(list));
+    const last = this.ports.get(name);
+    const keep =
+      last !== undefined &&
+      last.listeners === listenersJson &&
+      last.shared.size === shared.size &&
+      [...shared].every(([h, list]) => sameItems(last.shared.get(h) ?? [], list) && last.shared.has(h));
+    const hostnames = [...byHost.keys()].filter((h) => h !== '*').sort();
+    if (byHost.has('*')) hostnames.push('*');
+    let made: ReadonlyMap<string, VirtualHost> | undefined;
+    const hosts = hostnames.map((hostname): KeptHost => {
+      const own = routesOf(byHost.get(hostname));
+      const kept = keep ? last.hosts.get(hostname) : undefined;
+      if (kept && (isShared(hostname) || sameItems(kept.routes, own))) return kept;
+      const vh = keep
+        ? exactHost(hostname, byHost, isolation)
+        : (made ??= new Map(virtualHosts(routesOf(routes), isolation).map((v) => [v.hostname, v]))).get(
+            hostname,
+          );
+      return { routes: own, ...make(vh ?? { hostname, matches: [] }) };
+    });
+    this.ports.set(name, {
+      listeners: listenersJson,
+      shared,
+      hosts: new Map(hosts.map((k) => [k.host.hostname, k])),
+    });
+    return hosts;
+  }
+}
