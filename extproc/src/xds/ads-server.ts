@@ -17,8 +17,9 @@
 //
 // What the server hands out includes the session keys (in the filter's configuration) and
 // HTTPS private keys (over SDS): with TLS, every client must present a certificate from
-// the client CA (ads-tls.ts); with a token, a stream must present it as well (`authorization:
-// Bearer …`, which envoy-config --xds-token-file puts in the bootstrap).
+// the client CA (ads-tls.ts; an open stream whose certificate a changed CA no longer takes, or
+// that expires, is ended: ads-peer-trust.ts); with a token, a stream must present it as well
+// (`authorization: Bearer …`, which envoy-config --xds-token-file puts in the bootstrap).
 import { isIP } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { TYPE_CLUSTER, TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET } from '../envoy/envoy-names.js';
@@ -30,6 +31,7 @@ import {
 import type { Json } from '../json.js';
 import { type Resource, resource } from './ads-resource.js';
 import { type DiscoveryRequest, type Encoded, type Flight, LazyEncoded, Stream } from './ads-stream.js';
+import { PeerTrust } from './ads-peer-trust.js';
 import { type AdsTlsFiles, AdsTlsProvider, type AdsTlsSource, adsTlsFileSource } from './ads-tls.js';
 import { encodeAny } from './envoy-protos.js';
 import { adsServiceDefinition } from './ads-service.js';
@@ -115,6 +117,8 @@ export class AdsServer {
   private readonly routeEncoders = new Map<string, RouteResources>();
   private server: grpc.Server | undefined;
   private tls: AdsTlsProvider | undefined;
+  /** With TLS: the open streams' client certificates, checked again on a CA change and at expiry. */
+  private peers: PeerTrust<Stream> | undefined;
   /** Where it listens, once started. */
   address = '';
 
@@ -139,7 +143,11 @@ export class AdsServer {
         this.serve(call, 'delta'),
     });
     const tls = this.options.tls;
-    if (tls) this.tls = new AdsTlsProvider('follow' in tls ? tls : adsTlsFileSource(tls), this.options.log);
+    if (tls) {
+      const source = 'follow' in tls ? tls : adsTlsFileSource(tls);
+      this.tls = new AdsTlsProvider(source, this.options.log, (ca) => this.peers?.caChanged(ca));
+      this.peers = new PeerTrust<Stream>(this.tls.ca, (s, why) => this.untrusted(s, why));
+    }
     const credentials = this.tls?.credentials() ?? grpc.ServerCredentials.createInsecure();
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync(address, credentials, (e, p) => (e ? reject(e) : resolve(p))),
@@ -160,6 +168,7 @@ export class AdsServer {
   /** Stops taking streams and ends the open ones (Envoys keep their configuration and reconnect). */
   async stop(): Promise<void> {
     this.tls?.close();
+    this.peers?.stop();
     const server = this.server;
     if (!server) return;
     for (const s of this.streams) {
@@ -364,7 +373,9 @@ export class AdsServer {
     }
     const s = new Stream(call, protocol, this.options.stallMs ?? STALL_MS, (stuck) => this.stalled(stuck));
     this.streams.add(s);
+    this.peers?.opened(s);
     const gone = () => {
+      this.peers?.closed(s);
       s.dispose();
       if (this.streams.delete(s) && s.node !== '') this.options.log(`xds: ${shown(s.node)} disconnected`);
     };
@@ -382,6 +393,15 @@ export class AdsServer {
     this.streams.delete(s);
     this.options.log(
       `xds: ${shown(s.node)} has not read or answered what it was sent for ${(this.options.stallMs ?? STALL_MS) / 1000} s; its stream is reset (Envoy opens a new one)`,
+    );
+    s.reset();
+  }
+
+  /** A stream whose client certificate the port no longer takes: reset (its connection goes too). */
+  private untrusted(s: Stream, why: string): void {
+    this.streams.delete(s);
+    this.options.log(
+      `xds: ${s.node === '' ? 'a client not named yet' : shown(s.node)}: stream and connection ended, ${why} (a reconnect goes through the handshake again)`,
     );
     s.reset();
   }

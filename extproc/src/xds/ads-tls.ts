@@ -7,7 +7,7 @@
 // A rotation changes the parts one after the other: what the source holds is put in use only
 // when the certificate, its key and the CA make a valid whole, and the certificate has not
 // expired; until then the last good set stays (and a connection already open keeps the
-// certificate it was opened with).
+// certificate it was opened with, unless the new CA no longer takes its client's: ads-peer-trust.ts).
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { readFileSync, unwatchFile, watchFile } from 'node:fs';
 import { createSecureContext } from 'node:tls';
@@ -170,8 +170,15 @@ export class AdsTlsProvider implements grpc.experimental.CertificateProvider {
   constructor(
     private readonly source: AdsTlsSource,
     private readonly log: (line: string) => void,
+    /** Told the client CA once a change put another in use (ads-peer-trust.ts ends the streams it no longer takes). */
+    private readonly caChanged?: (ca: Buffer) => void,
   ) {
     this.material = checkAdsTls(source.initial, source.parts);
+  }
+
+  /** The client CA in use (PEM, maybe a bundle). */
+  get ca(): Buffer {
+    return this.material.ca;
   }
 
   /** The certificate in use, for the log. */
@@ -245,9 +252,11 @@ export class AdsTlsProvider implements grpc.experimental.CertificateProvider {
       next.key.equals(this.material.key) &&
       next.ca.equals(this.material.ca);
     if (same) return;
+    const caMoved = !next.ca.equals(this.material.ca);
     this.material = next;
     this.log(`xds: ${this.source.description} reloaded; new connections get ${next.summary}`);
     for (const l of this.caListeners) l({ caCertificate: next.ca });
     for (const l of this.identityListeners) l({ certificate: next.cert, privateKey: next.key });
+    if (caMoved) this.caChanged?.(next.ca);
   };
 }

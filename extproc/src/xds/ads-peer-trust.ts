@@ -1,0 +1,136 @@
+// The open ADS streams' client certificates, checked again when the port's trust changes: a
+// handshake checks a client once, so without this a client CA rotated to cut an Envoy off, or a
+// client certificate that expires while connected, would leave its stream open for days. A
+// stream whose certificate no longer verifies against the client CA in use, or has expired, is
+// ended with its connection (not the stream alone: the Envoy would open the next stream on the
+// same, already trusted, TLS connection); the Envoy reconnects and its handshake decides.
+import { X509Certificate } from 'node:crypto';
+import type { PeerCertificate, TLSSocket } from 'node:tls';
+
+/** What of grpc-js's server call (1.14, no interceptors) leads to the HTTP/2 session. */
+interface CallInternals {
+  readonly call?: {
+    readonly stream?: { readonly session?: { readonly socket?: TLSSocket; destroy(): void } };
+  };
+  getAuthContext?(): { sslPeerCertificate?: PeerCertificate };
+}
+
+/** A stream as this module sees it: its gRPC call. */
+export interface PeerStream {
+  readonly call: object;
+}
+
+/** setTimeout's longest delay; a certificate valid longer is looked at again then. */
+const MAX_DELAY_MS = 2 ** 31 - 1;
+
+/** The certificates of a PEM bundle (X509Certificate reads the first alone). */
+export function certificatesOf(pem: Buffer): X509Certificate[] {
+  const blocks = pem
+    .toString('latin1')
+    .match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g);
+  return (blocks ?? []).map((b) => new X509Certificate(b));
+}
+
+/** The chain the client presented, leaf first (empty without TLS). */
+export function peerChain(call: object): X509Certificate[] {
+  const internals = call as CallInternals;
+  const socket = internals.call?.stream?.session?.socket;
+  let cert: PeerCertificate | undefined =
+    typeof socket?.getPeerCertificate === 'function'
+      ? (socket.getPeerCertificate(true) as PeerCertificate)
+      : internals.getAuthContext?.().sslPeerCertificate;
+  const chain: X509Certificate[] = [];
+  const seen = new Set<string>();
+  while (cert?.raw && !seen.has(cert.fingerprint256)) {
+    seen.add(cert.fingerprint256);
+    chain.push(new X509Certificate(cert.raw));
+    cert = (cert as { issuerCertificate?: PeerCertificate }).issuerCertificate;
+  }
+  return chain;
+}
+
+/** Why the port would not take this chain now (undefined: it would, or there is none to judge). */
+export function untrustedBecause(
+  chain: readonly X509Certificate[],
+  cas: readonly X509Certificate[],
+): string | undefined {
+  const leaf = chain[0];
+  if (!leaf) return undefined;
+  if (Date.parse(leaf.validTo) <= Date.now()) return `its certificate expired (valid until ${leaf.validTo})`;
+  const from = (c: X509Certificate, issuer: X509Certificate) =>
+    c.checkIssued(issuer) && c.verify(issuer.publicKey);
+  // Up the chain it presented, each link issued by the next, until a CA in use issued one.
+  for (const [i, c] of chain.entries()) {
+    if (cas.some((ca) => ca.fingerprint256 === c.fingerprint256 || from(c, ca))) return undefined;
+    const next = chain[i + 1];
+    if (!next || !from(c, next)) break;
+  }
+  return `its certificate (issuer ${leaf.issuer.replace(/\n/g, ', ')}) is not from the client CA now in use`;
+}
+
+/**
+ * Follows each open stream's client certificate: ends the stream (and its connection) when the
+ * certificate expires, or when the client CA changes to one that did not issue it.
+ */
+export class PeerTrust<S extends PeerStream> {
+  private cas: X509Certificate[];
+  private readonly chains = new Map<S, { chain: X509Certificate[]; timer?: NodeJS.Timeout }>();
+
+  constructor(
+    ca: Buffer,
+    /** Called once the stream is to go, before its connection is destroyed; `why` for the log. */
+    private readonly ending: (s: S, why: string) => void,
+  ) {
+    this.cas = certificatesOf(ca);
+  }
+
+  /** A new stream: its chain kept, and looked at again when its certificate expires. */
+  opened(s: S): void {
+    const entry = { chain: peerChain(s.call) };
+    this.chains.set(s, entry);
+    this.armExpiry(s, entry);
+  }
+
+  /** The stream is gone. */
+  closed(s: S): void {
+    const entry = this.chains.get(s);
+    if (entry?.timer) clearTimeout(entry.timer);
+    this.chains.delete(s);
+  }
+
+  /** The client CA in use now: every open stream whose certificate it did not issue is ended. */
+  caChanged(ca: Buffer): void {
+    this.cas = certificatesOf(ca);
+    for (const [s, { chain }] of [...this.chains]) {
+      const why = untrustedBecause(chain, this.cas);
+      if (why) this.end(s, why);
+    }
+  }
+
+  /** Stops every timer (the server stopped). */
+  stop(): void {
+    for (const s of [...this.chains.keys()]) this.closed(s);
+  }
+
+  private armExpiry(s: S, entry: { chain: X509Certificate[]; timer?: NodeJS.Timeout }): void {
+    const leaf = entry.chain[0];
+    if (!leaf) return;
+    const delay = Math.max(0, Date.parse(leaf.validTo) - Date.now());
+    entry.timer = setTimeout(
+      () => {
+        const why = untrustedBecause(entry.chain, this.cas);
+        if (why) this.end(s, why);
+        else if (this.chains.get(s) === entry) this.armExpiry(s, entry);
+      },
+      Math.min(delay + 1, MAX_DELAY_MS),
+    );
+    entry.timer.unref();
+  }
+
+  private end(s: S, why: string): void {
+    this.closed(s);
+    this.ending(s, why);
+    const session = (s.call as CallInternals).call?.stream?.session;
+    session?.destroy();
+  }
+}
