@@ -6,35 +6,47 @@
 // next push sends those resources again. On a new stream the Envoy says what it still holds
 // (initial_resource_versions): every resource is sent again (a reconnect gets the full
 // state), and what it holds that no longer exists is removed by name.
-import type { Any, Resource } from './ads-resource.js';
+//
+// A type held as a generation's whole map (ads-delta-step.ts) is held by reference, not copied,
+// and the step to the next generation's is worked out once for every stream taking it.
+import type { Resource } from './ads-resource.js';
+import { type DeltaPush, type Whole, deltaPush, isWhole, step } from './ads-delta-step.js';
 
-export interface DeltaPush {
-  readonly resources: readonly { name: string; version: string; resource: Any }[];
-  readonly removed_resources: readonly string[];
+/** What the Envoy holds of a type: a generation's whole map itself, or its own record (name → hash). */
+type Held = { readonly whole: Whole } | { readonly own: ReadonlyMap<string, string> };
+
+function hashIn(held: Held, name: string): string | undefined {
+  return 'whole' in held ? held.whole.get(name)?.hash : held.own.get(name);
+}
+
+function namesIn(held: Held): Iterable<string> {
+  return 'whole' in held ? held.whole.keys() : held.own.keys();
 }
 
 /** What a delta stream's Envoy holds, per type; undefined per type until the first push of it. */
 export class DeltaState {
-  private readonly held = new Map<string, ReadonlyMap<string, string>>();
+  private readonly held = new Map<string, Held>();
   /** Per type, what it held before the last push, for a refusal. */
-  private readonly before = new Map<string, ReadonlyMap<string, string> | undefined>();
+  private readonly before = new Map<string, Held | undefined>();
 
   /**
-   * The push that brings the Envoy from what it holds to `resources`, or undefined when it
-   * holds them already (the first push of a type is always sent: Envoy waits for it).
+   * The push that brings the Envoy from what it holds to `selected` (a list, or a generation's
+   * whole map of the type), or undefined when it holds that already (the first push of a type is
+   * always sent: Envoy waits for it).
    */
-  push(type: string, resources: readonly Resource[]): DeltaPush | undefined {
+  push(type: string, selected: readonly Resource[] | Whole): DeltaPush | undefined {
     const had = this.held.get(type);
-    const changed = had ? resources.filter((r) => had.get(r.name) !== r.hash) : resources;
-    const now = new Map(resources.map((r) => [r.name, r.hash]));
-    const removed = had ? [...had.keys()].filter((n) => !now.has(n)) : [];
-    if (had && changed.length === 0 && removed.length === 0) return undefined;
+    const push = had && 'whole' in had && isWhole(selected) ? step(had.whole, selected) : diff(had, selected);
+    const same = had && push.resources.length === 0 && push.removed_resources.length === 0;
+    // The same content as a whole map: held as the newer one, so its next step is the others' too.
+    if (same && isWhole(selected)) this.held.set(type, { whole: selected });
+    if (same) return undefined;
     this.before.set(type, had);
-    this.held.set(type, now);
-    return {
-      resources: changed.map((r) => ({ name: r.name, version: r.hash, resource: r.any })),
-      removed_resources: removed,
-    };
+    this.held.set(
+      type,
+      isWhole(selected) ? { whole: selected } : { own: new Map(selected.map((r) => [r.name, r.hash])) },
+    );
+    return push;
   }
 
   /** The last push of `type` was refused: the Envoy kept what it had. */
@@ -59,7 +71,9 @@ export class DeltaState {
    * they are sent again when asked for and never removed by name meanwhile.
    */
   forget(type: string, which: (name: string) => boolean): void {
-    const without = (had: ReadonlyMap<string, string>) => new Map([...had].filter(([n]) => !which(n)));
+    const without = (had: Held): Held => ({
+      own: new Map([...namesIn(had)].filter((n) => !which(n)).map((n) => [n, hashIn(had, n) ?? ''])),
+    });
     const held = this.held.get(type);
     if (held) this.held.set(type, without(held));
     const before = this.before.get(type);
@@ -70,6 +84,18 @@ export class DeltaState {
   initial(type: string, names: readonly string[]): void {
     if (names.length === 0 || this.held.has(type)) return;
     // No hash matches '': everything that exists is sent, and the rest removed.
-    this.held.set(type, new Map(names.map((n) => [n, ''])));
+    this.held.set(type, { own: new Map(names.map((n) => [n, ''])) });
   }
+}
+
+/** The push from what is held (nothing: the first push) to `selected`, stream by stream. */
+function diff(had: Held | undefined, selected: readonly Resource[] | Whole): DeltaPush {
+  const list = isWhole(selected) ? [...selected.values()] : selected;
+  if (!had) return deltaPush(list, []);
+  const now = isWhole(selected) ? selected : new Set(list.map((r) => r.name));
+  const changed = list.filter((r) => hashIn(had, r.name) !== r.hash);
+  return deltaPush(
+    changed,
+    [...namesIn(had)].filter((n) => !now.has(n)),
+  );
 }

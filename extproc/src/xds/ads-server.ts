@@ -30,6 +30,7 @@ import {
 } from '../envoy/xds-resources.js';
 import type { Json } from '../json.js';
 import { type Resource, resource } from './ads-resource.js';
+import { type Whole, step } from './ads-delta-step.js';
 import { type DiscoveryRequest, type Encoded, type Flight, LazyEncoded, Stream } from './ads-stream.js';
 import { PeerTrust } from './ads-peer-trust.js';
 import { type AdsTlsFiles, AdsTlsProvider, type AdsTlsSource, adsTlsFileSource } from './ads-tls.js';
@@ -259,19 +260,25 @@ export class AdsServer {
     );
   }
 
-  /** What a stream gets for one type: all of it, or the names it asked for. */
-  private selection(s: Stream, type: string, encoded: Encoded): Resource[] {
+  /**
+   * What a stream gets for one type: all of it, or the names it asked for. All of it is the
+   * generation's own map (delta streams holding it share the work of a step: ads-delta-step.ts).
+   */
+  private selection(s: Stream, type: string, encoded: Encoded): readonly Resource[] | Whole {
     // A VHDS stream's route configurations are the heads: the whole ones (made when first read,
     // LazyEncoded) are not made for it.
     const vhdsRoutes = type === TYPE_ROUTE_CONFIGURATION && s.vhds;
     const all = encoded.get(vhdsRoutes ? ROUTE_HEADS : type) ?? new Map<string, Resource>();
-    if (type === TYPE_CLUSTER) return [...new Map([...s.routeClusters, ...all]).values()];
+    if (type === TYPE_CLUSTER) return withRouteClusters(s.routeClusters, all);
     if (type === TYPE_VIRTUAL_HOST) {
       // The hosts of the route configurations it asked for (a VHDS stream's only).
       const asked = new Set(s.vhds ? s.names.get(TYPE_ROUTE_CONFIGURATION) : []);
+      // Every host belongs to one of the generation's route configurations (a head each).
+      const heads = encoded.get(ROUTE_HEADS)?.keys() ?? [];
+      if (asked.size > 0 && [...heads].every((n) => asked.has(n))) return all;
       return [...all.values()].filter((r) => asked.has(routeConfigurationOf(r.name)));
     }
-    if (!NAMED_TYPES.has(type)) return [...all.values()];
+    if (!NAMED_TYPES.has(type)) return all;
     // The endpoints of a cluster kept for the routes the Envoy accepted are kept with it.
     const kept = type === TYPE_ENDPOINTS ? s.routeEndpoints : undefined;
     return (s.names.get(type) ?? []).flatMap((n) => {
@@ -530,6 +537,15 @@ function namesAsked(s: Stream, type: string, req: DiscoveryRequest): readonly st
   const names = new Set([...(s.names.get(type) ?? []), ...(req.resource_names_subscribe ?? [])]);
   for (const n of unsubscribe) names.delete(n);
   return [...names].sort();
+}
+
+/**
+ * A generation's clusters with those the Envoy's accepted routes name (a generation's too): the
+ * generation's own map when it has every one of them (the step between the two says so, once).
+ */
+function withRouteClusters(route: Whole, all: Whole): readonly Resource[] | Whole {
+  if (route.size === 0 || route === all || step(route, all).removed_resources.length === 0) return all;
+  return [...new Map([...route, ...all]).values()];
 }
 
 /** An Envoy that says it is 1.38 or later (VHDS over a delta ADS stream); any other client gets whole route configurations. */

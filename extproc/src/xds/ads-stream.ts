@@ -12,6 +12,7 @@ import * as grpc from '@grpc/grpc-js';
 import { TYPE_CLUSTER } from '../envoy/envoy-names.js';
 import type { Json } from '../json.js';
 import { DeltaState } from './ads-delta.js';
+import { type Whole, isWhole } from './ads-delta-step.js';
 import type { Resource } from './ads-resource.js';
 
 /** One generation for one kind of Envoy, encoded once: type → resource name → resource. */
@@ -116,7 +117,7 @@ export class Stream {
    * Sends `resources` as the whole of `type` (state of the world), or what of them changed
    * (delta: nothing at all when nothing did, and then no answer is waited for). Whether it sent.
    */
-  send(type: string, version: string, resources: readonly Resource[]): boolean {
+  send(type: string, version: string, resources: readonly Resource[] | Whole): boolean {
     if (this.closed) return false;
     let message: Json;
     let sent: readonly { readonly value: Buffer }[];
@@ -126,7 +127,7 @@ export class Stream {
       message = { system_version_info: version, type_url: type, ...push };
       sent = push.resources.map((r) => r.resource);
     } else {
-      sent = resources.map((r) => r.any);
+      sent = (isWhole(resources) ? [...resources.values()] : resources).map((r) => r.any);
       message = { version_info: version, resources: sent, type_url: type };
     }
     this.nonce++;

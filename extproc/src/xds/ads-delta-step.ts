@@ -1,0 +1,48 @@
+// A delta push worked out once for every stream making the same step. Most delta streams hold
+// exactly a generation's resources of a type (every wildcard type; the virtual hosts of a stream
+// that asked for every route configuration): the same shared map, built once per generation and
+// kind of Envoy. The step from one such map to the next is the same for all of them, so it is
+// worked out once and kept on the newer map (a WeakMap: it goes with the generation), not
+// once per stream over 10,000 resources.
+import type { Any, Resource } from './ads-resource.js';
+
+export interface DeltaPush {
+  readonly resources: readonly { name: string; version: string; resource: Any }[];
+  readonly removed_resources: readonly string[];
+}
+
+/** A generation's resources of one type, whole: shared by the streams, never changed. */
+export type Whole = ReadonlyMap<string, Resource>;
+
+/** Newer map → older map → the push from the older to the newer. */
+const steps = new WeakMap<Whole, WeakMap<Whole, DeltaPush>>();
+
+/** The push that brings a stream holding `older` to `newer`, worked out once per pair. */
+export function step(older: Whole, newer: Whole): DeltaPush {
+  let from = steps.get(newer);
+  if (!from) steps.set(newer, (from = new WeakMap()));
+  let push = from.get(older);
+  if (!push) {
+    // The same object is the same resource (encodings are kept across generations); else the hash says.
+    const changed = [...newer.values()].filter((r) => {
+      const was = older.get(r.name);
+      return was !== r && was?.hash !== r.hash;
+    });
+    const removed = [...older.keys()].filter((n) => !newer.has(n));
+    push = deltaPush(changed, removed);
+    from.set(older, push);
+  }
+  return push;
+}
+
+export function deltaPush(changed: readonly Resource[], removed: readonly string[]): DeltaPush {
+  return {
+    resources: changed.map((r) => ({ name: r.name, version: r.hash, resource: r.any })),
+    removed_resources: removed,
+  };
+}
+
+/** Whether a stream's selection is a generation's whole type (else a list of its own). */
+export function isWhole(selected: readonly Resource[] | Whole): selected is Whole {
+  return selected instanceof Map;
+}
