@@ -2,8 +2,10 @@
 // started from `envoy-config --xds --xds-tls-*` serves the routes; the control plane's
 // certificate is rotated on disk under load and no request fails, the Envoy keeps its
 // configuration and takes the next change, and an Envoy connecting after the rotation (on
-// the state-of-the-world stream, the first is on delta) checks the new certificate. Beyond loopback, serve refuses clear text unless told --xds-insecure,
-// and says so at every start.
+// the state-of-the-world stream, the first is on delta) checks the new certificate. A client CA
+// that no longer issued the Envoys' certificates ends their streams: they keep serving, are
+// refused when they reconnect, and come back once it does again. Beyond loopback, serve refuses
+// clear text unless told --xds-insecure, and says so at every start.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +20,7 @@ import {
 import type { EnvoyProcess } from '../../extproc/src/local/envoy-process.js';
 import { getOnce, startBoundedLoad } from './support/bounded-load.js';
 import { CliProcess } from './support/cli-process.js';
-import { startFleetEnvoys, until } from './support/fleet.js';
+import { startFleetEnvoys, until, xdsView } from './support/fleet.js';
 import {
   ConfigDir,
   TEST_SESSION_KEY,
@@ -148,6 +150,56 @@ describe('a fleet fed over ADS with mutual TLS (serve --xds-tls-*)', () => {
     expect(result.samples.length).toBeGreaterThan(200);
     expect(result.failed).toEqual([]);
   });
+
+  it("ends the Envoys' streams once the client CA no longer issued their certificates; refused meanwhile, they come back when it does", async () => {
+    const lines = (re: RegExp) => serve.output.split('\n').filter((l) => re.test(l)).length;
+    const reloads = () => lines(/xds: TLS files reloaded/);
+    const ended =
+      /xds: "tls-envoy(-after)?-0": stream and connection ended, its certificate \(issuer .*CN=xds client CA\) is not from the client CA now in use/;
+    const connected = /xds: "tls-envoy(-after)?-0" connected/;
+    const served = async (path: string) => {
+      for (const a of ENVOY_ADDRESSES)
+        await until(
+          async () => (await getOnce(`http://${a}:${gatewayPort}${path}`)).status === 200,
+          15_000,
+          `${a}${path}`,
+        );
+    };
+    const otherCa = createDevAuthority('another client CA');
+
+    // A bundle that still holds the Envoys' CA: both streams stay and take a change.
+    let before = reloads();
+    writeFileSync(file('client-ca.crt'), clientCa.certificate + otherCa.certificate);
+    await until(() => reloads() === before + 1, 15_000, 'the bundle in use');
+    config.write('routes.yaml', routesYaml('/with-bundle'));
+    await served('/with-bundle');
+    expect(lines(ended)).toBe(0);
+
+    // The other CA alone: both streams end, one line each naming the node.
+    const connects = lines(connected);
+    const attempts = async () =>
+      (await envoys[0]?.stats('^cluster\\.steadfast_xds\\.upstream_cx_total$'))?.get(
+        'cluster.steadfast_xds.upstream_cx_total',
+      ) ?? 0;
+    before = reloads();
+    writeFileSync(file('client-ca.crt'), otherCa.certificate);
+    await until(() => lines(ended) === 2, 15_000, 'both streams ended');
+    expect(reloads()).toBe(before + 1);
+    // The first Envoy connects twice more (its reconnects), and neither is taken: no stream, no
+    // node on the control plane. The Envoys serve the configuration they have.
+    const tried = await attempts();
+    await until(async () => (await attempts()) >= tried + 2, 30_000, 'two reconnects');
+    expect(lines(connected)).toBe(connects);
+    const adminUrl = /admin on ([^\s;]+)/.exec(serve.output)?.[1] as string;
+    expect((await xdsView(adminUrl)).envoys).toEqual([]);
+    await served('/with-bundle');
+
+    // Their CA again: they reconnect on their own and take the next change.
+    writeFileSync(file('client-ca.crt'), clientCa.certificate);
+    await until(() => lines(connected) === connects + 2, 45_000, 'both reconnected');
+    config.write('routes.yaml', routesYaml('/after-ca'));
+    await served('/after-ca');
+  }, 120_000);
 
   it('refuses clear text beyond loopback unless told --xds-insecure, and says so at every start', async () => {
     const tokenFile = file('token');
