@@ -76,7 +76,7 @@ async function envoy(node: string, pair: DevKeyPair) {
     call.on('error', (e: grpc.ServiceError) => (state.error = e));
     closers.push(() => call.end());
     call.write({ node: { id: node }, type_url: TYPE_CLUSTER });
-    return { versions, state };
+    return { versions, state, cancel: () => call.cancel() };
   };
   const first = open();
   await waitUntil(`${node} served`, () => first.versions.length > 0);
@@ -127,6 +127,8 @@ describe('a client CA change reaches the open ADS streams', () => {
     server?.update('2');
     await waitUntil('generation 2 everywhere', () => [a1, a2, b].every((e) => e.versions.includes('2')));
     expect(logs.filter((l) => /stream and connection ended/.test(l))).toEqual([]);
+    // grpc-js's internals this relies on are where it reads them: every chain was read.
+    expect(logs.filter((l) => /could not be read/.test(l))).toEqual([]);
 
     // B alone: the streams of A's clients end, with a line each naming the node and why.
     writeFileSync(files.clientCa, caB.certificate);
@@ -156,6 +158,28 @@ describe('a client CA change reaches the open ADS streams', () => {
     await waitUntil('generation 3 on B', () => b.versions.includes('3'));
     expect(b.state.error).toBeUndefined();
     expect(logs.filter((l) => /"b": stream and connection ended/.test(l))).toEqual([]);
+  });
+
+  it('ends a stream opened after the change on a connection an earlier CA let in', async () => {
+    await start(caA.certificate);
+    const a = await envoy('a', envoyPair(caA));
+    // Between streams when the CA changes: its own stream ended, its connection kept.
+    a.cancel();
+    await waitUntil('its stream gone', () => server?.status().envoys.length === 0);
+    writeFileSync(files.clientCa, caB.certificate);
+    await waitUntil('B alone in use', () => reloads() === 1, 10_000);
+    server?.update('2');
+    // The next stream comes on the connection whose handshake A passed: ended, sent nothing.
+    const next = a.again();
+    await waitUntil('the next stream ended', () => next.state.error !== undefined, 10_000);
+    expect(next.versions).toEqual([]);
+    expect(logs).toContainEqual(
+      expect.stringMatching(
+        /stream and connection ended, its certificate \(issuer .*CN=client CA A\) is not from/,
+      ),
+    );
+    expect(server?.status().envoys).toEqual([]);
+    expect(await accepted(envoyPair(caA))).toBe(false);
   });
 
   it('ends the stream of a client whose certificate expires while connected', async () => {

@@ -20,6 +20,7 @@ import {
   issueDevCertificate,
 } from '../../extproc/src/local/dev-certificates.js';
 import { AdsServer } from '../../extproc/src/xds/ads-server.js';
+import { START_SKEW_MS, checkValidity } from '../../extproc/src/xds/ads-tls.js';
 import { waitUntil } from '../support/wait-until.js';
 
 type Json = Record<string, unknown>;
@@ -203,5 +204,23 @@ describe('mutual TLS on the ADS port', () => {
     server?.update('2');
     await waitUntil('generation 2 on the open stream', () => open.received.length === 2);
     expect(open.state.error).toBeUndefined();
+  });
+});
+
+describe('a certificate at start', () => {
+  const startingIn = (ms: number): Buffer =>
+    Buffer.from(
+      issueDevCertificate(serverCa, { commonName: 'later', notBefore: new Date(Date.now() + ms), days: 30 })
+        .certificate,
+    );
+
+  it('is taken when it starts within the clock skew allowed, and refused beyond it', () => {
+    // A fresh certificate on a node whose clock is a minute behind the issuer's.
+    expect(() => checkValidity(startingIn(60_000), 'tls.crt', true)).not.toThrow();
+    expect(() => checkValidity(startingIn(START_SKEW_MS + 3_600_000), 'tls.crt', true)).toThrow(
+      /tls\.crt: the certificate is not valid yet \(valid from /,
+    );
+    // A rotation takes it whatever its start (no later change would come to fix a skewed clock).
+    expect(() => checkValidity(startingIn(START_SKEW_MS + 3_600_000), 'tls.crt')).not.toThrow();
   });
 });

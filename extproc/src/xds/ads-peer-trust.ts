@@ -76,19 +76,40 @@ export class PeerTrust<S extends PeerStream> {
   private cas: X509Certificate[];
   private readonly chains = new Map<S, { chain: X509Certificate[]; timer?: NodeJS.Timeout }>();
 
+  /** Whether the log already said that a stream's certificate could not be read. */
+  private unreadSaid = false;
+
   constructor(
     ca: Buffer,
     /** Called once the stream is to go, before its connection is destroyed; `why` for the log. */
     private readonly ending: (s: S, why: string) => void,
+    private readonly log: (line: string) => void = () => {},
   ) {
     this.cas = certificatesOf(ca);
   }
 
-  /** A new stream: its chain kept, and looked at again when its certificate expires. */
-  opened(s: S): void {
+  /**
+   * A new stream: judged now against the client CA in use (it may come on a connection whose
+   * handshake an earlier CA passed: Envoy opens its next stream on the same one), then kept and
+   * looked at again when its certificate expires. False: it was ended.
+   */
+  opened(s: S): boolean {
     const entry = { chain: peerChain(s.call) };
+    if (entry.chain.length === 0 && !this.unreadSaid) {
+      // The port asks every client for a certificate, so this is grpc-js's internals moving.
+      this.unreadSaid = true;
+      this.log(
+        "xds: an ADS stream's client certificate could not be read (grpc-js changed?): a client CA change or an expiry will not end open streams",
+      );
+    }
     this.chains.set(s, entry);
+    const why = untrustedBecause(entry.chain, this.cas);
+    if (why) {
+      this.end(s, why);
+      return false;
+    }
     this.armExpiry(s, entry);
+    return true;
   }
 
   /** The stream is gone. */

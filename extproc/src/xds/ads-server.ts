@@ -147,7 +147,7 @@ export class AdsServer {
     if (tls) {
       const source = 'follow' in tls ? tls : adsTlsFileSource(tls);
       this.tls = new AdsTlsProvider(source, this.options.log, (ca) => this.peers?.caChanged(ca));
-      this.peers = new PeerTrust<Stream>(this.tls.ca, (s, why) => this.untrusted(s, why));
+      this.peers = new PeerTrust<Stream>(this.tls.ca, (s, why) => this.untrusted(s, why), this.options.log);
     }
     const credentials = this.tls?.credentials() ?? grpc.ServerCredentials.createInsecure();
     const port = await new Promise<number>((resolve, reject) =>
@@ -380,7 +380,7 @@ export class AdsServer {
     }
     const s = new Stream(call, protocol, this.options.stallMs ?? STALL_MS, (stuck) => this.stalled(stuck));
     this.streams.add(s);
-    this.peers?.opened(s);
+    if (this.peers && !this.peers.opened(s)) return;
     const gone = () => {
       this.peers?.closed(s);
       s.dispose();

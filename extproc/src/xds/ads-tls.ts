@@ -142,17 +142,23 @@ export function adsTlsFileSource(files: AdsTlsFiles): AdsTlsSource {
   };
 }
 
+/** How far ahead of this clock a certificate may start and still be taken at start. */
+export const START_SKEW_MS = 5 * 60_000;
+
 /**
  * Throws when the certificate's validity has ended: put in use, it would make every Envoy refuse
  * the port, so a rotation to it keeps the set in use. A rotation takes one not valid yet (a clock
  * a little behind the issuer's would otherwise refuse a fresh certificate for good, as no later
- * change comes); at start (`atStart`) that is refused too, as a restart tries again.
+ * change comes); at start (`atStart`) one that starts more than START_SKEW_MS ahead is refused
+ * too, as a restart tries again.
  */
 export function checkValidity(cert: Buffer, part: string, atStart = false): void {
   const { validFrom, validTo } = new X509Certificate(cert);
   const dates = `valid from ${validFrom} until ${validTo}, and this machine's clock says ${new Date().toUTCString()}`;
   if (Date.parse(validTo) <= Date.now()) throw new Error(`${part}: the certificate expired (${dates})`);
-  if (atStart && Date.parse(validFrom) > Date.now())
+  // An issuer does not backdate a fresh certificate: a node's clock a little behind it is skew,
+  // not a wrong certificate, and refusing would only make Kubernetes restart serve with back-off.
+  if (atStart && Date.parse(validFrom) > Date.now() + START_SKEW_MS)
     throw new Error(`${part}: the certificate is not valid yet (${dates})`);
 }
 
