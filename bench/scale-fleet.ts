@@ -25,7 +25,7 @@ import type { ChangeKind, ChangeTimes, FleetRow, MemoryPoint, SentPerChange } fr
 import { generations, sentBetween, xdsDelivered } from './scale-fleet-xds.js';
 import { statusWritten } from './scale-changes.js';
 import { type LiveMemory, collectGarbage, inspectorUrl, memoryUsage } from './inspector-gc.js';
-import { envoyPid, memoryMiB, resetPeak, sleep, until } from './scale-process.js';
+import { envoyPid, memoryMiB, resetPeak, sleep, timedChange, until } from './scale-process.js';
 
 export interface FleetOptions {
   /** How many times each of add, edit and delete is timed. */
@@ -115,8 +115,10 @@ async function oneChange(
   const gone = fleet.light.find((c) => c.ended !== undefined);
   if (gone) throw new Error(`a lightweight client's stream ended: ${gone.ended ?? ''}`);
   const before = await xdsDelivered(fleet.adminPort, envoys, fleet.limitMs);
-  make();
-  const seconds = check ? await untilOnEveryEnvoy(fleet, check.i, check.path, check.want) : Number.NaN;
+  let seconds = Number.NaN;
+  if (check)
+    seconds = await timedChange(make, () => untilOnEveryEnvoy(fleet, check.i, check.path, check.want));
+  else make();
   const after = await xdsDelivered(fleet.adminPort, envoys, fleet.limitMs, generations(before));
   const sent = sentBetween(before, after);
   const real = new Set(fleet.real.map((r) => r.node));

@@ -55,6 +55,17 @@ export async function until(
   }
 }
 
+/**
+ * Seconds from just before `make` until `wait` is done: the clock also runs while a save or a
+ * kubectl (its start, the request, its exit) is under way, an upper bound of the change's time.
+ */
+export async function timedChange(make: () => void, wait: () => Promise<unknown>): Promise<number> {
+  const t0 = performance.now();
+  make();
+  await wait();
+  return (performance.now() - t0) / 1000;
+}
+
 /** A process's memory as /proc tells it, in MiB: VmHWM (the peak) or VmRSS (now). */
 export function memoryMiB(pid: number | undefined, field: 'VmHWM' | 'VmRSS'): number {
   if (pid === undefined) return Number.NaN;

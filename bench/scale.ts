@@ -53,6 +53,7 @@ import {
   startCli,
   status,
   stopCli,
+  timedChange,
   until,
 } from './scale-process.js';
 import type { ScaleRow } from './scale-row.js';
@@ -146,26 +147,17 @@ async function measure(mode: Mode, n: number, backendPort: number, provider: Pro
           alive,
         )
       : undefined;
-    changes.add(n);
-    const addSeconds = await until(
-      `${mode} ${n}: the added route`,
-      limitMs,
-      () => served(n, `/r/${n}`),
-      alive,
+    const addSeconds = await timedChange(
+      () => changes.add(n),
+      () => until(`${mode} ${n}: the added route`, limitMs, () => served(n, `/r/${n}`), alive),
     );
-    changes.edit(last, `/edited/${last}`);
-    const editSeconds = await until(
-      `${mode} ${n}: the edited route`,
-      limitMs,
-      () => served(last, `/edited/${last}`),
-      alive,
+    const editSeconds = await timedChange(
+      () => changes.edit(last, `/edited/${last}`),
+      () => until(`${mode} ${n}: the edited route`, limitMs, () => served(last, `/edited/${last}`), alive),
     );
-    changes.remove(n);
-    const deleteSeconds = await until(
-      `${mode} ${n}: the deleted route`,
-      limitMs,
-      () => served(n, `/r/${n}`, 404),
-      alive,
+    const deleteSeconds = await timedChange(
+      () => changes.remove(n),
+      () => until(`${mode} ${n}: the deleted route`, limitMs, () => served(n, `/r/${n}`, 404), alive),
     );
     const control = cli.child.pid;
     const envoy = mode === 'gateway' && control !== undefined ? envoyPid(control) : undefined;
