@@ -1,6 +1,7 @@
 // One Secret watched by name, kept watched: a first list the API server refuses (403) is tried
 // again, logged once; what the Secret holds is handed on once it lists; a watch that fails later
-// shows as not watched until the reflector's next watch brings an event.
+// shows as not watched until the reflector's next watch is answered, and so does a watch that
+// ends at once (a proxy closing it).
 import { describe, expect, it } from 'vitest';
 import {
   KubeApiError,
@@ -18,7 +19,14 @@ const secret = (v: string) => ({
 
 /** An API server that refuses the first `refusals` lists, then lists the Secret; its watches are the test's. */
 function fakeClient(refusals: number) {
-  const watches: { emit: (e: WatchEvent) => void; fail: (e: Error) => void }[] = [];
+  const watches: {
+    emit: (e: WatchEvent) => void;
+    fail: (e: Error) => void;
+    /** The API server answers the watch request (200), no event yet. */
+    open: () => void;
+    /** The watch ends, without an error. */
+    end: () => void;
+  }[] = [];
   let lists = 0;
   const client = {
     server: 'https://fake',
@@ -30,10 +38,14 @@ function fakeClient(refusals: number) {
       if (++lists <= refusals) throw new KubeApiError(403, 'Forbidden', 'secrets is forbidden: cannot list');
       return { items: [secret('1')], metadata: { resourceVersion: '1' } };
     },
-    watch(_path: string, _rv: string, onEvent: (e: WatchEvent) => void) {
+    watch(_path: string, _rv: string, onEvent: (e: WatchEvent) => void, onOpen?: () => void) {
       let fail: (e: Error) => void = () => {};
-      const done = new Promise<void>((_resolve, reject) => (fail = reject));
-      watches.push({ emit: onEvent, fail });
+      let end: () => void = () => {};
+      const done = new Promise<void>((resolve, reject) => {
+        fail = reject;
+        end = resolve;
+      });
+      watches.push({ emit: onEvent, fail, open: () => onOpen?.(), end });
       return { done, abort: () => {} };
     },
   };
@@ -76,6 +88,40 @@ describe('a Secret watched by name', () => {
       watches[1]?.emit({ type: 'MODIFIED', object: secret('2') });
       expect(w.state().watched).toBe(true);
       expect(seen.at(-1)?.['data']).toEqual({ k: '2' });
+    } finally {
+      w.stop();
+    }
+  }, 20_000);
+
+  it('is watched as soon as a watch is answered, and not watched while watches end at once', async () => {
+    const { client, watches } = fakeClient(0);
+    const w = new SecretWatch(
+      client,
+      'ns',
+      's',
+      '--flag',
+      { seen: () => {}, deleted: () => {} },
+      () => {},
+      'Secret ns/s (--flag)',
+    );
+    w.start();
+    try {
+      await waitUntil('watching', () => watches.length === 1 && w.state().watched);
+      // The connection drops; the next watch is answered and brings no event (a Secret watched by
+      // name can go a minute without one): watched from the answer.
+      watches[0]?.fail(new Error('connection reset'));
+      await waitUntil('shown as not watched', () => !w.state().watched);
+      await waitUntil('watched again', () => watches.length === 2, 5000);
+      expect(w.state().watched).toBe(false);
+      watches[1]?.open();
+      expect(w.state().watched).toBe(true);
+      // A proxy ends the watch at once, without an event: not watched, though nothing failed.
+      watches[1]?.end();
+      await waitUntil('shown as not watched', () => !w.state().watched);
+      await waitUntil('watched again', () => watches.length === 3, 5000);
+      expect(w.state().watched).toBe(false);
+      watches[2]?.open();
+      expect(w.state().watched).toBe(true);
     } finally {
       w.stop();
     }

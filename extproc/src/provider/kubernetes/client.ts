@@ -120,7 +120,8 @@ export class KubeClient {
 
   /**
    * Watches `path` from `resourceVersion`: calls `onEvent` for each event until the server
-   * closes the stream (resolves) or it fails (rejects). Returns what aborts it. A stream that
+   * closes the stream (resolves) or it fails (rejects); `onOpen` once the server answered it with
+   * a success status, before any event. Returns what aborts it. A stream that
    * carries nothing past the server's own time limit is taken for dead (a half-open connection
    * after a load balancer failed over) and fails.
    */
@@ -128,6 +129,7 @@ export class KubeClient {
     path: string,
     resourceVersion: string,
     onEvent: (event: WatchEvent) => void,
+    onOpen?: () => void,
   ): { readonly done: Promise<void>; abort(): void } {
     const sep = path.includes('?') ? '&' : '?';
     // The server ends a watch after this long; the caller starts the next one from where it left off.
@@ -149,6 +151,7 @@ export class KubeClient {
         }
         throw apiError('WATCH', path, res.status, body);
       }
+      onOpen?.();
       let rest = '';
       for await (const chunk of res.stream) {
         rest += (chunk as Buffer).toString('utf8');

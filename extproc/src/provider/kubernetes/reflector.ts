@@ -66,7 +66,7 @@ export class Reflector {
   private abortWatch: (() => void) | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private failures = 0;
-  /** Why the last list or watch failed, until one succeeds (a watch that brings an event). */
+  /** Why the last list or watch failed (or ended at once), until a list succeeds or a watch is answered. */
   problem: string | undefined;
 
   /**
@@ -229,11 +229,19 @@ export class Reflector {
     let verdict: 'gone' | 'failed' | undefined;
     let events = 0;
     const started = Date.now();
-    const w = this.client.watch(this.path, this.resourceVersion, (event) => {
-      events++;
-      this.problem = undefined;
-      verdict ??= this.onEvent(event);
-    });
+    const w = this.client.watch(
+      this.path,
+      this.resourceVersion,
+      (event) => {
+        events++;
+        this.problem = undefined;
+        verdict ??= this.onEvent(event);
+      },
+      // Answered: watched now, though a Secret watched by name may bring no event for a minute.
+      () => {
+        this.problem = undefined;
+      },
+    );
     this.abortWatch = () => w.abort();
     const healthy = () => events > 0 || Date.now() - started >= HEALTHY_WATCH_MS;
     w.done.then(
@@ -247,7 +255,10 @@ export class Reflector {
         // The server ended the watch (its time limit): go on from the last version seen. One
         // that ends at once, again and again (a proxy closing it), backs off.
         if (healthy()) this.failures = 0;
-        else this.failures++;
+        else {
+          this.failures++;
+          this.problem = 'the watch ended at once, without an event';
+        }
         this.later(this.failures === 0 ? 0 : this.backoffMs(), false);
       },
       (e: unknown) => {
