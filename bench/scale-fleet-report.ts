@@ -22,7 +22,7 @@ const change = (t: ChangeTimes): string => `${fmt(t.median, 2)} / ${fmt(t.p95, 2
 /** One route changed: how long until both real Envoys serve it, and what each Envoy was sent. */
 function changesTable(rows: readonly FleetRow[]): string {
   const lines = [
-    '| provider | routes | Envoys | added → on both (median / p95) | edited | deleted | bytes sent per Envoy: added | edited | deleted | resources (added / edited / deleted) | EndpointSlice change: bytes |',
+    '| provider | routes | Envoys | added → on both (median / p95) | edited | deleted | encoded resource bytes per Envoy: added | edited | deleted | resources (added / edited / deleted) | EndpointSlice change: resource bytes |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
   for (const r of rows) {
@@ -41,7 +41,7 @@ function startTable(rows: readonly FleetRow[]): string {
   // The status column only where some row came from an API server.
   const kube = rows.some((r) => r.statusSeconds !== undefined);
   const lines = [
-    `| provider | routes | /readyz | first Envoy serves all |${kube ? ' status of all routes written |' : ''} control plane peak until then | new Envoy serves all | sent to it |`,
+    `| provider | routes | /readyz | first Envoy serves all |${kube ? ' status of all routes written |' : ''} control plane peak until then | new Envoy serves all | resource bytes sent to it |`,
     `|---|---:|---:|---:|${kube ? '---:|' : ''}---:|---:|---:|`,
   ];
   for (const r of rows) {

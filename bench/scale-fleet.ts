@@ -3,7 +3,7 @@
 // serves the last route; with that Envoy alone the control plane's memory at rest; then a
 // second real Envoy and the lightweight clients (20 Envoys in all by default), the memory
 // again (both after full GCs, until memory stops falling); then one route added, edited and deleted, again and again, each timed until it
-// answers (or stops answering) through both real Envoys and counted in bytes per Envoy from
+// answers (or stops answering) through both real Envoys and counted in encoded resource bytes per Envoy from
 // /v1/xds; an EndpointSlice change (files); and last a third real Envoy, timed from its
 // start until it serves the last route. Numbers, never assertions.
 import { median } from './round-stats.js';
@@ -290,7 +290,7 @@ export async function runFleet(
     const c = row.changes;
     process.stdout.write(
       `one route on both Envoys: added ${c.add.p95.toFixed(2)} s, edited ${c.edit.p95.toFixed(2)} s, ` +
-        `deleted ${c.delete.p95.toFixed(2)} s (p95); ${Math.round(row.sent.edit.bytes)} B per Envoy per edit\n`,
+        `deleted ${c.delete.p95.toFixed(2)} s (p95); ${Math.round(row.sent.edit.bytes)} B of resource per Envoy per edit\n`,
     );
   }
   return rows;
