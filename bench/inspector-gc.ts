@@ -48,6 +48,62 @@ export async function collectGarbage(url: string): Promise<void> {
   await session(url, [{ method: 'HeapProfiler.collectGarbage' }]);
 }
 
+interface InspectorMessage {
+  readonly id?: number;
+  readonly method?: string;
+  readonly params?: { sessionId?: string; workerInfo?: unknown; message?: string };
+  readonly error?: { message: string };
+}
+
+/**
+ * A full GC of each worker thread of the process at `url` (its compiler thread: RSS counts its
+ * heap too), through the main inspector's NodeWorker domain: the workers already running are
+ * announced (attachedToWorker) before `NodeWorker.enable` is answered. Resolves to how many.
+ */
+export function collectWorkersGarbage(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    const workers: string[] = [];
+    let collected = 0;
+    const fail = (e: Error): void => {
+      ws.terminate();
+      reject(e);
+    };
+    const done = (): void => {
+      ws.close();
+      resolve(workers.length);
+    };
+    ws.once('error', fail);
+    ws.once('open', () =>
+      ws.send(
+        JSON.stringify({ id: 1, method: 'NodeWorker.enable', params: { waitForDebuggerOnStart: false } }),
+      ),
+    );
+    ws.on('message', (data: WebSocket.RawData) => {
+      const m = JSON.parse(data.toString()) as InspectorMessage;
+      if (m.error) return fail(new Error(`inspector: ${m.error.message}`));
+      if (m.method === 'NodeWorker.attachedToWorker' && m.params?.sessionId) workers.push(m.params.sessionId);
+      if (m.id === 1) {
+        if (workers.length === 0) return done();
+        for (const sessionId of workers) {
+          const message = JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' });
+          ws.send(
+            JSON.stringify({
+              id: 2,
+              method: 'NodeWorker.sendMessageToWorker',
+              params: { sessionId, message },
+            }),
+          );
+        }
+      }
+      if (m.method !== 'NodeWorker.receivedMessageFromWorker') return;
+      const reply = JSON.parse(m.params?.message ?? '{}') as InspectorMessage;
+      if (reply.error) return fail(new Error(`inspector (worker): ${reply.error.message}`));
+      if (reply.id === 1 && ++collected === workers.length) done();
+    });
+  });
+}
+
 /**
  * The main thread's memoryUsage(). Read it a moment after a GC, not at once: V8 frees the
  * backing stores of dead Buffers in a task after the GC, and `external` counts them until then.
