@@ -10,7 +10,7 @@ import {
   packedCompiledData,
   snapshotFrom,
 } from '../../extproc/src/pipeline/snapshot-compiler.js';
-import { PieceReader, PieceWriter, TextPack } from '../../extproc/src/pipeline/piece-list.js';
+import { PieceReader, PieceWriter, TextPack, packedBuffers } from '../../extproc/src/pipeline/piece-list.js';
 import { compileSnapshot, fingerprintOf, statusesDigest } from '../../extproc/src/pipeline/snapshot.js';
 import { tableGeneration } from '../../extproc/src/resolve/answer-scope.js';
 import { jsonDigest, policyTableDigest } from '../../extproc/src/policy/table-digest.js';
@@ -141,6 +141,14 @@ describe('snapshotFrom', () => {
     const next = [items[3], { t: 'new' }, items[0], items[2]] as { t: string }[];
     expect(read(next, 2, 1)).toEqual(next.map((x) => JSON.stringify(x)));
     expect(read([], 3, 2)).toEqual([]);
+  });
+
+  it('moves no more than the bytes written: the last chunk is as long as its texts', () => {
+    const pack = new TextPack();
+    const list = new PieceWriter<{ t: string }>().write([{ t: 'one route' }], 1, undefined, pack).list;
+    const packed = pack.packed(list);
+    const moved = packedBuffers(packed).slice(3);
+    expect(moved.map((b) => b.byteLength)).toEqual([Buffer.byteLength('{"t":"one route"}')]);
   });
 
   it('resolves like the resolver compiled in place', () => {

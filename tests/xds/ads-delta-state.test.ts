@@ -30,9 +30,7 @@ describe('delta state', () => {
     const state = new DeltaState();
     const hosts = [made('port/80/a'), made('port/80/b'), made('port/81/c')];
     state.push(TYPE, hosts);
-    (state as unknown as { forget: (t: string, w: (n: string) => boolean) => void }).forget?.(TYPE, (n) =>
-      n.startsWith('port/80/'),
-    );
+    state.forget(TYPE, (n) => n.startsWith('port/80/'));
     // Without them the Envoy's state is what is sent: no removal of what it no longer has.
     expect(state.push(TYPE, [made('port/81/c')])).toBeUndefined();
     expect(sent(state.push(TYPE, hosts))).toEqual({ names: ['port/80/a', 'port/80/b'], removed: [] });
@@ -43,9 +41,7 @@ describe('delta state', () => {
     state.push(TYPE, [made('port/80/a'), made('port/81/c')]);
     // A push in flight (c changed); meanwhile port/80 is let go, then the push is refused.
     state.push(TYPE, [made('port/80/a'), made('port/81/c', 'c2')]);
-    (state as unknown as { forget: (t: string, w: (n: string) => boolean) => void }).forget?.(TYPE, (n) =>
-      n.startsWith('port/80/'),
-    );
+    state.forget(TYPE, (n) => n.startsWith('port/80/'));
     state.refused(TYPE);
     expect(sent(state.push(TYPE, [made('port/80/a'), made('port/81/c', 'c2')]))).toEqual({
       names: ['port/80/a', 'port/81/c'],

@@ -57,11 +57,23 @@ export class TextPack {
     const last = this.chunks.length - 1;
     return {
       items: Int32Array.from(list.items, (piece) => piece as number),
-      chunks: this.chunks.map((c, i) => (i === last ? c.subarray(0, this.used) : c)),
+      chunks: this.chunks.map((c, i) => (i === last ? this.usedOf(c) : c)),
       chunkOf: Uint32Array.from(this.chunkOf),
       ends: Uint32Array.from(this.ends),
       ...(list.base !== undefined ? { base: list.base } : {}),
     };
+  }
+
+  /**
+   * The last chunk's written part in a buffer of its size: postMessage moves a whole
+   * ArrayBuffer, and a one-route change writes a few hundred bytes of a 1 MiB chunk.
+   */
+  private usedOf(chunk: Buffer): Buffer {
+    if (this.used === chunk.length) return chunk;
+    // Not Buffer.from: a small one would be a slice of Node's shared pool, which cannot move.
+    const own = Buffer.allocUnsafeSlow(this.used);
+    chunk.copy(own, 0, 0, this.used);
+    return own;
   }
 }
 
