@@ -50,15 +50,18 @@ function routesOf(list: readonly ServedRoute[] | undefined): TableRoute[] {
   return (list ?? []).map((r) => r.route);
 }
 
-/** The virtual host of an exact hostname, from the routes that reach it alone. */
+/**
+ * The virtual host of an exact hostname, from the routes that reach it alone: its own and those
+ * of the wildcards and `*` (`shared`, found once per port, not per host rebuilt).
+ */
 function exactHost(
   hostname: string,
-  byHost: ReadonlyMap<string, readonly ServedRoute[]>,
+  own: readonly ServedRoute[] | undefined,
+  shared: readonly (readonly [string, readonly ServedRoute[]])[],
   isolation: Isolation | undefined,
 ): VirtualHost {
-  const reaching = new Set<ServedRoute>(byHost.get(hostname));
-  for (const [h, list] of byHost)
-    if (h === '*' || (h.startsWith('*.') && covers(h, hostname))) for (const r of list) reaching.add(r);
+  const reaching = new Set<ServedRoute>(own);
+  for (const [h, list] of shared) if (h === '*' || covers(h, hostname)) for (const r of list) reaching.add(r);
   const subset = [...reaching].sort((a, b) => a.order - b.order).map((r) => r.route);
   return virtualHosts(subset, isolation).find((vh) => vh.hostname === hostname) ?? { hostname, matches: [] };
 }
@@ -84,8 +87,8 @@ export class PortHostsMemo {
   ): KeptHost[] {
     const listenersJson = JSON.stringify(listeners);
     const byHost = routesByHost(routes, isolation);
-    const shared = new Map<string, readonly TableRoute[]>();
-    for (const [h, list] of byHost) if (isShared(h)) shared.set(h, routesOf(list));
+    const sharedServed = [...byHost].filter(([h]) => isShared(h));
+    const shared = new Map(sharedServed.map(([h, list]) => [h, routesOf(list)]));
     const last = this.ports.get(name);
     const keep =
       last !== undefined &&
@@ -100,7 +103,7 @@ export class PortHostsMemo {
       const kept = keep ? last.hosts.get(hostname) : undefined;
       if (kept && (isShared(hostname) || sameItems(kept.routes, own))) return kept;
       const vh = keep
-        ? exactHost(hostname, byHost, isolation)
+        ? exactHost(hostname, byHost.get(hostname), sharedServed, isolation)
         : (made ??= new Map(virtualHosts(routesOf(routes), isolation).map((v) => [v.hostname, v]))).get(
             hostname,
           );
