@@ -3,11 +3,10 @@
 // watched (any type; secret-watch.ts: a watch that cannot start is tried again), so a new ring
 // reaches the fleet without a restart. A Secret deleted, or left without data.keys, is not a
 // change: the keys in use stay.
-import type { KeySource, SessionKeyRing } from '../key-source.js';
+import type { KeySource, SessionKeyRing, WatchedSecret } from '../key-source.js';
 import { keyRingOf } from '../key-files.js';
 import type { KubeClient } from './client.js';
 import type { KubeObject } from './reflector.js';
-import type { WatchedSecret } from '../key-source.js';
 import { SecretWatch } from './secret-watch.js';
 
 export class SecretKeySource implements KeySource {
