@@ -1,10 +1,11 @@
 // `steadfast envoy-config` says only what is really wrong: nothing for a clean configuration,
 // a warning (not a problem) for an ignored kind, each failing rule by name.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run } from '../../extproc/src/cli/main.js';
+import { createDevAuthority, issueDevCertificate } from '../../extproc/src/local/dev-certificates.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'steadfast-envoy-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -75,5 +76,50 @@ spec:
       'steadfast envoy-config: 1 rule(s) fail closed and answer 500: httproute/default/shop/rule/0',
     );
     expect(r.err).not.toContain('problem(s) in the configuration');
+  });
+});
+
+describe('steadfast envoy-config --xds --xds-tls-*', () => {
+  const tls = join(dir, 'tls');
+  mkdirSync(tls);
+  const ca = createDevAuthority('envoy CA');
+  const day = 86400_000;
+  /** An Envoy's client certificate, its key (or another's) and the control plane's CA, as files. */
+  const tlsArgs = (name: string, notBefore: Date, days: number, otherKey = false): string[] => {
+    const issue = () => issueDevCertificate(ca, { commonName: 'envoy', usage: 'client', notBefore, days });
+    const pair = issue();
+    const file = (part: string) => join(tls, `${name}.${part}`);
+    writeFileSync(file('crt'), pair.certificate);
+    writeFileSync(file('key'), otherKey ? issue().privateKey : pair.privateKey);
+    writeFileSync(file('ca'), ca.certificate);
+    return ['--xds-tls-cert', file('crt'), '--xds-tls-key', file('key'), '--xds-tls-ca', file('ca')];
+  };
+  const xds = ['--xds', '127.0.0.1:18000'];
+
+  it('writes the bootstrap for a certificate in its dates, with the files as absolute paths', async () => {
+    const ok = await envoyConfig(...xds, ...tlsArgs('fresh', new Date(Date.now() - day), 30));
+    expect(ok).toMatchObject({ code: 0, err: '' });
+    expect(ok.out).toContain(join(tls, 'fresh.crt'));
+  });
+
+  it('refuses an expired certificate, one not valid yet and a key that is not its own, naming the file', async () => {
+    const expired = await envoyConfig(...xds, ...tlsArgs('old', new Date(Date.now() - 3 * day), 1));
+    expect(expired).toMatchObject({ code: 2, out: '' });
+    expect(expired.err).toMatch(
+      new RegExp(
+        `--xds-tls-cert ${join(tls, 'old.crt')}: the certificate expired \\(valid from .+ until .+ GMT`,
+      ),
+    );
+    const early = await envoyConfig(...xds, ...tlsArgs('early', new Date(Date.now() + day), 30));
+    expect(early).toMatchObject({ code: 2, out: '' });
+    expect(early.err).toMatch(/--xds-tls-cert \S+early\.crt: the certificate is not valid yet \(valid from /);
+    // A few minutes ahead of this clock is skew, taken as serve takes it.
+    const skewed = await envoyConfig(...xds, ...tlsArgs('skewed', new Date(Date.now() + 60_000), 30));
+    expect(skewed).toMatchObject({ code: 0, err: '' });
+    const mismatch = await envoyConfig(...xds, ...tlsArgs('mismatch', new Date(Date.now() - day), 30, true));
+    expect(mismatch).toMatchObject({ code: 2, out: '' });
+    expect(mismatch.err).toContain(
+      `--xds-tls-key ${join(tls, 'mismatch.key')}: it is not the key of the certificate`,
+    );
   });
 });

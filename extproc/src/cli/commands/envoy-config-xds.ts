@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { envoyYaml } from '../../envoy/envoy-yaml.js';
 import { xdsBootstrap } from '../../envoy/xds-resources.js';
 import { splitHostPort } from '../../local/port-check.js';
-import { readAdsTls } from '../../xds/ads-tls.js';
+import { checkValidity, readAdsTls } from '../../xds/ads-tls.js';
 import { type FlagSpecs, type ParsedArgs, flag, intFlag } from '../args.js';
 import { type CommandIO, UsageError } from '../command.js';
 import { XDS_TOKEN_FILE, readXdsToken } from '../flags.js';
@@ -65,10 +65,13 @@ function envoyTlsOf(parsed: ParsedArgs): { cert: string; key: string; ca: string
     throw new UsageError('--xds-tls-cert, --xds-tls-key and --xds-tls-ca go together');
   }
   try {
-    readAdsTls(
+    const material = readAdsTls(
       { cert, key, clientCa: ca },
       { cert: '--xds-tls-cert', key: '--xds-tls-key', clientCa: '--xds-tls-ca' },
     );
+    // The control plane refuses an expired client certificate in the handshake: say it now,
+    // with serve's own rule for one that starts a little ahead of this clock.
+    checkValidity(material.cert, `--xds-tls-cert ${cert}`, true);
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
