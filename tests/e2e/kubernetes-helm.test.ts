@@ -141,6 +141,25 @@ describe('the Helm chart and the manifests made from it', () => {
     expect(attach).toMatch(/- "--workers=2"/);
   });
 
+  it("takes each side's CA from a Secret of its own when asked, for a CA rotation", () => {
+    const plain = template('steadfast', 'steadfast-system', []);
+    expect(plain).not.toMatch(/--xds-client-ca-secret|xds-ca/);
+    expect(plain).toMatch(/filename: \/etc\/steadfast\/xds-tls\/ca\.crt/);
+    const values = ['xds.clientCaSecretName=envoys-ca-bundle', 'xds.serverCaSecretName=xds-ca-bundle'];
+    const rotating = template('steadfast', 'steadfast-system', values);
+    expect(rotating).toMatch(/--xds-client-ca-secret=steadfast-system\/envoys-ca-bundle\n/);
+    // The Envoys read the control plane's CA from the other Secret, mounted apart from their own.
+    expect(rotating).toMatch(/filename: \/etc\/steadfast\/xds-ca\/ca\.crt/);
+    expect(rotating).not.toMatch(/filename: \/etc\/steadfast\/xds-tls\/ca\.crt/);
+    expect(rotating).toMatch(/- \{ name: xds-ca, mountPath: \/etc\/steadfast\/xds-ca, readOnly: true \}/);
+    expect(rotating).toMatch(/- name: xds-ca\n\s+secret:\n\s+secretName: xds-ca-bundle\n/);
+    expect(dryRun(rotating).match(/\(server dry run\)/g)).toHaveLength(kinds(rotating).length);
+    // A changed bootstrap rolls the Envoys: that is step 3 of the rotation.
+    const sum = (yaml: string) => yaml.match(/checksum\/bootstrap: ([0-9a-f]{64})/)?.[1];
+    expect(sum(rotating)).toBeDefined();
+    expect(sum(rotating)).not.toBe(sum(plain));
+  });
+
   it('rolls the Envoys when the bootstrap the ConfigMap holds changes: the ADS address or port', () => {
     const checksum = (name: string, namespace: string, values: readonly string[]): string => {
       const m = template(name, namespace, values).match(/checksum\/bootstrap: ([0-9a-f]{64})/);
