@@ -202,4 +202,21 @@ describe('a client CA change reaches the open ADS streams', () => {
     expect(lasting.state.error).toBeUndefined();
     expect(server?.status().envoys.map((e) => e.node)).toEqual(['lasting']);
   });
+  it('ends the stream of a client whose CA expires while it is connected', async () => {
+    // The client CA itself valid until two seconds from now; the Envoy's certificate for 30 days.
+    const brief = createDevAuthority('brief client CA', (3600_000 + 2000) / 86400_000);
+    await start(`${caA.certificate}${brief.certificate}`);
+    const orphan = await envoy('orphan', envoyPair(brief));
+    const lasting = await envoy('lasting', envoyPair(caA));
+    await waitUntil('the one under the expired CA ended', () => orphan.state.error !== undefined, 10_000);
+    expect(logs).toContainEqual(
+      expect.stringMatching(
+        /xds: "orphan": stream and connection ended, the certificate of its issuer .*brief client CA expired \(valid until /,
+      ),
+    );
+    server?.update('2');
+    await waitUntil('generation 2 on the other', () => lasting.versions.includes('2'));
+    expect(lasting.state.error).toBeUndefined();
+    expect(server?.status().envoys.map((e) => e.node)).toEqual(['lasting']);
+  });
 });

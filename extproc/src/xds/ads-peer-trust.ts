@@ -1,9 +1,10 @@
 // The open ADS streams' client certificates, checked again when the port's trust changes: a
 // handshake checks a client once, so without this a client CA rotated to cut an Envoy off, or a
 // client certificate that expires while connected, would leave its stream open for days. A
-// stream whose certificate no longer verifies against the client CA in use, or has expired, is
-// ended with its connection (not the stream alone: the Envoy would open the next stream on the
-// same, already trusted, TLS connection); the Envoy reconnects and its handshake decides.
+// stream whose certificate no longer verifies against the client CA in use, or has expired (or
+// an issuer's has, up to that CA), is ended with its connection (not the stream alone: the
+// Envoy would open the next stream on the same, already trusted, TLS connection); the Envoy
+// reconnects and its handshake decides.
 import { X509Certificate } from 'node:crypto';
 import type { PeerCertificate, TLSSocket } from 'node:tls';
 
@@ -49,6 +50,35 @@ export function peerChain(call: object): X509Certificate[] {
   return chain;
 }
 
+/**
+ * The certificates a handshake would check for this chain: the links it presented up to the
+ * first one a CA in use issued (or is), and that CA. Undefined: no CA in use issued any.
+ */
+function trustPath(
+  chain: readonly X509Certificate[],
+  cas: readonly X509Certificate[],
+): X509Certificate[] | undefined {
+  const from = (c: X509Certificate, issuer: X509Certificate) =>
+    c.checkIssued(issuer) && c.verify(issuer.publicKey);
+  // Up the chain it presented, each link issued by the next, until a CA in use issued one.
+  for (const [i, c] of chain.entries()) {
+    // Of two CAs in use that issued it (a CA renewed with its key), the one valid longest.
+    const anchor = cas
+      .filter((ca) => ca.fingerprint256 === c.fingerprint256 || from(c, ca))
+      .sort((a, b) => Date.parse(b.validTo) - Date.parse(a.validTo))[0];
+    if (anchor)
+      return [...chain.slice(0, i + 1), ...(anchor.fingerprint256 === c.fingerprint256 ? [] : [anchor])];
+    const next = chain[i + 1];
+    if (!next || !from(c, next)) return undefined;
+  }
+  return undefined;
+}
+
+/** When the first certificate of a path expires (each of them ends the trust in it). */
+function pathEnds(path: readonly X509Certificate[]): number {
+  return Math.min(...path.map((c) => Date.parse(c.validTo)));
+}
+
 /** Why the port would not take this chain now (undefined: it would, or there is none to judge). */
 export function untrustedBecause(
   chain: readonly X509Certificate[],
@@ -57,20 +87,20 @@ export function untrustedBecause(
   const leaf = chain[0];
   if (!leaf) return undefined;
   if (Date.parse(leaf.validTo) <= Date.now()) return `its certificate expired (valid until ${leaf.validTo})`;
-  const from = (c: X509Certificate, issuer: X509Certificate) =>
-    c.checkIssued(issuer) && c.verify(issuer.publicKey);
-  // Up the chain it presented, each link issued by the next, until a CA in use issued one.
-  for (const [i, c] of chain.entries()) {
-    if (cas.some((ca) => ca.fingerprint256 === c.fingerprint256 || from(c, ca))) return undefined;
-    const next = chain[i + 1];
-    if (!next || !from(c, next)) break;
-  }
-  return `its certificate (issuer ${leaf.issuer.replace(/\n/g, ', ')}) is not from the client CA now in use`;
+  const path = trustPath(chain, cas);
+  if (!path)
+    return `its certificate (issuer ${leaf.issuer.replace(/\n/g, ', ')}) is not from the client CA now in use`;
+  // A handshake checks the dates of every certificate up to the CA: an expired issuer refuses too.
+  const expired = path.find((c) => Date.parse(c.validTo) <= Date.now());
+  return expired
+    ? `the certificate of its issuer ${expired.subject.replace(/\n/g, ', ')} expired (valid until ${expired.validTo})`
+    : undefined;
 }
 
 /**
  * Follows each open stream's client certificate: ends the stream (and its connection) when the
- * certificate expires, or when the client CA changes to one that did not issue it.
+ * certificate or one of its issuers up to the CA expires, or when the client CA changes to one
+ * that did not issue it.
  */
 export class PeerTrust<S extends PeerStream> {
   private cas: X509Certificate[];
@@ -122,9 +152,11 @@ export class PeerTrust<S extends PeerStream> {
   /** The client CA in use now: every open stream whose certificate it did not issue is ended. */
   caChanged(ca: Buffer): void {
     this.cas = certificatesOf(ca);
-    for (const [s, { chain }] of [...this.chains]) {
-      const why = untrustedBecause(chain, this.cas);
+    for (const [s, entry] of [...this.chains]) {
+      const why = untrustedBecause(entry.chain, this.cas);
+      // A kept stream's path may now end at another CA, with other dates.
       if (why) this.end(s, why);
+      else this.armExpiry(s, entry);
     }
   }
 
@@ -134,9 +166,10 @@ export class PeerTrust<S extends PeerStream> {
   }
 
   private armExpiry(s: S, entry: { chain: X509Certificate[]; timer?: NodeJS.Timeout }): void {
-    const leaf = entry.chain[0];
-    if (!leaf) return;
-    const delay = Math.max(0, Date.parse(leaf.validTo) - Date.now());
+    if (entry.timer) clearTimeout(entry.timer);
+    const path = trustPath(entry.chain, this.cas);
+    if (!path) return;
+    const delay = Math.max(0, pathEnds(path) - Date.now());
     entry.timer = setTimeout(
       () => {
         const why = untrustedBecause(entry.chain, this.cas);
