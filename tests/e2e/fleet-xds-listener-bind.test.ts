@@ -98,7 +98,7 @@ describe('a listener whose port an Envoy cannot bind, over delta ADS', () => {
       'the listener push refused',
     );
     const refusal = JSON.stringify((await xdsView(adminUrl)).envoys[0]?.nacked);
-    expect(refusal).toMatch(/address already in use|cannot bind|Address already in use/i);
+    expect(refusal).toMatch(/cannot bind .*Address already in use/);
   });
 
   it('sends the listener again with the next generation once the port is free', async () => {
