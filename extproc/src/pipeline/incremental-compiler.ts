@@ -115,6 +115,11 @@ export class IncrementalCompiler {
   /** What the IR keeps between builds (read only where the snapshot is used, not on the thread). */
   private readonly irMemo = new IrMemo();
 
+  /** Routes the last compile kept whole (translate/kept-routes.ts). */
+  get keptRoutes(): number {
+    return this.translateMemo.kept.keptCount;
+  }
+
   /** Rules the last compile translated anew (the rest were kept). */
   get translatedRules(): number {
     return this.translateMemo.translatedRules;

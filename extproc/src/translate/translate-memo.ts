@@ -14,12 +14,13 @@
 // status made from the same object and the same pieces (a route's: its outcome and each
 // parent's Accepted) is that object again, neither made nor compared.
 // A test holds the result equal to a full compile after random edit sequences.
-import type { AnyObject, EndpointSlice, Route, RouteRule, Service } from '../gatewayapi/model.js';
+import type { AnyObject, EndpointSlice, Model, Route, RouteRule, Service } from '../gatewayapi/model.js';
 import type { TableRoute, TableRule } from '../policy/policy-table.js';
 import { sameItems, sameJson } from '../json.js';
 import { type ObjectStatus, type ObjectStatusBody, type ObjectWarning, objectKey } from './status.js';
 import type { Attachment } from './attach.js';
 import type { BackendContext } from './backends.js';
+import { KeptRoutes } from './kept-routes.js';
 
 /** What was made for a route and its rules, with the rules it was made for. */
 interface Outcome {
@@ -124,6 +125,8 @@ function unchanged(read: readonly ServiceRead[], ctx: BackendContext): boolean {
 }
 
 export class TranslateMemo {
+  /** Routes kept whole, while nothing but themselves could change what they make. */
+  readonly kept = new KeptRoutes();
   private context: readonly AnyObject[] = [];
   private policies = '';
   private rules = new WeakMap<RouteRule, KeptRule>();
@@ -144,8 +147,9 @@ export class TranslateMemo {
    * a route, a Service nor an EndpointSlice) is the same decoded object as last time (or a
    * copy that only moved in its file), and the policies' answers (as JSON) are the same.
    */
-  begin(context: readonly AnyObject[], policies: string): void {
+  begin(model: Model, context: readonly AnyObject[], policies: string, targeted: boolean): void {
     this.translatedRules = 0;
+    this.kept.begin(model, policies, targeted, sameDecodedItems);
     const same = sameDecodedItems(context, this.context) && policies === this.policies;
     if (!same) {
       this.rules = new WeakMap();
@@ -284,6 +288,11 @@ export class TranslateMemo {
       entry,
     });
     return entry;
+  }
+
+  /** A kept route's table entry (KeptRoutes), as it stands in this translation's table. */
+  keepTableRoute(entry: TableRoute): void {
+    this.nextRoutes.set(entry.id, entry);
   }
 
   /** The route's table entry as last time when it is equal to it, so it stays the same object. */

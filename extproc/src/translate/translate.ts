@@ -2,7 +2,7 @@
 import { ConditionType as T, Reason } from '../gatewayapi/codes.js';
 import { formatFieldPath, hasSource } from '../gatewayapi/diagnostic.js';
 import type { FieldError } from '../gatewayapi/fields.js';
-import type { AnyObject, EndpointSlice, Model, Route, RouteRule } from '../gatewayapi/model.js';
+import type { AnyObject, EndpointSlice, Model, Namespace, Route, RouteRule } from '../gatewayapi/model.js';
 import type { ValidateResult } from '../gatewayapi/validate.js';
 import {
   POLICY_TABLE_VERSION,
@@ -24,6 +24,7 @@ import {
   evaluateGateways,
   gatewayStatus,
 } from './gateways.js';
+import { type KeptRoute, listenersOf } from './kept-routes.js';
 import { KindConflicts } from './kind-conflicts.js';
 import type { CertificateMaterial, TlsMaterial } from '../policy/tls-material.js';
 import { grpcMatch, httpMatch } from './matches.js';
@@ -341,7 +342,7 @@ export function translate(input: ValidateResult, memo?: TranslateMemo): Translat
   const gateways = evaluateGateways(model, certificates);
   const policies = evaluatePolicies(model);
   const ctx = backendContext(model, policies, gateways);
-  memo?.begin(contextOf(model), policyAnswers(policies, ctx));
+  memo?.begin(model, contextOf(model), policyAnswers(policies, ctx), policies.targets.size > 0);
   const routes = translateRoutes(model, gateways, policies, ctx, memo);
   memo?.end();
   const listeners = tableListeners(gateways);
@@ -418,7 +419,23 @@ interface TranslatedRoutes {
   readonly reach: Reach;
 }
 
-/** Every route, oldest first (a conflict goes to the older one): attached, translated, and its status. */
+/** What translating one route reads besides the route, shared by every route of a translation. */
+interface RouteWorld {
+  readonly gateways: ReadonlyMap<string, GatewayState>;
+  readonly namespaces: ReadonlyMap<string, Namespace>;
+  readonly conflicts: KindConflicts;
+  readonly policies: PolicyResult;
+  readonly ctx: BackendContext;
+  readonly memo: TranslateMemo | undefined;
+  /** Every Gateway listener (listenersOf), and each one's position there. */
+  readonly positions: ReadonlyMap<ListenerState, number>;
+  readonly reach: Reach;
+}
+
+/**
+ * Every route, oldest first (a conflict goes to the older one): attached, translated, and its
+ * status; a route the memo kept whole (translate/kept-routes.ts) as it was made last time.
+ */
 function translateRoutes(
   model: Model,
   gateways: ReadonlyMap<string, GatewayState>,
@@ -426,56 +443,77 @@ function translateRoutes(
   ctx: BackendContext,
   memo: TranslateMemo | undefined,
 ): TranslatedRoutes {
-  const namespaces = new Map(model.namespaces.map((n) => [n.name, n]));
-  const conflicts = new KindConflicts();
+  const listeners = listenersOf(gateways);
+  const world: RouteWorld = {
+    gateways,
+    namespaces: new Map(model.namespaces.map((n) => [n.name, n])),
+    conflicts: new KindConflicts(),
+    policies,
+    ctx,
+    memo,
+    positions: new Map(listeners.map((l, i) => [l, i])),
+    reach: new Map(),
+  };
   const table: TableRoute[] = [];
   const status = new Map<Route, ObjectStatusBody>();
   const warnings = new Map<Route, ObjectWarning[]>();
-  const reach: Reach = new Map();
   for (const route of sortedOlderFirst(model.routes)) {
-    const routeLevel = route.errors.filter((e) => !isRuleError(e));
-    if (routeLevel.length > 0) {
-      status.set(route, rejectedRouteStatus(route, routeLevel[0] as FieldError));
-      continue;
+    let made = memo?.kept.get(route);
+    if (made) {
+      if (made.entry) memo?.keepTableRoute(made.entry);
+    } else {
+      made = translateRoute(route, world);
+      memo?.kept.set(route, made);
     }
-    const attachments = conflicts.settle(route, attachRoute(route, gateways, namespaces));
-    const attached = attachments.flatMap((a) => a.listeners);
-    let conditions: Condition[] | undefined;
-    const clientCertificate = routeClientCertificate(acceptedOn(attachments), ctx.clientCertificates);
-    const rules = route.rules.map((r) =>
-      memo
-        ? memo.rule(r, ctx, clientCertificate, () =>
-            translateRule(route, r, policies, ctx, clientCertificate),
-          )
-        : translateRule(route, r, policies, ctx, clientCertificate),
-    );
-    // What the route's status says of its rules: the same while the route and its rules are.
-    const outcome = memo
-      ? memo.outcome(route, rules, () => routeOutcome(route, rules))
-      : routeOutcome(route, rules);
-    if (attached.length > 0) {
-      for (const l of new Set(attached.map((x) => x.state))) l.attachedRoutes++;
-      // Attached to listeners that are valid but cannot serve (no usable certificate): counted, not served.
-      const served = attached.filter((l) => l.state.usable);
-      if (served.length > 0) {
-        table.push(
-          memo ? memo.tableRoute(route, served, rules, tableRoute) : tableRoute(route, served, rules),
-        );
-      }
-      conditions = outcome.conditions;
-      warnings.set(route, outcome.warnings);
-      // Only policies' status reads what routes reach.
-      if (policies.targets.size > 0) recordReach(reach, route, attachments, ctx);
-    }
-    const body = (): ObjectStatusBody => ({
-      parents: attachments.map((a) => parentStatus(a, conditions, outcome.resolved)),
-    });
-    status.set(
-      route,
-      memo ? memo.routeStatus(route, attachments, outcome, attached.length > 0, body) : body(),
-    );
+    if (made.entry) table.push(made.entry);
+    for (const at of made.attachedTo) (listeners[at] as ListenerState).attachedRoutes++;
+    status.set(route, made.status);
+    if (made.warnings) warnings.set(route, made.warnings);
   }
-  return { table, status, warnings, reach };
+  return { table, status, warnings, reach: world.reach };
+}
+
+/** One route attached (its conflicts settled with the older ones), translated, and its status. */
+function translateRoute(route: Route, world: RouteWorld): KeptRoute {
+  const { policies, ctx, memo } = world;
+  const routeLevel = route.errors.filter((e) => !isRuleError(e));
+  if (routeLevel.length > 0) {
+    const status = rejectedRouteStatus(route, routeLevel[0] as FieldError);
+    return { entry: undefined, attachedTo: [], status, warnings: undefined };
+  }
+  const attachments = world.conflicts.settle(route, attachRoute(route, world.gateways, world.namespaces));
+  const attached = attachments.flatMap((a) => a.listeners);
+  const clientCertificate = routeClientCertificate(acceptedOn(attachments), ctx.clientCertificates);
+  const rules = route.rules.map((r) =>
+    memo
+      ? memo.rule(r, ctx, clientCertificate, () => translateRule(route, r, policies, ctx, clientCertificate))
+      : translateRule(route, r, policies, ctx, clientCertificate),
+  );
+  // What the route's status says of its rules: the same while the route and its rules are.
+  const outcome = memo
+    ? memo.outcome(route, rules, () => routeOutcome(route, rules))
+    : routeOutcome(route, rules);
+  const isAttached = attached.length > 0;
+  // Attached to listeners that are valid but cannot serve (no usable certificate): counted, not served.
+  const served = attached.filter((l) => l.state.usable);
+  const entry =
+    served.length === 0
+      ? undefined
+      : memo
+        ? memo.tableRoute(route, served, rules, tableRoute)
+        : tableRoute(route, served, rules);
+  // Only policies' status reads what routes reach.
+  if (isAttached && policies.targets.size > 0) recordReach(world.reach, route, attachments, ctx);
+  const conditions = isAttached ? outcome.conditions : undefined;
+  const body = (): ObjectStatusBody => ({
+    parents: attachments.map((a) => parentStatus(a, conditions, outcome.resolved)),
+  });
+  return {
+    entry,
+    attachedTo: [...new Set(attached.map((x) => world.positions.get(x.state) as number))],
+    status: memo ? memo.routeStatus(route, attachments, outcome, isAttached, body) : body(),
+    warnings: isAttached ? outcome.warnings : undefined,
+  };
 }
 
 /** A route's table entry: the listeners that serve it and the hostnames it has on them. */
