@@ -2,6 +2,7 @@
 // the one compiled in place, resolver included; statuses are parsed only when read. The
 // table crosses route by route, and a route the reader holds crosses as its position: the
 // reader keeps it as the same object. The table's digest is the one-shot path's.
+import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import {
   CompiledReader,
@@ -103,6 +104,26 @@ describe('snapshotFrom', () => {
     expect(rebuilt.statuses).toEqual(direct.statuses);
     expect(rebuilt.statuses).toBe(rebuilt.statuses);
     expect(rebuilt.diagnostics).toEqual(direct.diagnostics);
+  });
+
+  it("parses only the statuses whose text changed: the others are the last generation's objects", () => {
+    const writer = new CompiledWriter();
+    const reader = new CompiledReader();
+    const first = snapshotFrom(compiledData(direct, writer, 1, reader.held), reader).statuses;
+    // route-7 names a Service that does not exist: its status (and only its) changes.
+    const missing = routesYaml(manyRoutes(20)).replace(
+      "value: '/r/7' } }]\n      backendRefs: [{ name: app,",
+      "value: '/r/7' } }]\n      backendRefs: [{ name: missing,",
+    );
+    const edited = compileSnapshot([
+      files[0] as (typeof files)[number],
+      { path: 'routes.yaml', text: missing },
+    ]);
+    const second = snapshotFrom(compiledData(edited, writer, 2, reader.held), reader).statuses;
+    expect(second).toEqual(edited.statuses);
+    const renewed = second.filter((s, i) => s !== first[i]).map((s) => `${s.kind}/${s.metadata.name}`);
+    expect(renewed).toEqual(['HTTPRoute/route-7']);
+    expect(edited.statuses.filter((s, i) => !isDeepStrictEqual(s, direct.statuses[i]))).toHaveLength(1);
   });
 
   it('crosses packed: the texts move in buffers, and the reader makes the same snapshot and keeps what it holds', () => {
