@@ -42,11 +42,19 @@ export class PolicyEvaluation {
   private readonly claims: Claim[] = [];
   private readonly statuses = new Map<ModelObject, Map<PolicyTargetRef, RefStatus>>();
   private readonly services: ReadonlySet<string>;
-  private readonly routes: ReadonlyMap<string, Route>;
+  private readonly model: Model;
+  /** The routes by `<kind>/<ns>/<name>`, made when a policy first names one: most models have no policy. */
+  private routesByKey: ReadonlyMap<string, Route> | undefined;
 
   constructor(model: Model) {
     this.services = new Set(model.services.map((s) => `${s.namespace}/${s.name}`));
-    this.routes = new Map(model.routes.map((r) => [`${r.kind}/${r.namespace}/${r.name}`, r]));
+    this.model = model;
+  }
+
+  private routes(): ReadonlyMap<string, Route> {
+    return (this.routesByKey ??= new Map(
+      this.model.routes.map((r) => [`${r.kind}/${r.namespace}/${r.name}`, r]),
+    ));
   }
 
   /** Sets a targetRef's condition, keeping its target and extra conditions unless given anew. */
@@ -86,7 +94,7 @@ export class PolicyEvaluation {
         this.setStatus(p, ref, condition(T.Accepted, 'False', Reason.Invalid, message, p.generation));
         continue;
       }
-      const t = targetKey(p, ref, allowRoutes, this.services, this.routes);
+      const t = targetKey(p, ref, allowRoutes, this.services, this.routes());
       if (typeof t !== 'string') {
         this.setStatus(p, ref, t);
         continue;
