@@ -147,9 +147,25 @@ function scalar(field: protobuf.Field, v: unknown, at: string): unknown {
   return v;
 }
 
+/** One value of a field: a message's object, or a checked scalar. */
+function fieldValue(field: protobuf.Field, x: unknown, at: string): unknown {
+  return field.resolvedType instanceof protobuf.Type
+    ? messageObject(field.resolvedType, x, at)
+    : scalar(field, x, at);
+}
+
+/** Each type's full name without its leading dot, made once: protobufjs joins it anew on every read. */
+const typeNames = new WeakMap<protobuf.Type, string>();
+
+function typeName(type: protobuf.Type): string {
+  let name = typeNames.get(type);
+  if (name === undefined) typeNames.set(type, (name = type.fullName.replace(/^\./, '')));
+  return name;
+}
+
 /** A message's JSON as the object protobufjs's fromObject takes (well-known types unfolded). */
 function messageObject(type: protobuf.Type, v: unknown, at: string): unknown {
-  const name = type.fullName.replace(/^\./, '');
+  const name = typeName(type);
   if (name === 'google.protobuf.Duration') return duration(v, at);
   if (WRAPPERS.has(name)) {
     // A wrapper's JSON is its value alone, checked as the wrapped scalar.
@@ -175,22 +191,22 @@ function messageObject(type: protobuf.Type, v: unknown, at: string): unknown {
   if (!isObject(v))
     throw new ProtoConversionError(`${at}: ${name} must be an object, got ${JSON.stringify(v)}`);
   const out: JsonObject = {};
-  for (const [key, value] of Object.entries(v)) {
+  // Keys, not entries: this runs for every message of every virtual host encoded.
+  for (const key of Object.keys(v)) {
+    const value = v[key];
     const field = type.fields[key];
     if (!field) throw new ProtoConversionError(`${at}: ${name} has no field ${key}`);
     const fieldAt = `${at}.${key}`;
-    const one = (x: unknown, i: string): unknown =>
-      field.resolvedType instanceof protobuf.Type
-        ? messageObject(field.resolvedType, x, i)
-        : scalar(field, x, i);
     if (field.map) {
       if (!isObject(value)) throw new ProtoConversionError(`${fieldAt}: a map must be an object`);
-      out[key] = Object.fromEntries(Object.entries(value).map(([k, x]) => [k, one(x, `${fieldAt}.${k}`)]));
+      out[key] = Object.fromEntries(
+        Object.entries(value).map(([k, x]) => [k, fieldValue(field, x, `${fieldAt}.${k}`)]),
+      );
     } else if (field.repeated) {
       if (!Array.isArray(value)) throw new ProtoConversionError(`${fieldAt}: must be a list`);
-      out[key] = value.map((x, i) => one(x, `${fieldAt}[${i}]`));
+      out[key] = value.map((x, i) => fieldValue(field, x, `${fieldAt}[${i}]`));
     } else {
-      out[key] = one(value, fieldAt);
+      out[key] = fieldValue(field, value, fieldAt);
     }
   }
   return out;
