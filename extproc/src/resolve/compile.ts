@@ -51,15 +51,17 @@ interface PortIndex {
 
 /**
  * What a resolver keeps for the next one (`steadfast serve` holds one across reloads): each
- * hostname's bucket, while the routes it indexes are the same objects in the same order. A
- * bucket is what compiling costs, so a change to one route among 10,000 builds the buckets of
- * its hostnames and keeps the others. A kept bucket's entries carry their routes' old table
- * positions: only their order within the bucket matters, and that is the same.
+ * port's routes and buckets. A bucket is kept while the routes it indexes are the same objects
+ * in the same order, and the routes of a port are compared with the last compile's from both
+ * ends, so a change to one route among 10,000 looks at its hostnames alone: their buckets are
+ * built again, the rest are taken over without being visited. A kept bucket's entries carry
+ * their routes' old table positions: only their order within the bucket matters, and that is
+ * the same.
  */
 export class ResolverMemo {
-  /** By port (its key), then by hostname. */
-  private last = new Map<string, Map<string, KeptBucket>>();
-  private next = new Map<string, Map<string, KeptBucket>>();
+  /** By port (its key). */
+  private last = new Map<string, PortBuckets>();
+  private next = new Map<string, PortBuckets>();
   /** Buckets the last compile built anew (the rest were kept). */
   builtBuckets = 0;
 
@@ -73,18 +75,114 @@ export class ResolverMemo {
     this.next = new Map();
   }
 
-  /** The bucket of `hostname` on a port (`key`), kept when it indexes the same routes. */
-  bucket(key: string, hostname: string, routes: readonly ServedRoute[]): KeptBucket {
-    let kept = this.last.get(key)?.get(hostname);
-    if (!kept || !sameRoutes(kept.routes, routes)) {
-      kept = buildBucket(hostname, routes);
-      this.builtBuckets++;
-    }
-    let port = this.next.get(key);
-    if (!port) this.next.set(key, (port = new Map()));
-    port.set(hostname, kept);
-    return kept;
+  /** A port's buckets (`key`): those of the hostnames its changed routes name built again. */
+  port(key: string, routes: readonly ServedRoute[]): PortBuckets {
+    const last = this.last.get(key);
+    const touched = last && touchedHostnames(last.routes, routes);
+    const made = touched ? this.rebuilt(last, routes, touched) : this.built(routes, last);
+    this.next.set(key, made);
+    return made;
   }
+
+  /** Every hostname's bucket, kept where it indexes the same routes as in `last`. */
+  private built(routes: readonly ServedRoute[], last: PortBuckets | undefined): PortBuckets {
+    const byHostname = routesByHostname(routes, undefined);
+    if (!byHostname.has('*')) byHostname.set('*', []);
+    const buckets = new Map<string, KeptBucket>();
+    for (const [hostname, list] of byHostname) buckets.set(hostname, this.bucket(last, hostname, list));
+    return portBucketsOf(routes, buckets);
+  }
+
+  /** `last`'s buckets, but those of the `touched` hostnames, built again from `routes`. */
+  private rebuilt(
+    last: PortBuckets,
+    routes: readonly ServedRoute[],
+    touched: ReadonlySet<string>,
+  ): PortBuckets {
+    const byHostname = routesByHostname(routes, touched);
+    const buckets = new Map(last.buckets);
+    const exact = new Map(last.exact);
+    const wildcard = new Map(last.wildcard);
+    let size = last.size;
+    for (const hostname of touched) {
+      size -= buckets.get(hostname)?.size ?? 0;
+      const list = byHostname.get(hostname);
+      if (!list && hostname !== '*') {
+        buckets.delete(hostname);
+        if (hostname.startsWith('*.')) wildcard.delete(hostname.slice(1));
+        else exact.delete(hostname);
+        continue;
+      }
+      const kept = this.bucket(last, hostname, list ?? []);
+      buckets.set(hostname, kept);
+      size += kept.size;
+      if (hostname === '*') continue;
+      if (hostname.startsWith('*.')) wildcard.set(hostname.slice(1), kept.bucket);
+      else exact.set(hostname, kept.bucket);
+    }
+    const any = (buckets.get('*') as KeptBucket).bucket;
+    return { routes, buckets, exact, wildcard, any, size };
+  }
+
+  /** The bucket of `hostname`, kept from `last` when it indexes the same routes. */
+  private bucket(
+    last: PortBuckets | undefined,
+    hostname: string,
+    routes: readonly ServedRoute[],
+  ): KeptBucket {
+    const kept = last?.buckets.get(hostname);
+    if (kept && sameRoutes(kept.routes, routes)) return kept;
+    this.builtBuckets++;
+    return buildBucket(hostname, routes);
+  }
+}
+
+/** Past this many routes changed in a port, its buckets are all looked at again (kept where the same). */
+const MAX_TOUCHED_ROUTES = 256;
+
+/**
+ * The hostnames of the routes between the longest same start and the longest same end of the
+ * two lists (the same route objects): every other hostname has the same routes in the same
+ * order. Undefined when that middle is long (the whole port is looked at then).
+ */
+function touchedHostnames(
+  before: readonly ServedRoute[],
+  after: readonly ServedRoute[],
+): Set<string> | undefined {
+  const shorter = Math.min(before.length, after.length);
+  let start = 0;
+  while (start < shorter && (before[start] as ServedRoute).route === (after[start] as ServedRoute).route)
+    start++;
+  let end = 0;
+  while (
+    end < shorter - start &&
+    (before[before.length - 1 - end] as ServedRoute).route ===
+      (after[after.length - 1 - end] as ServedRoute).route
+  )
+    end++;
+  if (before.length + after.length - 2 * (start + end) > MAX_TOUCHED_ROUTES) return undefined;
+  const touched = new Set<string>();
+  for (const list of [before, after])
+    for (let i = start; i < list.length - end; i++)
+      for (const h of (list[i] as ServedRoute).route.hostnames) touched.add(h);
+  return touched;
+}
+
+/** Each hostname's routes in table order (only the hostnames of `only`, when given). */
+function routesByHostname(
+  routes: readonly ServedRoute[],
+  only: ReadonlySet<string> | undefined,
+): Map<string, ServedRoute[]> {
+  const byHostname = new Map<string, ServedRoute[]>();
+  for (const served of routes) {
+    for (const h of served.route.hostnames) {
+      if (only && !only.has(h)) continue;
+      const list = byHostname.get(h);
+      if (list) list.push(served);
+      else byHostname.set(h, [served]);
+    }
+  }
+  return byHostname;
 }
 
 interface KeptBucket {
@@ -116,8 +214,14 @@ function buildBucket(hostname: string, routes: readonly ServedRoute[]): KeptBuck
   return { routes, bucket, size };
 }
 
-/** A port's buckets: one per exact hostname, one per wildcard suffix, and the one of any host. */
+/**
+ * A port's buckets: one per exact hostname, one per wildcard suffix, and the one of any host;
+ * and what they were made from, for the next compile.
+ */
 interface PortBuckets {
+  readonly routes: readonly ServedRoute[];
+  /** Every hostname's, `*` included. */
+  readonly buckets: ReadonlyMap<string, KeptBucket>;
   readonly exact: ReadonlyMap<string, HostBucket>;
   /** Keyed by the suffix after `*`, e.g. `.example.com`. */
   readonly wildcard: ReadonlyMap<string, HostBucket>;
@@ -125,32 +229,26 @@ interface PortBuckets {
   readonly size: number;
 }
 
-function portBuckets(routes: readonly ServedRoute[], memo: ResolverMemo, key: string): PortBuckets {
-  // Each hostname's routes, in table order.
-  const byHostname = new Map<string, ServedRoute[]>();
-  for (const served of routes) {
-    for (const h of served.route.hostnames) {
-      const list = byHostname.get(h);
-      if (list) list.push(served);
-      else byHostname.set(h, [served]);
-    }
-  }
+/** The lookup maps of every hostname's bucket (`*`'s among them). */
+function portBucketsOf(
+  routes: readonly ServedRoute[],
+  buckets: ReadonlyMap<string, KeptBucket>,
+): PortBuckets {
   const exact = new Map<string, HostBucket>();
   const wildcard = new Map<string, HostBucket>();
-  const anyHost = memo.bucket(key, '*', byHostname.get('*') ?? []);
-  let size = anyHost.size;
-  for (const [hostname, list] of byHostname) {
-    if (hostname === '*') continue;
-    const kept = memo.bucket(key, hostname, list);
+  let size = 0;
+  for (const [hostname, kept] of buckets) {
     size += kept.size;
+    if (hostname === '*') continue;
     if (hostname.startsWith('*.')) wildcard.set(hostname.slice(1), kept.bucket);
     else exact.set(hostname, kept.bucket);
   }
-  return { exact, wildcard, any: anyHost.bucket, size };
+  const any = (buckets.get('*') as KeptBucket).bucket;
+  return { routes, buckets, exact, wildcard, any, size };
 }
 
 function compileIndex(routes: readonly ServedRoute[], memo: ResolverMemo, key: string): PortIndex {
-  const { exact, wildcard, any, size } = portBuckets(routes, memo, key);
+  const { exact, wildcard, any, size } = memo.port(key, routes);
   const wildcardSuffixes = wildcard.size > 0;
 
   return {

@@ -7,7 +7,6 @@ import type { ProvidedConfig, Provider, StatusLeadership } from '../provider/pro
 import type { PolicyLookup, PolicyOutcome } from './grpc/ext-proc-service.js';
 import type { RequestAttributes } from './grpc/request-attributes.js';
 import type { Resolver } from '../resolve/compile.js';
-import { headersReadBy } from '../policy/headers-read.js';
 import { ListenerReport } from './listener-report.js';
 import { ConfigStore, type ReloadFailure, errorLines } from '../pipeline/config-store.js';
 import type { ServiceMetrics } from './metrics.js';
@@ -101,8 +100,9 @@ export class ServedConfig implements ConfigView {
           (problems > 0 ? `, ${problems} problem(s): see /v1/status` : '') +
           (warnings.length > 0 ? `, ${warnings.length} warning(s)` : ''),
       );
-      // Attach mode's Envoy forwards only the headers the rules read when its snippet was made.
-      const read = headersReadBy(snapshot.table).join(', ');
+      // Attach mode's Envoy forwards only the headers the rules read when its snippet was made
+      // (the IR's list: the resolver took it already, so the table is not walked again).
+      const read = snapshot.ir.headersRead.join(', ');
       if (this.headersLogged !== undefined && read !== this.headersLogged) {
         options.log?.(
           `the rules now match on request headers [${read}] (before: [${this.headersLogged}]); ` +
