@@ -14,7 +14,13 @@ import { TYPE_VIRTUAL_HOST, VHDS } from '../envoy/xds-resources.js';
 import type { Json } from '../json.js';
 import { type Resource, resource } from './ads-resource.js';
 import { encodeAny } from './envoy-protos.js';
-import { RouteFileEncoder } from './route-files.js';
+import { RouteFileEncoder, type RouteParts } from './route-files.js';
+
+/** A VirtualHost resource, and the host's encoding it was made from. */
+interface KeptHost {
+  readonly bytes: Uint8Array;
+  readonly resource: Resource;
+}
 
 /**
  * One generation's route configurations for one kind of Envoy, both ways. The whole ones and the
@@ -61,8 +67,11 @@ function renamed(bytes: Uint8Array, name: string): Buffer {
  */
 export class RouteResources {
   private readonly encoder = new RouteFileEncoder();
-  /** By a host's encoding (the encoder's object, the same while the host is): its resources by name. */
-  private readonly virtualHostCache = new WeakMap<Uint8Array, Map<string, Resource>>();
+  /**
+   * By route configuration, then by hostname: the VirtualHost resource last made, and the host's
+   * encoding it was made from (the encoder's object, the same while the host is).
+   */
+  private readonly virtualHostCache = new Map<string, Map<string, KeptHost>>();
 
   /**
    * The route configurations of one generation, for both kinds of stream. Every host is encoded
@@ -89,12 +98,10 @@ export class RouteResources {
     const virtualHosts = () => {
       const made = new Map<string, Resource>();
       for (const { name, parts } of all) {
-        for (const h of parts.hosts) {
-          const id = `${name}/${h.name}`;
-          made.set(id, this.virtualHost(id, h.bytes));
-        }
+        for (const r of this.virtualHostsOf(name, parts.hosts)) made.set(r.name, r);
         if (parts.hosts.length === 0) made.set(`${name}/${NO_HOST}`, noHost(`${name}/${NO_HOST}`));
       }
+      this.forgetConfigurationsBut(all);
       return made;
     };
     return { whole, heads, virtualHosts };
@@ -109,15 +116,38 @@ export class RouteResources {
     );
   }
 
-  private virtualHost(id: string, bytes: Uint8Array): Resource {
-    let byName = this.virtualHostCache.get(bytes);
-    if (!byName) this.virtualHostCache.set(bytes, (byName = new Map()));
-    let made = byName.get(id);
-    if (!made) {
-      made = resource(id, { type_url: TYPE_VIRTUAL_HOST, value: renamed(bytes, id) });
-      byName.set(id, made);
+  /**
+   * A route configuration's VirtualHost resources, in its hosts' order: a host whose encoding is
+   * the one its resource was made from keeps that resource (found by its hostname, without
+   * making its resource name again); hosts the configuration no longer has are let go.
+   */
+  private virtualHostsOf(name: string, hosts: RouteParts['hosts']): Resource[] {
+    let kept = this.virtualHostCache.get(name);
+    if (!kept) this.virtualHostCache.set(name, (kept = new Map()));
+    const made = hosts.map((h) => {
+      let k = kept.get(h.name);
+      if (k?.bytes !== h.bytes) {
+        const id = `${name}/${h.name}`;
+        k = {
+          bytes: h.bytes,
+          resource: resource(id, { type_url: TYPE_VIRTUAL_HOST, value: renamed(h.bytes, id) }),
+        };
+        kept.set(h.name, k);
+      }
+      return k.resource;
+    });
+    if (kept.size > hosts.length) {
+      const now = new Set(hosts.map((h) => h.name));
+      for (const hostname of kept.keys()) if (!now.has(hostname)) kept.delete(hostname);
     }
     return made;
+  }
+
+  /** Lets go of the kept hosts of route configurations a generation no longer has. */
+  private forgetConfigurationsBut(all: readonly { readonly name: string }[]): void {
+    if (this.virtualHostCache.size <= all.length) return;
+    const now = new Set(all.map((c) => c.name));
+    for (const name of this.virtualHostCache.keys()) if (!now.has(name)) this.virtualHostCache.delete(name);
   }
 }
 
