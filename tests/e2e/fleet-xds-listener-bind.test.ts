@@ -12,7 +12,7 @@ import { CliProcess } from './support/cli-process.js';
 import { startFleetEnvoys, until, xdsView } from './support/fleet.js';
 import { ConfigDir, TEST_SESSION_KEY, freePort, serviceYaml } from './support/gateway-fixture.js';
 
-const ENVOY_ADDRESS = '127.0.35.30';
+const ENVOY_ADDRESS = '127.0.35.50';
 const LISTENER = 'type.googleapis.com/envoy.config.listener.v3.Listener';
 
 function gateway(free: number, taken: number): string {
@@ -57,7 +57,7 @@ describe('a listener whose port an Envoy cannot bind, over delta ADS', () => {
     );
 
   beforeAll(async () => {
-    backend = await startEchoBackend({ address: '127.0.35.31', name: 'bind-app' });
+    backend = await startEchoBackend({ address: '127.0.35.51', name: 'bind-app' });
     freeListenerPort = await freePort();
     takenPort = await freePort();
     const xdsPort = await freePort();

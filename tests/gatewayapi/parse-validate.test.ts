@@ -73,6 +73,21 @@ describe('parse and validate', () => {
     ]);
   });
 
+  it('takes a kind named like an object property for an unknown kind, not a crash', () => {
+    const names = ['toString', 'constructor', '__proto__', 'hasOwnProperty'];
+    const parsed = parseConfigFiles([
+      {
+        path: 'x.yaml',
+        text: names.map((k) => `apiVersion: v1\nkind: ${k}\nmetadata: { name: w }\n`).join('---\n'),
+      },
+    ]);
+    const v = validateObjects(parsed.objects);
+    expect(v.objects).toEqual([]);
+    expect(v.diagnostics.map(formatDiagnostic)).toEqual(
+      names.map((k, i) => `x.yaml:${1 + 4 * i}: kind ${k} (v1) is not read by steadfast; ignored`),
+    );
+  });
+
   it('never throws on odd input', () => {
     for (const text of [
       '',

@@ -35,7 +35,8 @@ export function validateObjects(
   const objects: AnyObject[] = [];
   const seen = new Map<string, SourceObject>();
   for (const src of sources) {
-    const entry = KINDS[src.kind];
+    // A kind is the document's own string: `toString` must not find Object.prototype's.
+    const entry = Object.hasOwn(KINDS, src.kind) ? KINDS[src.kind] : undefined;
     const where = { file: src.source.file, line: src.source.line, field: '' };
     if (!entry || !entry.versions.includes(src.apiVersion)) {
       diagnostics.push({

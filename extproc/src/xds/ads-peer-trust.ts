@@ -52,7 +52,9 @@ export function peerChain(call: object): X509Certificate[] {
 
 /**
  * The certificates a handshake would check for this chain: the links it presented up to the
- * first one a CA in use issued (or is), and that CA. Undefined: no CA in use issued any.
+ * first one a CA in use issued (or is), then that CA and its issuers in use up to a
+ * self-signed one (OpenSSL, without partial chains, builds up to a root and checks every
+ * date). Undefined: no such path, and a handshake would refuse it.
  */
 function trustPath(
   chain: readonly X509Certificate[],
@@ -60,18 +62,30 @@ function trustPath(
 ): X509Certificate[] | undefined {
   const from = (c: X509Certificate, issuer: X509Certificate) =>
     c.checkIssued(issuer) && c.verify(issuer.publicKey);
-  // Up the chain it presented, each link issued by the next, until a CA in use issued one.
+  // Of two CAs in use that issued it (a CA renewed with its key), the one valid longest.
+  const issuerIn = (c: X509Certificate) =>
+    cas.filter((ca) => from(c, ca)).sort((a, b) => Date.parse(b.validTo) - Date.parse(a.validTo))[0];
+  const isCa = (c: X509Certificate) => cas.some((ca) => ca.fingerprint256 === c.fingerprint256);
+  const path: X509Certificate[] = [];
+  // Up the chain it presented, each link issued by the next, until one a CA in use is or issued.
+  let at: X509Certificate | undefined;
   for (const [i, c] of chain.entries()) {
-    // Of two CAs in use that issued it (a CA renewed with its key), the one valid longest.
-    const anchor = cas
-      .filter((ca) => ca.fingerprint256 === c.fingerprint256 || from(c, ca))
-      .sort((a, b) => Date.parse(b.validTo) - Date.parse(a.validTo))[0];
-    if (anchor)
-      return [...chain.slice(0, i + 1), ...(anchor.fingerprint256 === c.fingerprint256 ? [] : [anchor])];
+    path.push(c);
+    if (isCa(c) || issuerIn(c)) {
+      at = c;
+      break;
+    }
     const next = chain[i + 1];
     if (!next || !from(c, next)) return undefined;
   }
-  return undefined;
+  // Then up the CAs in use to a self-signed one.
+  while (at && !from(at, at)) {
+    const up = issuerIn(at);
+    if (!up || path.some((c) => c.fingerprint256 === up.fingerprint256)) return undefined;
+    path.push(up);
+    at = up;
+  }
+  return at ? path : undefined;
 }
 
 /** When the first certificate of a path expires (each of them ends the trust in it). */
