@@ -89,8 +89,8 @@ function routeConfiguration(
     // An unresolved backendRef's share names no cluster and answers 500 (ir/rule-clusters.ts).
     validate_clusters: false,
     virtual_hosts: virtualHosts.map((h) => {
-      const made = h.entries.map(entryRoutes);
-      const host = (): Json => ({
+      const parts = () => h.entries.map(entryRoutes);
+      const host = (made: readonly (readonly Json[])[]): Json => ({
         name: h.hostname,
         domains: [h.hostname],
         // The upstream half of a rule with a backoff tells a retry from a first attempt by
@@ -99,8 +99,8 @@ function routeConfiguration(
         routes: h.misdirected ? structuredClone(MISDIRECTED_ROUTES) : made.flat(),
       });
       // Misdirected or not, a host without entries makes the same `made`: the key tells them apart.
-      const key = `${name}\0${h.hostname}${h.misdirected ? '\0misdirected' : ''}`;
-      return memo ? memo.host(key, made, host) : host();
+      const key = () => `${name}\0${h.hostname}${h.misdirected ? '\0misdirected' : ''}`;
+      return memo ? memo.host(h, name, optionsKey, key, parts, host) : host(parts());
     }),
   };
 }

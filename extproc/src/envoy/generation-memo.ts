@@ -7,6 +7,7 @@
 // shared from one generation to the next, so nothing downstream may change them (none does:
 // they are encoded or serialized, never edited).
 import type { IrCluster } from '../ir/cluster-sharing.js';
+import type { IrVirtualHost } from '../ir/gateway-ir.js';
 import type { IrEntry } from '../ir/rule-action.js';
 import { type Json, sameItems } from '../json.js';
 
@@ -16,10 +17,19 @@ interface KeptRoutes {
   readonly routes: readonly Json[];
 }
 
-/** One virtual host, and the routes it was made of. */
+/** One virtual host, the routes it was made of, and the last generation that used it. */
 interface KeptHost {
   readonly parts: readonly (readonly Json[])[];
   readonly host: Json;
+  used: number;
+}
+
+/** What an IR virtual host was last spelled out as: in which route configuration, under which options. */
+interface KeptIrHost {
+  readonly name: string;
+  readonly options: string;
+  readonly key: string;
+  readonly kept: KeptHost;
 }
 
 export class GenerationMemo {
@@ -31,8 +41,16 @@ export class GenerationMemo {
    * 10,000 routes, most of it empty hash table.
    */
   private readonly entryRoutes = new WeakMap<IrEntry, KeptRoutes | Map<string, readonly Json[]>>();
-  private hosts = new Map<string, KeptHost>();
-  private nextHosts = new Map<string, KeptHost>();
+  /** By key; one a generation does not use is let go at its end. */
+  private readonly hosts = new Map<string, KeptHost>();
+  /**
+   * By IR virtual host, which stays the same object while its routes do (ir/port-hosts-memo.ts):
+   * an unchanged host is found without walking its entries, so a generation costs a lookup per host.
+   */
+  private readonly irHosts = new WeakMap<IrVirtualHost, KeptIrHost>();
+  private generation = 0;
+  /** Kept hosts the current generation used. */
+  private used = 0;
   /** Virtual hosts made anew in the current (or last) generation; the rest were kept. */
   madeHosts = 0;
 
@@ -41,13 +59,14 @@ export class GenerationMemo {
 
   /** Starts a generation: what the last one kept and this one does not use is let go at its end. */
   begin(): void {
-    this.nextHosts = new Map();
+    this.generation++;
+    this.used = 0;
     this.madeHosts = 0;
   }
 
   end(): void {
-    this.hosts = this.nextHosts;
-    this.nextHosts = new Map();
+    if (this.hosts.size === this.used) return;
+    for (const [key, kept] of this.hosts) if (kept.used !== this.generation) this.hosts.delete(key);
   }
 
   /** An entry's routes under these route options. */
@@ -72,17 +91,40 @@ export class GenerationMemo {
     return routes;
   }
 
-  /** A virtual host: kept while it is made of the same routes, in the same order. */
-  host(key: string, parts: readonly (readonly Json[])[], make: () => Json): Json {
-    const kept = this.hosts.get(key);
-    let host: KeptHost;
-    if (kept && sameItems(kept.parts, parts)) {
-      host = kept;
-    } else {
-      host = { parts, host: make() };
+  /**
+   * The virtual host of IR host `vh` in route configuration `name` under route `options`: kept
+   * while `vh` is the same object, else by its `key`, while made of the same routes in the same order.
+   */
+  host(
+    vh: IrVirtualHost,
+    name: string,
+    options: string,
+    key: () => string,
+    parts: () => readonly (readonly Json[])[],
+    make: (parts: readonly (readonly Json[])[]) => Json,
+  ): Json {
+    const was = this.irHosts.get(vh);
+    if (was?.name === name && was.options === options && this.hosts.get(was.key) === was.kept) {
+      this.use(was.kept);
+      return was.kept.host;
+    }
+    const k = key();
+    const made = parts();
+    let kept = this.hosts.get(k);
+    if (!kept || !sameItems(kept.parts, made)) {
+      if (kept?.used === this.generation) this.used--;
+      kept = { parts: made, host: make(made), used: 0 };
+      this.hosts.set(k, kept);
       this.madeHosts++;
     }
-    this.nextHosts.set(key, host);
-    return host.host;
+    this.use(kept);
+    this.irHosts.set(vh, { name, options, key: k, kept });
+    return kept.host;
+  }
+
+  private use(kept: KeptHost): void {
+    if (kept.used === this.generation) return;
+    kept.used = this.generation;
+    this.used++;
   }
 }
