@@ -62,4 +62,23 @@ describe('TranslateMemo.statuses', () => {
     expect(third[0]).not.toBe(first[1]);
     expect(memo.statuses([status('b')])[0]).toBe(third[0]);
   });
+
+  it('holds only the last statuses when they are given again as the same objects', () => {
+    const memo = new TranslateMemo();
+    const first = memo.statuses([status('a'), status('b')]);
+    // The same objects given again (the memo's own, as translation gives unchanged ones).
+    const second = memo.statuses([...first]);
+    expect(second).toEqual(first);
+    expect(second.every((st, i) => st === first[i])).toBe(true);
+    // a goes away, then comes back equal: it is not the object held before it went.
+    memo.statuses([second[1] as ObjectStatus]);
+    const back = memo.statuses([status('a'), second[1] as ObjectStatus]);
+    expect(back[0]).not.toBe(first[0]);
+    expect(back[1]).toBe(first[1]);
+    // b changed while given among kept ones: the new one is held from then on.
+    const changed = memo.statuses([back[0] as ObjectStatus, status('b', 'NotAllowedByListeners')]);
+    expect(changed[1]).not.toBe(first[1]);
+    expect(memo.statuses([status('a'), status('b', 'NotAllowedByListeners')])).toEqual(changed);
+    expect(memo.statuses([status('a'), status('b', 'NotAllowedByListeners')])[1]).toBe(changed[1]);
+  });
 });

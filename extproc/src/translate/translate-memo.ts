@@ -136,7 +136,9 @@ export class TranslateMemo {
   private routes = new Map<string, TableRoute>();
   private nextRoutes = new Map<string, TableRoute>();
   /** The last statuses, by object (objectKey). */
-  private statusesByKey = new Map<string, ObjectStatus>();
+  private readonly statusesByKey = new Map<string, ObjectStatus>();
+  /** The statuses the last translation gave, so the 10,000 it gives again are not looked up by key. */
+  private given = new Set<ObjectStatus>();
   /** Kept by the route (or object) itself: they hold nothing that outlives it. */
   private readonly routeStatuses = new WeakMap<Route, KeptRouteStatus>();
   private readonly objectStatuses = new WeakMap<AnyObject, KeptObjectStatus>();
@@ -253,15 +255,27 @@ export class TranslateMemo {
    * whatever else changed.
    */
   statuses(list: readonly ObjectStatus[]): ObjectStatus[] {
-    const next = new Map<string, ObjectStatus>();
+    const given = new Set<ObjectStatus>();
     const out = list.map((s) => {
+      // Given last time: the last status of its object (keys are unique in a list), kept as is.
+      if (this.given.has(s)) {
+        given.add(s);
+        return s;
+      }
       const key = objectKey(s);
       const last = this.statusesByKey.get(key);
       const kept = last && sameJson(last, s) ? last : s;
-      next.set(key, kept);
+      this.statusesByKey.set(key, kept);
+      given.add(kept);
       return kept;
     });
-    this.statusesByKey = next;
+    // The objects whose status is no longer given are gone (or given a new one, set above).
+    for (const s of this.given) {
+      if (given.has(s)) continue;
+      const key = objectKey(s);
+      if (this.statusesByKey.get(key) === s) this.statusesByKey.delete(key);
+    }
+    this.given = given;
     return out;
   }
 
