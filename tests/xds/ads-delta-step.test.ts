@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { DeltaState } from '../../extproc/src/xds/ads-delta.js';
 import { step } from '../../extproc/src/xds/ads-delta-step.js';
 import { type Resource, resource } from '../../extproc/src/xds/ads-resource.js';
+import { rng } from '../resolve/random-table.js';
 
 const TYPE = 'type.googleapis.com/envoy.config.route.v3.VirtualHost';
 const made = (name: string, content = name): Resource =>
@@ -81,4 +82,31 @@ describe('delta steps between shared generations', () => {
     expect(pushes[0]).toBe(step(first, next));
     expect(sent(pushes[0])?.resources).toEqual([`rc/a@${next.get('rc/a')!.hash}`]);
   });
+
+  for (const seed of [1, 2, 3]) {
+    it(`steps as a walk of both whole maps would, in the same order, over random generations (seed ${seed})`, () => {
+      const rand = rng(seed);
+      const names = Array.from({ length: 12 }, (_, i) => `rc/${i}`);
+      let older = new Map<string, Resource>();
+      for (let g = 0; g < 80; g++) {
+        // Each name kept as the same resource, made anew with the same or new content, or left out.
+        const newer = new Map<string, Resource>();
+        for (const n of [...names].sort(() => rand() - 0.5)) {
+          const was = older.get(n);
+          const roll = rand();
+          if (roll < 0.2) continue;
+          if (was && roll < 0.6) newer.set(n, was);
+          else if (was && roll < 0.75) newer.set(n, made(n, Buffer.from(was.any.value).toString()));
+          else newer.set(n, made(n, `${n}@${g}`));
+        }
+        const push = step(older, newer);
+        const changed = [...newer.values()].filter((r) => older.get(r.name)?.hash !== r.hash);
+        expect(push.resources.map((r) => `${r.name}@${r.version}`)).toEqual(
+          changed.map((r) => `${r.name}@${r.hash}`),
+        );
+        expect(push.removed_resources).toEqual([...older.keys()].filter((n) => !newer.has(n)));
+        older = newer;
+      }
+    });
+  }
 });

@@ -23,16 +23,24 @@ export function step(older: Whole, newer: Whole): DeltaPush {
   if (!from) steps.set(newer, (from = new WeakMap()));
   let push = from.get(older);
   if (!push) {
-    // The same object is the same resource (encodings are kept across generations); else the hash says.
-    const changed = [...newer.values()].filter((r) => {
-      const was = older.get(r.name);
-      return was !== r && was?.hash !== r.hash;
-    });
-    const removed = [...older.keys()].filter((n) => !newer.has(n));
-    push = deltaPush(changed, removed);
+    push = workedOut(older, newer);
     from.set(older, push);
   }
   return push;
+}
+
+/** The step itself: one pass over the newer map, and one over the older only when it lost names. */
+function workedOut(older: Whole, newer: Whole): DeltaPush {
+  const changed: Resource[] = [];
+  let kept = 0;
+  for (const r of newer.values()) {
+    const was = older.get(r.name);
+    if (was !== undefined) kept++;
+    // The same object is the same resource (encodings are kept across generations); else the hash says.
+    if (was !== r && was?.hash !== r.hash) changed.push(r);
+  }
+  const removed = kept === older.size ? [] : [...older.keys()].filter((n) => !newer.has(n));
+  return deltaPush(changed, removed);
 }
 
 export function deltaPush(changed: readonly Resource[], removed: readonly string[]): DeltaPush {
