@@ -34,13 +34,13 @@ function irData(ir: GatewayIr): unknown {
       countsAttempts: h.countsAttempts,
       entries: h.entries.map((e) => {
         rules.set(e.rule.id, e.rule);
-        // Which of the plan's retries each route takes: the plan is written once, with its rule.
-        const routes = e.routes.map((r) => ({
-          name: r.name,
-          idempotentOnly: r.idempotentOnly,
-          retry: r.retry === e.rule.plan.idempotent ? 'idempotent' : 'other',
-        }));
-        return { match: e.match.id, rule: e.rule.id, routes };
+        // Which of the plan's retries the route takes: the plan is written once, with its rule.
+        const route = {
+          name: e.route.name,
+          retry: e.route.retry === e.rule.plan.idempotent ? 'idempotent' : 'other',
+          resetByMethod: e.route.resetByMethod,
+        };
+        return { match: e.match.id, rule: e.rule.id, route };
       }),
     })),
     warnings: p.warnings,

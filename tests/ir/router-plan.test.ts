@@ -38,14 +38,14 @@ describe('routerPlan', () => {
       'reset-before-request',
       'retriable-status-codes',
     ]);
-    expect(plan.splitByMethod).toBe(true);
+    expect(plan.resetByMethod).toBe(true);
   });
 
-  it('no retry stanza: nothing retried, no split', () => {
+  it('no retry stanza: nothing retried, no reset by method', () => {
     const plan = routerPlan(rule({ timeouts: { requestMs: 500 } }));
     expect(plan.idempotent.retryOn).toEqual([]);
     expect(plan.other.numRetries).toBe(0);
-    expect(plan.splitByMethod).toBe(false);
+    expect(plan.resetByMethod).toBe(false);
     expect(plan.requestTimeoutMs).toBe(500);
   });
 
@@ -56,7 +56,7 @@ describe('routerPlan', () => {
       numRetries: 0,
       codes: [],
     });
-    expect(plan.splitByMethod).toBe(true);
+    expect(plan.resetByMethod).toBe(true);
   });
 
   it('GRPCRoute: one route with the reasons, no post-send reset (every call is a POST)', () => {
@@ -65,7 +65,7 @@ describe('routerPlan', () => {
       kind: 'grpc',
       retry: { attempts: 2, codes: [], backoffMs: 50, grpcReasons: ['unavailable', 'internal'] },
     });
-    expect(plan.splitByMethod).toBe(false);
+    expect(plan.resetByMethod).toBe(false);
     expect(plan.other.retryOn).toEqual([
       'connect-failure',
       'refused-stream',

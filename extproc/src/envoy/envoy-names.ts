@@ -44,6 +44,10 @@ export const TYPE_PREVIOUS_HOSTS =
  */
 export const STEADFAST_FILTER_NAME = 'envoy.filters.http.wasm';
 export const STATEFUL_SESSION_FILTER_NAME = 'envoy.filters.http.stateful_session';
+/** The filter that adds `reset` to an idempotent request's retry conditions (routes with retries). */
+export const IDEMPOTENT_RESET_FILTER_NAME = 'steadfast.idempotent-reset';
+/** The router ORs this request header's conditions into the route's `retry_on`. */
+export const RETRY_ON_HEADER = 'x-envoy-retry-on';
 /** Debug only: the policy token echoed on responses. */
 export const DEBUG_POLICY_HEADER = 'x-steadfast-policy';
 /** Set by the router on each attempt when the virtual host's include_request_attempt_count is on. */

@@ -1,10 +1,12 @@
 // The gateway's HTTP filter chain: steadfast.wasm (sessions; policy from route metadata)
-// → stateful_session (pins to the host the filter names in x-steadfast-pin) → router, the
-// first two switched on only by session routes; and steadfast.wasm again as an upstream
+// → stateful_session (pins to the host the filter names in x-steadfast-pin) → the idempotent
+// methods' `reset` (a native header_mutation) → router, the first two switched on only by
+// session routes, the third only by routes whose retries differ by method; and steadfast.wasm again as an upstream
 // filter, where it holds each retry until the backoff floor has passed — on the clusters
 // of rules with a backoff in gateway mode, on the router (every cluster) in attach mode.
 import {
   ATTEMPT_COUNT_HEADER,
+  IDEMPOTENT_RESET_FILTER_NAME,
   PIN_HEADER,
   STATEFUL_SESSION_FILTER_NAME,
   STEADFAST_FILTER_NAME,
@@ -20,7 +22,9 @@ import {
   TYPE_UPSTREAM_CODEC,
   TYPE_WASM,
   TYPE_DYNAMIC_MODULE_FILTER,
+  RETRY_ON_HEADER,
 } from './envoy-names.js';
+import { IDEMPOTENT_METHODS } from '../ir/router-plan.js';
 import type { Json } from '../json.js';
 
 export interface FilterOptions {
@@ -156,6 +160,68 @@ export function sessionRouteFilters(): Json {
   return { [STEADFAST_FILTER_NAME]: on, [STATEFUL_SESSION_FILTER_NAME]: on };
 }
 
+/**
+ * What a route whose retries differ by method says to switch on the filter that adds `reset`
+ * for the idempotent methods (idempotentResetFilter), which the listener holds off.
+ */
+export function resetByMethodRouteFilters(): Json {
+  return { [IDEMPOTENT_RESET_FILTER_NAME]: { '@type': TYPE_FILTER_CONFIG, config: {} } };
+}
+
+/** One predicate: the request's `:method` is exactly `method`. */
+function methodIs(method: string): Json {
+  return {
+    single_predicate: {
+      input: { name: 'method', typed_config: { '@type': TYPE_REQUEST_HEADER_INPUT, header_name: ':method' } },
+      value_match: { exact: method },
+    },
+  };
+}
+
+/**
+ * Sets `x-envoy-retry-on: reset` on a request whose method is idempotent (GET, HEAD, OPTIONS,
+ * TRACE, PUT, DELETE), natively: header_mutation in match_delegate, skipped for every other
+ * method. The router ORs the header's conditions into the route's `retry_on` (the other
+ * methods'), and removes it before forwarding, so one route serves both classes of methods.
+ * Only a route with a retry policy may switch it on: one without would start retrying.
+ */
+export function idempotentResetFilter(): Json {
+  const setReset = {
+    name: 'idempotent-reset',
+    typed_config: {
+      '@type': TYPE_HEADER_MUTATION,
+      mutations: {
+        request_mutations: [
+          {
+            append: {
+              header: { key: RETRY_ON_HEADER, value: 'reset' },
+              append_action: 'OVERWRITE_IF_EXISTS_OR_ADD',
+            },
+          },
+        ],
+      },
+    },
+  };
+  const idempotent = { or_matcher: { predicate: IDEMPOTENT_METHODS.map(methodIs) } };
+  return {
+    name: IDEMPOTENT_RESET_FILTER_NAME,
+    typed_config: {
+      '@type': TYPE_EXTENSION_WITH_MATCHER,
+      extension_config: setReset,
+      xds_matcher: {
+        matcher_list: {
+          matchers: [
+            {
+              predicate: { not_matcher: idempotent },
+              on_match: { action: { name: 'skip', typed_config: { '@type': TYPE_SKIP_FILTER } } },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
+
 const UPSTREAM_CODEC: Json = {
   name: 'envoy.filters.http.upstream_codec',
   typed_config: { '@type': TYPE_UPSTREAM_CODEC },
@@ -239,7 +305,8 @@ export function routerFilter(wasmPath: string): Json {
 
 /**
  * Gateway mode's chain. The filter and stateful_session are off unless a session route
- * switches them on (sessionRouteFilters): every other request, an unmatched one included,
+ * switches them on (sessionRouteFilters), the idempotent methods' `reset` unless a route whose
+ * retries differ by method does (resetByMethodRouteFilters): every other request, an unmatched one included,
  * costs what the router costs. Off by default rather than off on each route, because a route
  * that says nothing is cheaper for Envoy to build: at 10,000 routes, saying "off" on each
  * (with the policy token, which only the filter reads) made each route change take Envoy
@@ -249,6 +316,7 @@ export function gatewayHttpFilters(options: FilterOptions): Json[] {
   return [
     { ...steadfastFilter('steadfast', filterConfiguration(options), options.wasmPath), disabled: true },
     { ...statefulSessionFilter(), disabled: true },
+    { ...idempotentResetFilter(), disabled: true },
     { name: 'envoy.filters.http.router', typed_config: { '@type': TYPE_ROUTER } },
   ];
 }

@@ -1,16 +1,17 @@
 // The Envoy routes of one IR entry (a match with its rule's decided action, ir/rule-action.ts):
 // a redirect, a 500, or the rule's cluster (or weighted split) with its retries and timeout
 // as `retry_policy` and `timeout`, header modifiers, the policy token in route metadata where
-// the filter reads it (session rules and rules with a backoff floor), and — on session rules
-// only — the filter and stateful_session switched on; CORS wraps them (cors-routes.ts).
+// the filter reads it (session rules and rules with a backoff floor), the filter and
+// stateful_session switched on (session rules only), and the idempotent methods' `reset`
+// switched on where the retries differ by method; CORS wraps them (cors-routes.ts).
 import type { HeaderModifier } from '../policy/route-filters.js';
-import type { IrEntry, IrForward, IrRoute, IrRule } from '../ir/rule-action.js';
+import type { IrEntry, IrForward, IrRule } from '../ir/rule-action.js';
 import type { IrTarget } from '../ir/rule-clusters.js';
-import { IDEMPOTENT_METHODS, type RouterRetry } from '../ir/router-plan.js';
+import type { RouterRetry } from '../ir/router-plan.js';
 import { DEBUG_POLICY_HEADER, METADATA_NAMESPACE, METADATA_POLICY_KEY, PIN_HEADER } from './envoy-names.js';
 import { corsRoutes } from './cors-routes.js';
 import { durationMs } from './envoy-duration.js';
-import { sessionRouteFilters } from './http-filters.js';
+import { resetByMethodRouteFilters, sessionRouteFilters } from './http-filters.js';
 import { type ListenerContext, redirectRoutes, rewriteFields } from './path-filters.js';
 import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
 import { routeMatch, withMatchHeaders } from './route-match.js';
@@ -118,13 +119,7 @@ function optional(key: string, value: Json | undefined): Json {
   return value === undefined ? {} : { [key]: value };
 }
 
-/** A `:method` header matcher for the idempotent methods. */
-const IDEMPOTENT_METHOD_MATCH: Json = {
-  name: ':method',
-  string_match: { safe_regex: { regex: `^(${IDEMPOTENT_METHODS.join('|')})$` } },
-};
-
-/** The Envoy routes of one entry, in the order Envoy must try them. */
+/** The Envoy routes of one entry (its own, and CORS's around it), in the order Envoy must try them. */
 export function envoyRoutes(entry: IrEntry, options: RouteOptions = {}): Json[] {
   const routes = entryRoutes(entry, options);
   return entry.rule.cors ? corsRoutes(entry.rule.cors, entry.match, routes) : routes;
@@ -178,26 +173,23 @@ function entryRoutes(entry: IrEntry, options: RouteOptions): Json[] {
   if (action.type === 'direct-response') {
     return [{ ...base, direct_response: { status: action.status }, ...modifiers(rule, options) }];
   }
-  const target = routeTarget(action);
-  const route = (retry: RouterRetry): Json => forwardAction(entry, action, target, retry);
+  const { route } = entry;
   // Only a session rule runs the filter and stateful_session, and only the filter reads the
-  // policy token: its downstream half on a session route, its upstream half on a retry.
-  const filters: Json = {
-    ...(rule.tokenOnRoute
-      ? { metadata: { filter_metadata: { [METADATA_NAMESPACE]: { [METADATA_POLICY_KEY]: rule.token } } } }
-      : {}),
-    ...(rule.session ? { typed_per_filter_config: sessionRouteFilters() } : {}),
+  // policy token: its downstream half on a session route, its upstream half on a retry. Only
+  // a route with a retry policy may add `reset` for the idempotent methods (ir/rule-action.ts).
+  const perFilter: Json = {
+    ...(rule.session ? sessionRouteFilters() : {}),
+    ...(route.resetByMethod ? resetByMethodRouteFilters() : {}),
   };
-  return entry.routes.map((r: IrRoute) =>
+  return [
     sharedShape({
       ...base,
-      name: r.name,
-      ...(r.idempotentOnly
-        ? { match: withMatchHeaders(base['match'] as Json, [IDEMPOTENT_METHOD_MATCH]) }
+      route: forwardAction(entry, action, routeTarget(action), route.retry),
+      ...(rule.tokenOnRoute
+        ? { metadata: { filter_metadata: { [METADATA_NAMESPACE]: { [METADATA_POLICY_KEY]: rule.token } } } }
         : {}),
-      route: route(r.retry),
-      ...filters,
+      ...(Object.keys(perFilter).length > 0 ? { typed_per_filter_config: perFilter } : {}),
       ...modifiers(rule, options),
     }),
-  );
+  ];
 }

@@ -31,8 +31,12 @@ export interface RouterPlan {
   readonly idempotent: RouterRetry;
   /** Every other method (POST, PATCH, CONNECT, extension methods). */
   readonly other: RouterRetry;
-  /** Whether the two differ, so a route must be split on `:method`. */
-  readonly splitByMethod: boolean;
+  /**
+   * Whether the two differ (the idempotent methods also retry under `reset`): a route that
+   * does not fix its method takes the other methods' retries and switches on the filter that
+   * adds `reset` for the idempotent ones (envoy/http-filters.ts).
+   */
+  readonly resetByMethod: boolean;
   /** The whole exchange, retries and backoff included; 0 disables; undefined: Envoy's default. */
   readonly requestTimeoutMs?: number;
   /** Envoy's per-try timeout: `backendRequest`, plus the backoff hold when both are set. */
@@ -89,8 +93,8 @@ export function routerPlan(policy: Policy): RouterPlan {
   return {
     idempotent: routerRetry(policy, true),
     other: routerRetry(policy, false),
-    // Every gRPC call is a POST: one route, with the other methods' conditions.
-    splitByMethod: (retry !== undefined || policy.session !== undefined) && policy.kind !== 'grpc',
+    // Every gRPC call is a POST: the other methods' conditions only.
+    resetByMethod: (retry !== undefined || policy.session !== undefined) && policy.kind !== 'grpc',
     ...(requestTimeoutMs !== undefined ? { requestTimeoutMs } : {}),
     ...(perTry !== undefined ? { perTryTimeoutMs: perTry } : {}),
     backoffMs,

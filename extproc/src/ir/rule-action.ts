@@ -1,8 +1,8 @@
 // What one route rule does, decided once: answer a redirect, answer 500 (a rule that fails
 // closed, or one with nothing to send to), or forward to its clusters with the router plan
-// (router-plan.ts), timeout, mirrors and rewrite; and, for every match of it, the routes Envoy
-// needs — one, or two when the rule's retries differ by method and the match does not fix the
-// method (docs/retries.md). envoy/route-action.ts only spells these out.
+// (router-plan.ts), timeout, mirrors and rewrite; and, for every match of it, its one Envoy
+// route, with the retries of the match's methods (docs/retries.md). envoy/route-action.ts only
+// spells these out.
 import type { TableMatch, TableRule } from '../policy/policy-table.js';
 import type { HeaderModifier, TableCors, TableRedirect, TableRewrite } from '../policy/route-filters.js';
 import { IDEMPOTENT_METHODS, type RouterPlan, type RouterRetry } from './router-plan.js';
@@ -53,21 +53,24 @@ export interface IrRule {
   readonly countsAttempts: boolean;
 }
 
-/** One Envoy route of a match. */
+/** The Envoy route of a match. */
 export interface IrRoute {
-  /** The match's id, with `/idempotent` on the first of a split. */
+  /** The match's id. */
   readonly name: string;
-  /** Narrowed to the idempotent methods (the first of a split). */
-  readonly idempotentOnly: boolean;
-  /** The retries of this route's methods. */
+  /** The retries of this route's methods (the other methods' when it does not fix one). */
   readonly retry: RouterRetry;
+  /**
+   * The idempotent methods retry a reset too and the match does not fix its method: the route
+   * switches on the filter that adds `reset` to an idempotent request's retry conditions.
+   */
+  readonly resetByMethod: boolean;
 }
 
-/** One match of a rule, with its routes in the order Envoy must try them. */
+/** One match of a rule, with its route. */
 export interface IrEntry {
   readonly match: TableMatch;
   readonly rule: IrRule;
-  readonly routes: readonly IrRoute[];
+  readonly route: IrRoute;
 }
 
 /** The rule's action, from its own clusters (undefined for a rule that fails closed) shared. */
@@ -111,24 +114,14 @@ export function ruleAction(
   };
 }
 
-/** A match's entry: one route, or a route for idempotent methods followed by one for the rest. */
+/** A match's entry: one route, with the retries of the methods it takes. */
 export function ruleEntry(rule: IrRule, match: TableMatch): IrEntry {
   const { plan } = rule;
   const method = match.method;
-  if (rule.action.type !== 'forward' || !plan.splitByMethod || method !== undefined) {
-    const idempotent = method !== undefined && IDEMPOTENT_METHODS.includes(method);
-    return {
-      match,
-      rule,
-      routes: [{ name: match.id, idempotentOnly: false, retry: idempotent ? plan.idempotent : plan.other }],
-    };
+  if (method !== undefined) {
+    const retry = IDEMPOTENT_METHODS.includes(method) ? plan.idempotent : plan.other;
+    return { match, rule, route: { name: match.id, retry, resetByMethod: false } };
   }
-  return {
-    match,
-    rule,
-    routes: [
-      { name: `${match.id}/idempotent`, idempotentOnly: true, retry: plan.idempotent },
-      { name: match.id, idempotentOnly: false, retry: plan.other },
-    ],
-  };
+  const resetByMethod = rule.action.type === 'forward' && plan.resetByMethod;
+  return { match, rule, route: { name: match.id, retry: plan.other, resetByMethod } };
 }
