@@ -52,9 +52,9 @@ interface PortIndex {
 /**
  * What a resolver keeps for the next one (`steadfast serve` holds one across reloads): each
  * port's routes and buckets. A bucket is kept while the routes it indexes are the same objects
- * in the same order, and the routes of a port are compared with the last compile's from both
- * ends, so a change to one route among 10,000 looks at its hostnames alone: their buckets are
- * built again, the rest are taken over without being visited. A kept bucket's entries carry
+ * in the same order, and the routes of a port are compared with the last compile's (as
+ * objects, from both ends first), so a change to one route among 10,000 looks at its hostnames
+ * alone: their buckets are built again, the rest are taken over without being visited. A kept bucket's entries carry
  * their routes' old table positions: only their order within the bucket matters, and that is
  * the same.
  */
@@ -137,13 +137,15 @@ export class ResolverMemo {
   }
 }
 
-/** Past this many routes changed in a port, its buckets are all looked at again (kept where the same). */
-const MAX_TOUCHED_ROUTES = 256;
+/** Past this many hostnames touched in a port, its buckets are all looked at again (kept where the same). */
+const MAX_TOUCHED_HOSTNAMES = 1024;
 
 /**
- * The hostnames of the routes between the longest same start and the longest same end of the
- * two lists (the same route objects): every other hostname has the same routes in the same
- * order. Undefined when that middle is long (the whole port is looked at then).
+ * The hostnames of the routes one list has and the other has not (the same route objects),
+ * looked for between the longest same start and the longest same end of the two: every other
+ * hostname has the same routes in the same order, if the routes both have are in the same
+ * order. Undefined when they are not, or when many hostnames are touched (the whole port is
+ * looked at then).
  */
 function touchedHostnames(
   before: readonly ServedRoute[],
@@ -160,12 +162,18 @@ function touchedHostnames(
       (after[after.length - 1 - end] as ServedRoute).route
   )
     end++;
-  if (before.length + after.length - 2 * (start + end) > MAX_TOUCHED_ROUTES) return undefined;
+  const gone = before.slice(start, before.length - end);
+  const come = after.slice(start, after.length - end);
+  const inGone = new Set(gone.map((r) => r.route));
+  const inCome = new Set(come.map((r) => r.route));
+  const keptBefore = gone.filter((r) => inCome.has(r.route));
+  const keptAfter = come.filter((r) => inGone.has(r.route));
+  if (keptBefore.some((r, i) => r.route !== keptAfter[i]?.route) || keptBefore.length !== keptAfter.length)
+    return undefined;
   const touched = new Set<string>();
-  for (const list of [before, after])
-    for (let i = start; i < list.length - end; i++)
-      for (const h of (list[i] as ServedRoute).route.hostnames) touched.add(h);
-  return touched;
+  for (const r of gone) if (!inCome.has(r.route)) for (const h of r.route.hostnames) touched.add(h);
+  for (const r of come) if (!inGone.has(r.route)) for (const h of r.route.hostnames) touched.add(h);
+  return touched.size > MAX_TOUCHED_HOSTNAMES ? undefined : touched;
 }
 
 /** Each hostname's routes in table order (only the hostnames of `only`, when given). */
