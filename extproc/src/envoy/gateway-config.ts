@@ -69,6 +69,28 @@ const DEFAULT_SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
 /** The one route of a virtual host whose hosts belong to another SNI chain's listener. */
 const MISDIRECTED_ROUTES: readonly Json[] = [{ match: { prefix: '/' }, direct_response: { status: 421 } }];
 
+/** A virtual host spelled out anew (or kept by the memo while made of the same routes). */
+function virtualHost(
+  h: IrVirtualHost,
+  name: string,
+  optionsKey: string,
+  entryRoutes: (entry: IrEntry) => readonly Json[],
+  memo: GenerationMemo | undefined,
+): Json {
+  const made = h.entries.map(entryRoutes);
+  const host = (): Json => ({
+    name: h.hostname,
+    domains: [h.hostname],
+    // The upstream half of a rule with a backoff tells a retry from a first attempt by
+    // the router's x-envoy-attempt-count (http-filters.ts).
+    ...(h.countsAttempts ? { include_request_attempt_count: true } : {}),
+    routes: h.misdirected ? structuredClone(MISDIRECTED_ROUTES) : made.flat(),
+  });
+  // Misdirected or not, a host without entries makes the same `made`: the key tells them apart.
+  const key = `${name}\0${h.hostname}${h.misdirected ? '\0misdirected' : ''}`;
+  return memo ? memo.host(h, name, optionsKey, key, made, host) : host();
+}
+
 function routeConfiguration(
   name: string,
   virtualHosts: readonly IrVirtualHost[],
@@ -88,20 +110,10 @@ function routeConfiguration(
     internal_only_headers: [PIN_HEADER],
     // An unresolved backendRef's share names no cluster and answers 500 (ir/rule-clusters.ts).
     validate_clusters: false,
-    virtual_hosts: virtualHosts.map((h) => {
-      const parts = () => h.entries.map(entryRoutes);
-      const host = (made: readonly (readonly Json[])[]): Json => ({
-        name: h.hostname,
-        domains: [h.hostname],
-        // The upstream half of a rule with a backoff tells a retry from a first attempt by
-        // the router's x-envoy-attempt-count (http-filters.ts).
-        ...(h.countsAttempts ? { include_request_attempt_count: true } : {}),
-        routes: h.misdirected ? structuredClone(MISDIRECTED_ROUTES) : made.flat(),
-      });
-      // Misdirected or not, a host without entries makes the same `made`: the key tells them apart.
-      const key = () => `${name}\0${h.hostname}${h.misdirected ? '\0misdirected' : ''}`;
-      return memo ? memo.host(h, name, optionsKey, key, parts, host) : host(parts());
-    }),
+    // An unchanged IR host is looked up alone: nothing is made for it (10,000 per generation).
+    virtual_hosts: virtualHosts.map(
+      (h) => memo?.keptHost(h, name, optionsKey) ?? virtualHost(h, name, optionsKey, entryRoutes, memo),
+    ),
   };
 }
 

@@ -91,34 +91,33 @@ export class GenerationMemo {
     return routes;
   }
 
-  /**
-   * The virtual host of IR host `vh` in route configuration `name` under route `options`: kept
-   * while `vh` is the same object, else by its `key`, while made of the same routes in the same order.
-   */
+  /** What IR host `vh` became in route configuration `name` under route `options`, while it is the same object. */
+  keptHost(vh: IrVirtualHost, name: string, options: string): Json | undefined {
+    const was = this.irHosts.get(vh);
+    if (was?.name !== name || was.options !== options || this.hosts.get(was.key) !== was.kept)
+      return undefined;
+    this.use(was.kept);
+    return was.kept.host;
+  }
+
+  /** A virtual host by its key: kept while it is made of the same routes, in the same order. */
   host(
     vh: IrVirtualHost,
     name: string,
     options: string,
-    key: () => string,
-    parts: () => readonly (readonly Json[])[],
-    make: (parts: readonly (readonly Json[])[]) => Json,
+    key: string,
+    parts: readonly (readonly Json[])[],
+    make: () => Json,
   ): Json {
-    const was = this.irHosts.get(vh);
-    if (was?.name === name && was.options === options && this.hosts.get(was.key) === was.kept) {
-      this.use(was.kept);
-      return was.kept.host;
-    }
-    const k = key();
-    const made = parts();
-    let kept = this.hosts.get(k);
-    if (!kept || !sameItems(kept.parts, made)) {
+    let kept = this.hosts.get(key);
+    if (!kept || !sameItems(kept.parts, parts)) {
       if (kept?.used === this.generation) this.used--;
-      kept = { parts: made, host: make(made), used: 0 };
-      this.hosts.set(k, kept);
+      kept = { parts, host: make(), used: 0 };
+      this.hosts.set(key, kept);
       this.madeHosts++;
     }
     this.use(kept);
-    this.irHosts.set(vh, { name, options, key: k, kept });
+    this.irHosts.set(vh, { name, options, key, kept });
     return kept.host;
   }
 
