@@ -522,12 +522,11 @@ function equalsFullCompileThroughout(
 }
 
 /**
- * One of `edit`'s edits, then no policy and every GRPCRoute an HTTPRoute: routes of one kind
- * and no policy target are what translation keeps routes whole for (translate/kept-routes.ts).
+ * One of `edit`'s edits, then every GRPCRoute an HTTPRoute: routes of one kind are what
+ * translation keeps routes whole for (translate/kept-routes.ts).
  */
 function editOneKind(files: Files, rnd: () => number, serial: { n: number }): string {
   const did = edit(files, rnd, serial);
-  files.delete('policies.yaml');
   for (const docs of files.values()) {
     for (const doc of docs) {
       const name = /kind: GRPCRoute\nmetadata: \{ name: ([a-z0-9-]+)/.exec(doc.text)?.[1];
@@ -536,7 +535,7 @@ function editOneKind(files: Files, rnd: () => number, serial: { n: number }): st
       while (doc.text.includes('kind: GRPCRoute'));
     }
   }
-  return `${did} (as HTTPRoutes only, no policies)`;
+  return `${did} (as HTTPRoutes only)`;
 }
 
 describe('IncrementalCompiler', () => {

@@ -5,8 +5,9 @@
 // rules name, the policies' answers, and the older routes of the other kind (a hostname
 // conflict between an HTTPRoute and a GRPCRoute). So what is kept holds only while every
 // object but the routes is the same decoded object as last time, the policies' answers are the
-// same, no policy targets anything (a policy's status reads which routes reach it), and the
-// routes are of one kind (no conflict can arise); otherwise every route is walked as before.
+// same (the policies are part of that world), and the routes are of one kind (no conflict can
+// arise); otherwise every route is walked as before. What a kept route makes reachable for
+// policies' status is kept with it.
 // A test holds the result equal to a full compile after random edit sequences.
 import type { AnyObject, Model, Route } from '../gatewayapi/model.js';
 import type { TableRoute } from '../policy/policy-table.js';
@@ -22,6 +23,14 @@ export interface KeptRoute {
   readonly status: ObjectStatusBody;
   /** Its warnings, where it attached. */
   readonly warnings: ObjectWarning[] | undefined;
+  /** What it makes reachable for policies' status, where it attached and some policy targets. */
+  readonly reached?: RouteReach;
+}
+
+/** The policy targets (`route/…`, `rule/…`, `service/…`) a route reaches from its Gateways. */
+export interface RouteReach {
+  readonly gateways: readonly string[];
+  readonly keys: readonly string[];
 }
 
 /** Every object of the model but the routes: what a route's translation may read of the world. */
@@ -58,20 +67,20 @@ export class KeptRoutes {
   /**
    * Starts a translation: what was kept holds while the world (compared as TranslateMemo
    * compares its context: the same decoded object, or a copy that only moved in its file) and
-   * the policies' answers are the same; it is used and made only where no route can read
-   * another (`targeted`: some policy targets something).
+   * the policies' answers are the same (the policies being in the world, so is whether any
+   * targets something, which decides whether routes record what they reach); it is used and
+   * made only where no route can read another.
    */
   begin(
     model: Model,
     answers: string,
-    targeted: boolean,
     same: (a: readonly AnyObject[], b: readonly AnyObject[]) => boolean,
   ): void {
     const world = worldOf(model);
     if (!same(world, this.world) || answers !== this.answers) this.kept = new WeakMap();
     this.world = world;
     this.answers = answers;
-    this.usable = !targeted && !bothKinds(model.routes);
+    this.usable = !bothKinds(model.routes);
     if (!this.usable) this.kept = new WeakMap();
     this.keptCount = 0;
   }

@@ -149,9 +149,9 @@ export class TranslateMemo {
    * a route, a Service nor an EndpointSlice) is the same decoded object as last time (or a
    * copy that only moved in its file), and the policies' answers (as JSON) are the same.
    */
-  begin(model: Model, context: readonly AnyObject[], policies: string, targeted: boolean): void {
+  begin(model: Model, context: readonly AnyObject[], policies: string): void {
     this.translatedRules = 0;
-    this.kept.begin(model, policies, targeted, sameDecodedItems);
+    this.kept.begin(model, policies, sameDecodedItems);
     const same = sameDecodedItems(context, this.context) && policies === this.policies;
     if (!same) {
       this.rules = new WeakMap();

@@ -24,7 +24,7 @@ import {
   evaluateGateways,
   gatewayStatus,
 } from './gateways.js';
-import { type KeptRoute, listenersOf } from './kept-routes.js';
+import { type KeptRoute, type RouteReach, listenersOf } from './kept-routes.js';
 import { KindConflicts } from './kind-conflicts.js';
 import type { CertificateMaterial, TlsMaterial } from '../policy/tls-material.js';
 import { grpcMatch, httpMatch } from './matches.js';
@@ -342,7 +342,7 @@ export function translate(input: ValidateResult, memo?: TranslateMemo): Translat
   const gateways = evaluateGateways(model, certificates);
   const policies = evaluatePolicies(model);
   const ctx = backendContext(model, policies, gateways);
-  memo?.begin(model, contextOf(model), policyAnswers(policies, ctx), policies.targets.size > 0);
+  memo?.begin(model, contextOf(model), policyAnswers(policies, ctx));
   const routes = translateRoutes(model, gateways, policies, ctx, memo);
   memo?.end();
   const listeners = tableListeners(gateways);
@@ -429,7 +429,6 @@ interface RouteWorld {
   readonly memo: TranslateMemo | undefined;
   /** Every Gateway listener (listenersOf), and each one's position there. */
   readonly positions: ReadonlyMap<ListenerState, number>;
-  readonly reach: Reach;
 }
 
 /**
@@ -452,8 +451,8 @@ function translateRoutes(
     ctx,
     memo,
     positions: new Map(listeners.map((l, i) => [l, i])),
-    reach: new Map(),
   };
+  const reach: Reach = new Map();
   const table: TableRoute[] = [];
   const status = new Map<Route, ObjectStatusBody>();
   const warnings = new Map<Route, ObjectWarning[]>();
@@ -469,8 +468,9 @@ function translateRoutes(
     for (const at of made.attachedTo) (listeners[at] as ListenerState).attachedRoutes++;
     status.set(route, made.status);
     if (made.warnings) warnings.set(route, made.warnings);
+    if (made.reached) recordReach(reach, made.reached);
   }
-  return { table, status, warnings, reach: world.reach };
+  return { table, status, warnings, reach };
 }
 
 /** One route attached (its conflicts settled with the older ones), translated, and its status. */
@@ -503,7 +503,7 @@ function translateRoute(route: Route, world: RouteWorld): KeptRoute {
         ? memo.tableRoute(route, served, rules, tableRoute)
         : tableRoute(route, served, rules);
   // Only policies' status reads what routes reach.
-  if (isAttached && policies.targets.size > 0) recordReach(world.reach, route, attachments, ctx);
+  const reached = isAttached && policies.targets.size > 0 ? reachOf(route, attachments, ctx) : undefined;
   const conditions = isAttached ? outcome.conditions : undefined;
   const body = (): ObjectStatusBody => ({
     parents: attachments.map((a) => parentStatus(a, conditions, outcome.resolved)),
@@ -513,6 +513,7 @@ function translateRoute(route: Route, world: RouteWorld): KeptRoute {
     attachedTo: [...new Set(attached.map((x) => world.positions.get(x.state) as number))],
     status: memo ? memo.routeStatus(route, attachments, outcome, isAttached, body) : body(),
     warnings: isAttached ? outcome.warnings : undefined,
+    ...(reached ? { reached } : {}),
   };
 }
 
@@ -576,29 +577,29 @@ function acceptedOn(attachments: readonly Attachment[]): string[] {
 }
 
 /** The policy targets an attached route makes reachable (itself, its named rules, its Services) from its Gateways. */
-function recordReach(
-  reach: Reach,
-  route: Route,
-  attachments: readonly Attachment[],
-  ctx: BackendContext,
-): void {
-  const gws = acceptedOn(attachments);
-  const reached = (key: string) => {
-    const set = reach.get(key) ?? new Set<string>();
-    for (const g of gws) set.add(g);
-    reach.set(key, set);
-  };
+function reachOf(route: Route, attachments: readonly Attachment[], ctx: BackendContext): RouteReach {
+  const keys: string[] = [];
   const routeKey = `${route.kind}/${route.namespace}/${route.name}`;
-  reached(`route/${routeKey}`);
+  keys.push(`route/${routeKey}`);
   for (const rule of route.rules) {
-    if (rule.name !== undefined) reached(`rule/${routeKey}/${rule.name}`);
+    if (rule.name !== undefined) keys.push(`rule/${routeKey}/${rule.name}`);
     for (const ref of rule.backendRefs) {
       if (ref.group !== '' || ref.kind !== 'Service') continue;
       const svc = `${ref.namespace}/${ref.name}`;
-      reached(`service/${svc}`);
+      keys.push(`service/${svc}`);
       const portName = ctx.services.get(svc)?.ports.find((p) => p.port === ref.port)?.name;
-      if (portName) reached(`service/${svc}/${portName}`);
+      if (portName) keys.push(`service/${svc}/${portName}`);
     }
+  }
+  return { gateways: acceptedOn(attachments), keys };
+}
+
+/** Records what one route reaches. */
+function recordReach(reach: Reach, reached: RouteReach): void {
+  for (const key of reached.keys) {
+    const set = reach.get(key) ?? new Set<string>();
+    for (const g of reached.gateways) set.add(g);
+    reach.set(key, set);
   }
 }
 
