@@ -59,6 +59,43 @@ describe('routerPlan', () => {
     expect(plan.resetByMethod).toBe(true);
   });
 
+  it('whenever a route adds reset by method, the idempotent retries are the others plus reset alone', () => {
+    // One route carries plan.other and the filter adds `reset` for idempotent requests: any other
+    // difference between the two would never reach an idempotent request.
+    const random = rng(3440);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+    let adding = 0;
+    for (let i = 0; i < 300; i++) {
+      const plan = routerPlan(
+        rule({
+          kind: random() < 0.3 ? 'grpc' : 'http',
+          ...(random() < 0.7
+            ? {
+                retry: {
+                  attempts: Math.floor(random() * 4),
+                  codes: random() < 0.5 ? [] : [pick([500, 502, 503]), pick([429, 504])],
+                  backoffMs: pick([0, 10, 200]),
+                  grpcReasons: random() < 0.3 ? [pick(GRPC_RETRY_REASONS)] : [],
+                },
+              }
+            : {}),
+          ...(random() < 0.5
+            ? { session: { type: 'cookie', name: 's', path: '/', lifetime: 'session' } }
+            : {}),
+          ...(random() < 0.5 ? { timeouts: { backendRequestMs: pick([100, 400]) } } : {}),
+        }),
+      );
+      if (!plan.resetByMethod) continue;
+      adding++;
+      expect(plan.idempotent.retryOn).toContain('reset');
+      expect(plan.other.retryOn).not.toContain('reset');
+      expect({ ...plan.idempotent, retryOn: plan.idempotent.retryOn.filter((c) => c !== 'reset') }).toEqual(
+        plan.other,
+      );
+    }
+    expect(adding).toBeGreaterThan(100);
+  });
+
   it('GRPCRoute: one route with the reasons, no post-send reset (every call is a POST)', () => {
     const plan = routerPlan({
       rule: 'grpcroute/default/echo/rule/0',

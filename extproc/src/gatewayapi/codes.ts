@@ -15,6 +15,8 @@ export const DIAGNOSTIC_CODES = {
   'bad-format': 'a string does not match its required pattern',
   'not-in-enum': 'a value is not one of the allowed values',
   'rule-violation': 'a cross-field (CEL) rule of the schema is violated',
+  'reserved-header':
+    "a RequestHeaderModifier names a retry or timeout control header of Envoy's router (x-envoy-retry-on, …); the rule fails closed",
   'duplicate-object': 'two objects share apiVersion group, kind, namespace and name',
   'io-error': 'a file or directory could not be read',
   'no-ready-endpoints': "a backendRef's Service has no ready endpoint; requests sent there are answered 503",

@@ -3,6 +3,7 @@ import type { FieldPath } from '../diagnostic.js';
 import type { Fields, Rec } from '../fields.js';
 import type { RouteFilter } from '../model.js';
 import { TOKEN } from '../patterns.js';
+import { isRouterControlHeader } from '../router-control-headers.js';
 import { decodeCors } from './cors-filter.js';
 import { decodeMirror } from './mirror-filter.js';
 import { decodeRedirect, decodeRewrite } from './path-filters.js';
@@ -26,7 +27,23 @@ const NOT_REPEATABLE = [
   'CORS',
 ];
 
-function headerList(mod: Rec, key: string, at: FieldPath, f: Fields): { name: string; value: string }[] {
+/** A request header modifier may not name the router's own retry and timeout controls. */
+function checkRouterControl(name: string | undefined, at: FieldPath, f: Fields): void {
+  if (name !== undefined && isRouterControlHeader(name))
+    f.add(
+      at,
+      'reserved-header',
+      `${name} is a retry or timeout control of Envoy's router, which steadfast sets from the rule's retry and timeouts; a header modifier cannot set or remove it (the backend never receives it)`,
+    );
+}
+
+function headerList(
+  mod: Rec,
+  key: string,
+  at: FieldPath,
+  f: Fields,
+  request: boolean,
+): { name: string; value: string }[] {
   const out: { name: string; value: string }[] = [];
   for (const [h, i] of f.recs(mod, key, at, { max: 16 })) {
     const name = f.str(h, 'name', [...at, key, i], {
@@ -35,6 +52,7 @@ function headerList(mod: Rec, key: string, at: FieldPath, f: Fields): { name: st
       maxLength: 256,
       pattern: TOKEN,
     });
+    if (request) checkRouterControl(name, [...at, key, i, 'name'], f);
     const value = f.str(h, 'value', [...at, key, i], { required: true, minLength: 1, maxLength: 4096 });
     if (name !== undefined && value !== undefined) out.push({ name, value });
   }
@@ -71,11 +89,17 @@ export function decodeFilters(
       const mat = [...at, field];
       f.known(mod, mat, ['set', 'add', 'remove']);
       const remove: string[] = [];
+      const request = type === 'RequestHeaderModifier';
       f.list(mod, 'remove', mat, { max: 16 }).forEach((r, j) => {
         const v = f.checkStr(r, [...mat, 'remove', j], { minLength: 1, maxLength: 256, pattern: TOKEN });
+        if (request) checkRouterControl(v, [...mat, 'remove', j], f);
         if (v !== undefined) remove.push(v);
       });
-      headers = { set: headerList(mod, 'set', mat, f), add: headerList(mod, 'add', mat, f), remove };
+      headers = {
+        set: headerList(mod, 'set', mat, f, request),
+        add: headerList(mod, 'add', mat, f, request),
+        remove,
+      };
     }
     const redirect = type === 'RequestRedirect' ? decodeRedirect(flt, at, f) : undefined;
     const rewrite = type === 'URLRewrite' ? decodeRewrite(flt, at, f) : undefined;
