@@ -4,22 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Resource } from '../../extproc/src/xds/ads-resource.js';
 import { RouteResources } from '../../extproc/src/xds/ads-routes.js';
+import { pick, rng } from '../resolve/random-table.js';
 
 type Json = Record<string, unknown>;
-
-/** mulberry32: a small seeded generator, so every run makes the same sequence. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const pick = <T>(rnd: () => number, xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
 
 /** A virtual host of `name` answering `status` on `path`. */
 const host = (name: string, path: string, status: number): Json => ({
@@ -87,7 +74,7 @@ function view(resources: ReadonlyMap<string, Resource>): unknown[] {
 describe('RouteResources kept across generations', () => {
   for (const seed of [1, 2, 3, 4, 5]) {
     it(`makes the virtual hosts a fresh one makes, after every step of random edits (seed ${seed})`, () => {
-      const rnd = random(seed);
+      const rnd = rng(seed);
       const configs: Configs = new Map([['http-8080', [host('a.example', '/', 200)]]]);
       const kept = new RouteResources();
       const steps: string[] = [];

@@ -79,7 +79,13 @@ export class ResolverMemo {
   port(key: string, routes: readonly ServedRoute[]): PortBuckets {
     const last = this.last.get(key);
     const touched = last && touchedHostnames(last.routes, routes);
-    const made = touched ? this.rebuilt(last, routes, touched) : this.built(routes, last);
+    // No hostname touched: the same routes in the same order, so the same buckets and maps.
+    const made =
+      touched?.size === 0
+        ? { ...(last as PortBuckets), routes }
+        : touched
+          ? this.rebuilt(last as PortBuckets, routes, touched)
+          : this.built(routes, last);
     this.next.set(key, made);
     return made;
   }
@@ -109,16 +115,13 @@ export class ResolverMemo {
       const list = byHostname.get(hostname);
       if (!list && hostname !== '*') {
         buckets.delete(hostname);
-        if (hostname.startsWith('*.')) wildcard.delete(hostname.slice(1));
-        else exact.delete(hostname);
+        placeBucket(exact, wildcard, hostname, undefined);
         continue;
       }
       const kept = this.bucket(last, hostname, list ?? []);
       buckets.set(hostname, kept);
       size += kept.size;
-      if (hostname === '*') continue;
-      if (hostname.startsWith('*.')) wildcard.set(hostname.slice(1), kept.bucket);
-      else exact.set(hostname, kept.bucket);
+      placeBucket(exact, wildcard, hostname, kept.bucket);
     }
     const any = (buckets.get('*') as KeptBucket).bucket;
     return { routes, buckets, exact, wildcard, any, size };
@@ -237,6 +240,22 @@ interface PortBuckets {
   readonly size: number;
 }
 
+/**
+ * Puts a hostname's bucket in the lookup map it belongs to (undefined: takes it out): `*.x`
+ * under its suffix `.x`, any other but `*` (the port's `any`) as an exact hostname.
+ */
+function placeBucket(
+  exact: Map<string, HostBucket>,
+  wildcard: Map<string, HostBucket>,
+  hostname: string,
+  bucket: HostBucket | undefined,
+): void {
+  if (hostname === '*') return;
+  const [map, key] = hostname.startsWith('*.') ? [wildcard, hostname.slice(1)] : [exact, hostname];
+  if (bucket) map.set(key, bucket);
+  else map.delete(key);
+}
+
 /** The lookup maps of every hostname's bucket (`*`'s among them). */
 function portBucketsOf(
   routes: readonly ServedRoute[],
@@ -247,9 +266,7 @@ function portBucketsOf(
   let size = 0;
   for (const [hostname, kept] of buckets) {
     size += kept.size;
-    if (hostname === '*') continue;
-    if (hostname.startsWith('*.')) wildcard.set(hostname.slice(1), kept.bucket);
-    else exact.set(hostname, kept.bucket);
+    placeBucket(exact, wildcard, hostname, kept.bucket);
   }
   const any = (buckets.get('*') as KeptBucket).bucket;
   return { routes, buckets, exact, wildcard, any, size };

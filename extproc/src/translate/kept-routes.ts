@@ -33,20 +33,31 @@ export interface RouteReach {
   readonly keys: readonly string[];
 }
 
-/** Every object of the model but the routes: what a route's translation may read of the world. */
-function worldOf(model: Model): AnyObject[] {
+/**
+ * What every rule's translation can read besides its route and the Services and
+ * EndpointSlices it names (which the memo checks rule by rule): the grants, and the policies
+ * with what they read.
+ */
+export function contextOf(model: Model): AnyObject[] {
   return [
-    ...model.gatewayClasses,
-    ...model.gateways,
     ...model.referenceGrants,
-    ...model.services,
-    ...model.endpointSlices,
     ...model.backendTlsPolicies,
     ...model.backendTrafficPolicies,
     ...model.sessionPolicies,
     ...model.namespaces,
     ...model.secrets,
     ...model.configMaps,
+  ];
+}
+
+/** Every object of the model but the routes: what a route's translation may read of the world. */
+function worldOf(model: Model): AnyObject[] {
+  return [
+    ...model.gatewayClasses,
+    ...model.gateways,
+    ...model.services,
+    ...model.endpointSlices,
+    ...contextOf(model),
   ];
 }
 

@@ -24,7 +24,7 @@ import {
   evaluateGateways,
   gatewayStatus,
 } from './gateways.js';
-import { type KeptRoute, type RouteReach, listenersOf } from './kept-routes.js';
+import { type KeptRoute, type RouteReach, contextOf, listenersOf } from './kept-routes.js';
 import { KindConflicts } from './kind-conflicts.js';
 import type { CertificateMaterial, TlsMaterial } from '../policy/tls-material.js';
 import { grpcMatch, httpMatch } from './matches.js';
@@ -353,23 +353,6 @@ export function translate(input: ValidateResult, memo?: TranslateMemo): Translat
     tls: { certificates },
     statuses,
   };
-}
-
-/**
- * What every rule's translation can read besides its route and the Services and
- * EndpointSlices it names (which the memo checks rule by rule): the grants, and the policies
- * with what they read.
- */
-function contextOf(model: Model): AnyObject[] {
-  return [
-    ...model.referenceGrants,
-    ...model.backendTlsPolicies,
-    ...model.backendTrafficPolicies,
-    ...model.sessionPolicies,
-    ...model.namespaces,
-    ...model.secrets,
-    ...model.configMaps,
-  ];
 }
 
 /** What the policies (and the Gateways' backend client certificates) answer rules, as JSON: routes that come and go can change it. */
