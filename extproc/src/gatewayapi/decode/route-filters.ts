@@ -59,6 +59,26 @@ function headerList(
   return out;
 }
 
+/** A header modifier's set, add and remove (a request one may not name the router's controls). */
+function decodeHeaderModifier(flt: Rec, at: FieldPath, f: Fields, request: boolean): RouteFilter['headers'] {
+  const field = request ? 'requestHeaderModifier' : 'responseHeaderModifier';
+  const mod = f.rec(flt, field, at);
+  if (!mod) return undefined;
+  const mat = [...at, field];
+  f.known(mod, mat, ['set', 'add', 'remove']);
+  const remove: string[] = [];
+  f.list(mod, 'remove', mat, { max: 16 }).forEach((r, j) => {
+    const v = f.checkStr(r, [...mat, 'remove', j], { minLength: 1, maxLength: 256, pattern: TOKEN });
+    if (request) checkRouterControl(v, [...mat, 'remove', j], f);
+    if (v !== undefined) remove.push(v);
+  });
+  return {
+    set: headerList(mod, 'set', mat, f, request),
+    add: headerList(mod, 'add', mat, f, request),
+    remove,
+  };
+}
+
 /** Long on purpose: one case per filter type, in the schema's order, each with its CEL rules. */
 export function decodeFilters(
   rule: Rec,
@@ -79,28 +99,10 @@ export function decodeFilters(
       if (flt[field] === undefined && t === type)
         f.add(at, 'rule-violation', `filter.${field} must be specified for ${t} filter.type`);
     }
-    let headers: RouteFilter['headers'];
-    const field = HTTP_FILTERS[type] ?? '';
-    const mod =
+    const headers =
       type === 'RequestHeaderModifier' || type === 'ResponseHeaderModifier'
-        ? f.rec(flt, field, at)
+        ? decodeHeaderModifier(flt, at, f, type === 'RequestHeaderModifier')
         : undefined;
-    if (mod) {
-      const mat = [...at, field];
-      f.known(mod, mat, ['set', 'add', 'remove']);
-      const remove: string[] = [];
-      const request = type === 'RequestHeaderModifier';
-      f.list(mod, 'remove', mat, { max: 16 }).forEach((r, j) => {
-        const v = f.checkStr(r, [...mat, 'remove', j], { minLength: 1, maxLength: 256, pattern: TOKEN });
-        if (request) checkRouterControl(v, [...mat, 'remove', j], f);
-        if (v !== undefined) remove.push(v);
-      });
-      headers = {
-        set: headerList(mod, 'set', mat, f, request),
-        add: headerList(mod, 'add', mat, f, request),
-        remove,
-      };
-    }
     const redirect = type === 'RequestRedirect' ? decodeRedirect(flt, at, f) : undefined;
     const rewrite = type === 'URLRewrite' ? decodeRewrite(flt, at, f) : undefined;
     const mirror = type === 'RequestMirror' ? decodeMirror(flt, at, f, namespace) : undefined;
