@@ -132,7 +132,7 @@ export function benchVariants(inputs: VariantInputs): Variant[] {
       id: 'V2',
       name: 'gateway, no policy',
       description:
-        'gateway mode from bench/configs/no-policy: a rule that asks for nothing — its route switches the filter and stateful_session off, so no request enters the VM',
+        'gateway mode from bench/configs/no-policy: a rule that asks for nothing — the listener holds the filter, stateful_session and the reset filter off and its route switches none on, so no request enters the VM',
       envoyConfig: gatewayConfig(inputs, 'no-policy', 'wasm'),
     },
     {
