@@ -3,6 +3,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChangeTimes, FleetRow, SentPerChange } from './scale-fleet-row.js';
+import { stagesTable } from './scale-fleet-stages.js';
 
 /** A figure; `?` for one not measured (NaN, null once through JSON). */
 const fmt = (x: number | null | undefined, digits = 1): string =>
@@ -75,7 +76,8 @@ function memoryTable(rows: readonly FleetRow[]): string {
 }
 
 export function fleetTables(rows: readonly FleetRow[]): string {
-  return `${changesTable(rows)}\n\n${startTable(rows)}\n\n${memoryTable(rows)}\n`;
+  const stages = rows.flatMap((r) => (r.stages ? [`${stagesTable(r.routes, r.stages)}\n\n`] : []));
+  return `${changesTable(rows)}\n\n${stages.join('')}${startTable(rows)}\n\n${memoryTable(rows)}\n`;
 }
 
 export interface FleetReport {

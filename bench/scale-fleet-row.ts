@@ -1,5 +1,6 @@
 // One row of `bench:scale --fleet`: one control plane (`serve --xds`, delta ADS) feeding two
 // real Envoys and lightweight ADS clients, at one number of routes, from one provider.
+import type { StageMedians } from './scale-fleet-stages.js';
 
 /** Seconds until a change answered on both real Envoys: each change's, their median and p95. */
 export interface ChangeTimes {
@@ -57,6 +58,8 @@ export interface FleetRow {
   /** The first real Envoy's peak RSS over the whole run, in MiB. */
   readonly envoyPeakMiB: number;
   readonly changes: Readonly<Record<ChangeKind, ChangeTimes>>;
+  /** Where a change's time went, stage by stage (medians; absent in runs before session 16). */
+  readonly stages?: Readonly<Record<ChangeKind, StageMedians>>;
   /** Per real Envoy, and per lightweight client. */
   readonly sent: Readonly<Record<ChangeKind, SentPerChange>>;
   readonly lightSent: Readonly<Record<ChangeKind, SentPerChange>>;

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { LocalKube } from '../scripts/kube-local.mjs';
 import { envoyVersion } from '../extproc/src/local/envoy-binary.js';
 import { type EnvoyProcess, startEnvoy } from '../extproc/src/local/envoy-process.js';
+import { epochMs } from '../extproc/src/pipeline/load-times.js';
 import { LightEnvoy } from './ads-light-client.js';
 import {
   type Changes,
@@ -124,6 +125,26 @@ export async function answers(
   return (await status(fleet.listenerPort, `svc-${i}.example`, path, address)) === want;
 }
 
+/** When route-i first answered `want` on `path` through each real Envoy (epoch ms, in the fleet's order). */
+export async function servedOnEachEnvoy(
+  fleet: Fleet,
+  i: number,
+  path: string,
+  want: number,
+): Promise<number[]> {
+  return Promise.all(
+    fleet.real.map(async (r) => {
+      await until(
+        `route-${i} ${path} → ${want} on ${r.address}`,
+        fleet.limitMs,
+        () => answers(fleet, r.address, i, path, want),
+        fleet.cli.alive,
+      );
+      return epochMs();
+    }),
+  );
+}
+
 /** Seconds until route-i answers `want` on `path` through every real Envoy (the slowest one's). */
 export async function untilOnEveryEnvoy(
   fleet: Fleet,
@@ -131,15 +152,7 @@ export async function untilOnEveryEnvoy(
   path: string,
   want: number,
 ): Promise<number> {
-  const times = await Promise.all(
-    fleet.real.map((r) =>
-      until(
-        `route-${i} ${path} → ${want} on ${r.address}`,
-        fleet.limitMs,
-        () => answers(fleet, r.address, i, path, want),
-        fleet.cli.alive,
-      ),
-    ),
-  );
-  return Math.max(...times);
+  const started = epochMs();
+  const served = await servedOnEachEnvoy(fleet, i, path, want);
+  return (Math.max(...served) - started) / 1000;
 }

@@ -6,9 +6,13 @@ import type { XdsClientStatus, XdsStatus } from '../extproc/src/xds/ads-server.j
 import type { SentPerChange } from './scale-fleet-row.js';
 import { until } from './scale-process.js';
 
-export async function xdsEnvoys(adminPort: number): Promise<readonly XdsClientStatus[]> {
+export async function xdsStatus(adminPort: number): Promise<XdsStatus> {
   const r = await fetch(`http://127.0.0.1:${adminPort}/v1/xds`);
-  return ((await r.json()) as XdsStatus).envoys;
+  return (await r.json()) as XdsStatus;
+}
+
+export async function xdsEnvoys(adminPort: number): Promise<readonly XdsClientStatus[]> {
+  return (await xdsStatus(adminPort)).envoys;
 }
 
 /** Each Envoy's generation of the clusters (every generation is pushed to every stream, clusters first). */

@@ -17,12 +17,14 @@ import {
   addRealEnvoy,
   connectLightClients,
   startControlPlane,
+  servedOnEachEnvoy,
   startRealEnvoy,
   stopFleet,
   untilOnEveryEnvoy,
 } from './scale-fleet-setup.js';
+import { type ChangeStages, changeStages, epochMs, stageMedians } from './scale-fleet-stages.js';
 import type { ChangeKind, ChangeTimes, FleetRow, MemoryPoint, SentPerChange } from './scale-fleet-row.js';
-import { generations, sentBetween, xdsDelivered } from './scale-fleet-xds.js';
+import { generations, sentBetween, xdsDelivered, xdsStatus } from './scale-fleet-xds.js';
 import { statusWritten } from './scale-changes.js';
 import {
   type LiveMemory,
@@ -109,6 +111,8 @@ interface Measured {
   readonly seconds: number;
   readonly real: SentPerChange[];
   readonly light: SentPerChange[];
+  /** Where its time went (a timed change only). */
+  readonly stages?: ChangeStages;
 }
 
 /** One change made, timed on the real Envoys, then waited for on every Envoy and counted. */
@@ -122,14 +126,25 @@ async function oneChange(
   if (gone) throw new Error(`a lightweight client's stream ended: ${gone.ended ?? ''}`);
   const before = await xdsDelivered(fleet.adminPort, envoys, fleet.limitMs);
   let seconds = Number.NaN;
+  let servedAt: number[] = [];
+  const at = epochMs();
   if (check)
-    seconds = await timedChange(make, () => untilOnEveryEnvoy(fleet, check.i, check.path, check.want));
+    seconds = await timedChange(make, async () => {
+      servedAt = await servedOnEachEnvoy(fleet, check.i, check.path, check.want);
+    });
   else make();
   const after = await xdsDelivered(fleet.adminPort, envoys, fleet.limitMs, generations(before));
   const sent = sentBetween(before, after);
   const real = new Set(fleet.real.map((r) => r.node));
   const of = (keep: (node: string) => boolean) => [...sent].filter(([node]) => keep(node)).map(([, s]) => s);
-  return { seconds, real: of((n) => real.has(n)), light: of((n) => !real.has(n)) };
+  const nodes = fleet.real.map((r) => r.node);
+  const stages = check ? changeStages(at, await xdsStatus(fleet.adminPort), nodes, servedAt) : undefined;
+  return {
+    seconds,
+    real: of((n) => real.has(n)),
+    light: of((n) => !real.has(n)),
+    ...(stages ? { stages } : {}),
+  };
 }
 
 /** Route n added, route n-1's path edited, route n deleted: `count` times each, in turn. */
@@ -249,6 +264,7 @@ async function measureSteps(
     changesPeakMiB,
     envoyPeakMiB: memoryMiB(envoyPid(fleet.real[0]?.envoy.child.pid ?? -1), 'VmHWM'),
     changes: by((m) => times(m.map((x) => x.seconds))),
+    stages: by((m) => stageMedians(m.flatMap((x) => (x.stages ? [x.stages] : [])))),
     sent: by((m) => medianSent(m.flatMap((x) => x.real))),
     lightSent: by((m) => medianSent(m.flatMap((x) => x.light))),
     ...(endpointSent ? { endpointSent } : {}),

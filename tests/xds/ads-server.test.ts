@@ -201,6 +201,35 @@ describe('the ADS server (state of the world)', () => {
     expect(names(await envoy.next(TYPE_CLUSTER, seen4))).toEqual(['c', 'd']);
   });
 
+  it("keeps when each push was sent, written and answered, and the generation's load times", async () => {
+    const current = { gen: generation(['a'], '1') };
+    const { address } = await start(current);
+    const load = { changedAt: 1, readAt: 2, readDoneAt: 3, builtAt: 4 };
+    server?.update('1', load);
+    const envoy = new FakeEnvoy(address, server as AdsServer);
+    envoys.push(envoy);
+    envoy.send({ node: { id: 'e1', metadata: { fields: {} } }, type_url: TYPE_CLUSTER });
+    const cds = await envoy.next(TYPE_CLUSTER);
+    const sent = server?.status().envoys[0]?.pushes[TYPE_CLUSTER];
+    expect(sent?.version).toBe('1');
+    expect(sent?.answeredAt).toBeUndefined();
+    envoy.send({ type_url: TYPE_CLUSTER, version_info: '1', response_nonce: cds.nonce });
+    await waitUntil(
+      'the clusters acknowledged',
+      () => server?.status().envoys[0]?.acked[TYPE_CLUSTER] === '1',
+    );
+    const push = server?.status().envoys[0]?.pushes[TYPE_CLUSTER];
+    expect(push?.sentAt).toBeLessThanOrEqual(push?.writtenAt ?? 0);
+    expect(push?.writtenAt).toBeLessThanOrEqual(push?.answeredAt ?? 0);
+    const generationTimes = server?.status().generation;
+    expect(generationTimes).toMatchObject({ version: '1', load });
+    // Its one kind of Envoy's resources, generated then encoded, after the update.
+    const kind = generationTimes?.kinds[''];
+    expect(generationTimes?.updatedAt).toBeLessThanOrEqual(kind?.startedAt ?? 0);
+    expect(kind?.generatedAt).toBeLessThanOrEqual(kind?.encodedAt ?? 0);
+    expect(kind?.encodedAt).toBeLessThanOrEqual(push?.sentAt ?? 0);
+  });
+
   it('answers a type it does not serve once, never its acknowledgement', async () => {
     const { address } = await start({ gen: generation(['a'], '1') });
     server?.update('1');

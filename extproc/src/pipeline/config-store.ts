@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import { formatDiagnostic, isFatal, type Diagnostic } from '../gatewayapi/diagnostic.js';
 import type { ProvidedConfig, Provider } from '../provider/provider.js';
 import { type ObjectStatus, statusByObject } from '../translate/status.js';
+import { type LoadTimes, epochMs } from './load-times.js';
 import { type Snapshot, compileConfig } from './snapshot.js';
 
 export interface ReloadFailure {
@@ -56,6 +57,10 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
   private again = false;
   /** Digest of the input of the last failed reload. */
   private failedInput = '';
+  /** The first change event not yet read (epoch ms). */
+  private changedAt: number | undefined;
+  /** When the current snapshot's load passed each stage (load-times.ts). */
+  private times: LoadTimes | undefined;
 
   constructor(private readonly options: ConfigStoreOptions) {
     super();
@@ -71,6 +76,11 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
   /** Increments on every swap, starting at 1 after the first load; a reload that changes nothing keeps it. */
   get generation(): number {
     return this.gen;
+  }
+
+  /** When the current snapshot's change was seen, read and compiled (undefined before the first load). */
+  get loadTimes(): LoadTimes | undefined {
+    return this.times;
   }
 
   /** The last failed reload, cleared by the next successful one. */
@@ -103,8 +113,13 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
   private async doLoad(): Promise<boolean> {
     let next: Snapshot;
     let provided: ProvidedConfig | undefined;
+    const changedAt = this.changedAt;
+    this.changedAt = undefined;
+    const readAt = epochMs();
+    let readDoneAt = readAt;
     try {
       provided = await this.provider.read();
+      readDoneAt = epochMs();
       next = await (this.options.compile ?? compileConfig)(provided);
     } catch (e) {
       const message = (e as Error).message.split('\n')[0] ?? '';
@@ -126,6 +141,8 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
     }
     this.current = next;
     this.gen++;
+    const compiled = { readAt, readDoneAt, builtAt: epochMs() };
+    this.times = changedAt === undefined ? compiled : { changedAt, ...compiled };
     this.failure =
       fatal.length > 0 ? { at: new Date(), errors: fatal, message: errorLines(fatal).join('; ') } : undefined;
     this.failedInput = fatal.length > 0 && provided ? inputDigest(provided) : '';
@@ -168,6 +185,7 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
     const maxWait = this.provider.maxWaitMs ?? quiet * MAX_WAIT;
     const now = performance.now();
     this.pendingSince ??= now;
+    this.changedAt ??= epochMs();
     const due = Math.min(now + quiet, this.pendingSince + Math.max(quiet, maxWait));
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(

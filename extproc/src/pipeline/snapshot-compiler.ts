@@ -10,6 +10,7 @@ import { ResolverMemo, compileResolver } from '../resolve/compile.js';
 import type { ObjectStatus } from '../translate/status.js';
 import { tableGeneration } from '../resolve/answer-scope.js';
 import { IncrementalCompiler } from './incremental-compiler.js';
+import { type CompileTimes, epochMs } from './load-times.js';
 import { type Snapshot, fingerprintOf, statusesDigest } from './snapshot.js';
 import { type PackedTableJson, type TableJson, TableReader, TableWriter } from './table-json.js';
 import {
@@ -55,7 +56,14 @@ export interface PackedCompiledData extends Omit<CompiledData, 'table' | 'status
 }
 
 export type CompileResponse =
-  | { readonly id: number; readonly ok: true; readonly data: PackedCompiledData }
+  | {
+      readonly id: number;
+      readonly ok: true;
+      readonly data: PackedCompiledData;
+      /** On the thread: the request taken, the answer sent (epoch ms, load-times.ts). */
+      readonly at: number;
+      readonly doneAt: number;
+    }
   | { readonly id: number; readonly ok: false; readonly message: string; readonly staleObjects?: true };
 
 /** What the compiler thread keeps of what it sent the service. */
@@ -192,6 +200,8 @@ export class SnapshotCompiler {
   private heldObjects = new Set<string>();
   /** What the service keeps of the last snapshot received, for the next. */
   private readonly reader = new CompiledReader();
+  /** The last compile's times on the thread and back here. */
+  lastTimes: CompileTimes = {};
 
   /** The thread runs the compiled module (dist/); from TypeScript sources it compiles inline. */
   static available(): boolean {
@@ -204,8 +214,10 @@ export class SnapshotCompiler {
     // The thread did not hold what it was told it does (it restarted, or a failed compile
     // moved on): the whole input once more.
     if (!res.ok && res.staleObjects) res = await this.send(provided);
+    const receivedAt = epochMs();
     this.heldObjects = new Set();
     if (!res.ok) throw new Error(res.message);
+    this.lastTimes = { threadAt: res.at, threadDoneAt: res.doneAt, receivedAt };
     for (const o of provided.objects) if (o.version !== undefined) this.heldObjects.add(o.version);
     return snapshotFrom(res.data, this.reader);
   };

@@ -12,6 +12,7 @@ import {
   CompiledWriter,
   packedCompiledData,
 } from './snapshot-compiler.js';
+import { epochMs } from './load-times.js';
 
 const compiler = new IncrementalCompiler();
 const writer = new CompiledWriter();
@@ -19,9 +20,10 @@ const writer = new CompiledWriter();
 parentPort?.on('message', (req: CompileRequest) => {
   let res: CompileResponse;
   let transfer: ArrayBuffer[] = [];
+  const at = epochMs();
   try {
     const compiled = packedCompiledData(compiler.compile(req.provided), writer, req.id, req.held);
-    res = { id: req.id, ok: true, data: compiled.packed };
+    res = { id: req.id, ok: true, data: compiled.packed, at, doneAt: epochMs() };
     transfer = compiled.transfer;
   } catch (e) {
     res = {

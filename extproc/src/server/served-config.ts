@@ -9,6 +9,7 @@ import type { RequestAttributes } from './grpc/request-attributes.js';
 import type { Resolver } from '../resolve/compile.js';
 import { ListenerReport } from './listener-report.js';
 import { ConfigStore, type ReloadFailure, errorLines } from '../pipeline/config-store.js';
+import type { LoadTimes } from '../pipeline/load-times.js';
 import type { ServiceMetrics } from './metrics.js';
 import { SnapshotCompiler } from '../pipeline/snapshot-compiler.js';
 import type { Snapshot } from '../pipeline/snapshot.js';
@@ -59,6 +60,8 @@ export class ServedConfig implements ConfigView {
   private headersLogged: string | undefined;
   private rejection: EnvoyRejectionView | undefined;
   private readonly listenerReport: ListenerReport;
+  /** When the generation being served passed each stage up to its swap. */
+  private times: LoadTimes | undefined;
 
   /** The compiler, calling `work` once, as soon as the first compile is under way on the thread. */
   private compileFirst(work: (() => void) | undefined): (provided: ProvidedConfig) => Promise<Snapshot> {
@@ -86,6 +89,8 @@ export class ServedConfig implements ConfigView {
       compile: this.compileFirst(options.whileCompiling),
     });
     this.store.on('swap', (snapshot, generation) => {
+      const load = this.store.loadTimes;
+      this.times = load && { ...load, ...this.compiler.lastTimes };
       this.listenerReport.configured(snapshot.resolver);
       this.resolver = snapshot.resolver;
       this.at = new Date();
@@ -149,6 +154,11 @@ export class ServedConfig implements ConfigView {
 
   get lastFailure(): ReloadFailure | undefined {
     return this.store.lastFailure;
+  }
+
+  /** When the generation being served was changed, read, compiled and built (load-times.ts). */
+  get loadTimes(): LoadTimes | undefined {
+    return this.times;
   }
 
   get loadedAt(): Date | undefined {

@@ -29,9 +29,17 @@ import {
   type XdsResources,
 } from '../envoy/xds-resources.js';
 import type { Json } from '../json.js';
+import { type LoadTimes, epochMs } from '../pipeline/load-times.js';
 import { type Resource, resource } from './ads-resource.js';
 import { type Whole, step } from './ads-delta-step.js';
-import { type DiscoveryRequest, type Encoded, type Flight, LazyEncoded, Stream } from './ads-stream.js';
+import {
+  type DiscoveryRequest,
+  type Encoded,
+  type Flight,
+  LazyEncoded,
+  type PushTimes,
+  Stream,
+} from './ads-stream.js';
 import { PeerTrust } from './ads-peer-trust.js';
 import { type AdsTlsFiles, AdsTlsProvider, type AdsTlsSource, adsTlsFileSource } from './ads-tls.js';
 import { encodeAny } from './envoy-protos.js';
@@ -69,12 +77,29 @@ export interface XdsClientStatus {
   readonly inFlight?: string;
   /** Resources sent on this stream since it opened, and their encoded bytes. */
   readonly sent: { readonly resources: number; readonly bytes: number };
+  /** Per type, its last push's generation and times (epoch ms). */
+  readonly pushes: Readonly<Record<string, PushTimes>>;
+}
+
+/** When the current generation passed each stage, in epoch ms (pipeline/load-times.ts). */
+export interface GenerationTimes {
+  readonly version: string;
+  /** Its load, from the change event to the snapshot built. */
+  readonly load?: LoadTimes;
+  /** Handed to the ADS server. */
+  readonly updatedAt: number;
+  /** Per kind of Envoy: its resources generated from the IR, then encoded (first asked for). */
+  readonly kinds: Readonly<
+    Record<string, { readonly startedAt: number; readonly generatedAt: number; readonly encodedAt: number }>
+  >;
 }
 
 export interface XdsStatus {
   readonly envoys: readonly XdsClientStatus[];
   /** A generation that could not be encoded for some kind of Envoy (none was sent to it). */
   readonly generationError?: { readonly version: string; readonly kind: string; readonly message: string };
+  /** The current generation's times. */
+  readonly generation?: GenerationTimes;
 }
 
 export interface AdsServerOptions {
@@ -111,6 +136,8 @@ export class AdsServer {
   /** This generation, per kind of Envoy: encoded, or why it could not be. */
   private encoded = new Map<string, Encoded | { error: string }>();
   private generationError: XdsStatus['generationError'];
+  private times: { version: string; load?: LoadTimes; updatedAt: number } | undefined;
+  private kindTimes = new Map<string, GenerationTimes['kinds'][string]>();
   /**
    * Per kind of Envoy, each route configuration's virtual hosts as last encoded: a change to one
    * route encodes its host alone (route-files.ts), not the 10,000 others on the event loop.
@@ -187,7 +214,9 @@ export class AdsServer {
    * A new generation, pushed to every stream that has nothing in flight; a stream still busy
    * with an older one gets the newest when it answered for that (generations coalesce).
    */
-  update(version: string): void {
+  update(version: string, load?: LoadTimes): void {
+    this.times = { version, ...(load ? { load } : {}), updatedAt: epochMs() };
+    this.kindTimes = new Map();
     this.version = version;
     this.encoded = new Map();
     this.generationError = undefined;
@@ -208,8 +237,10 @@ export class AdsServer {
           nacked: [...s.nacked].map(([type, n]) => ({ type, ...n })),
           ...(s.flight ? { inFlight: s.flight.version } : {}),
           sent: { resources: s.sentResources, bytes: s.sentBytes },
+          pushes: Object.fromEntries(s.pushTimes),
         })),
       ...(this.generationError ? { generationError: this.generationError } : {}),
+      ...(this.times ? { generation: { ...this.times, kinds: Object.fromEntries(this.kindTimes) } } : {}),
     };
   }
 
@@ -233,7 +264,9 @@ export class AdsServer {
   }
 
   private encode(kind: string): Encoded {
+    const startedAt = epochMs();
     const generated = this.options.resources(kind);
+    const generatedAt = epochMs();
     const byName = (type: string, list: readonly Json[], key = 'name') =>
       new Map(
         list.map((r) => {
@@ -245,7 +278,7 @@ export class AdsServer {
     if (!encoder) this.routeEncoders.set(kind, (encoder = new RouteResources()));
     const routes = encoder.encode(generated.routeConfigurations);
     for (const w of generated.warnings) this.options.log(`warning: ${w}`);
-    return new LazyEncoded(
+    const encoded = new LazyEncoded(
       [
         [TYPE_CLUSTER, byName(TYPE_CLUSTER, generated.clusters)],
         [TYPE_ENDPOINTS, byName(TYPE_ENDPOINTS, generated.endpoints ?? [], 'cluster_name')],
@@ -258,6 +291,8 @@ export class AdsServer {
         [TYPE_VIRTUAL_HOST, routes.virtualHosts],
       ]),
     );
+    this.kindTimes.set(kind, { startedAt, generatedAt, encodedAt: epochMs() });
+    return encoded;
   }
 
   /**
@@ -482,7 +517,7 @@ export class AdsServer {
 
   /** An ACK or a NACK of the last push of `type`, which carried `version`. */
   private onAnswer(s: Stream, type: string, version: string, req: DiscoveryRequest): void {
-    s.unanswered.delete(type);
+    s.answered(type);
     if (req.error_detail) {
       s.delta?.refused(type);
       const message = req.error_detail.message ?? '';

@@ -11,6 +11,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { TYPE_CLUSTER } from '../envoy/envoy-names.js';
 import type { Json } from '../json.js';
+import { epochMs } from '../pipeline/load-times.js';
 import { DeltaState } from './ads-delta.js';
 import { type Whole, isWhole } from './ads-delta-step.js';
 import type { Resource } from './ads-resource.js';
@@ -69,6 +70,14 @@ export interface Flight {
   timer: NodeJS.Timeout | undefined;
 }
 
+/** A push of one type: its generation, and when it was sent, handed to HTTP/2 and answered (epoch ms). */
+export interface PushTimes {
+  readonly version: string;
+  readonly sentAt: number;
+  writtenAt?: number;
+  answeredAt?: number;
+}
+
 /** RST_STREAM's CANCEL: Envoy treats it as a stream to open again. */
 const NGHTTP2_CANCEL = 8;
 
@@ -92,6 +101,8 @@ export class Stream {
   kind = '';
   /** Delta, from an Envoy that takes virtual hosts apart (VHDS): route configurations come without them. */
   vhds = false;
+  /** Per type, its last push's times (load-times.ts): what a change's time is made of. */
+  readonly pushTimes = new Map<string, PushTimes>();
   /** Bytes of resources sent, for status and tests: what a change costs on the wire. */
   sentBytes = 0;
   sentResources = 0;
@@ -138,8 +149,20 @@ export class Stream {
     this.sentResources += sent.length;
     this.unsent++;
     if (!this.stallTimer) this.armStall();
-    this.call.write({ ...message, nonce }, () => this.wentOut());
+    const times: PushTimes = { version, sentAt: epochMs() };
+    this.pushTimes.set(type, times);
+    this.call.write({ ...message, nonce }, () => {
+      times.writtenAt = epochMs();
+      this.wentOut();
+    });
     return true;
+  }
+
+  /** The Envoy answered the last push of `type` (taken or refused). */
+  answered(type: string): void {
+    this.unanswered.delete(type);
+    const times = this.pushTimes.get(type);
+    if (times && times.answeredAt === undefined) times.answeredAt = epochMs();
   }
 
   /** Writes HTTP/2 has not sent on yet (the peer's window is full). */

@@ -65,7 +65,7 @@ export function adsRunner(
       // Before listening, so that no generation swapped in meanwhile is missed.
       unsubscribe = config.onSwap((next, generation) => {
         snapshot = next;
-        ads.update(String(generation));
+        ads.update(String(generation), config.loadTimes);
       });
       let bound: string;
       try {
@@ -75,7 +75,7 @@ export function adsRunner(
         throw new Error(`cannot serve ADS on ${settings.address}: ${(e as Error).message}`);
       }
       snapshot = config.snapshot;
-      if (snapshot) ads.update(String(config.generation));
+      if (snapshot) ads.update(String(config.generation), config.loadTimes);
       log(
         `ADS on ${bound}: gateway mode for any number of Envoys (their bootstrap: envoy-config --xds ${bound})`,
       );
