@@ -169,14 +169,12 @@ export class KubernetesProvider implements Provider {
     this.options.client.close();
   }
 
-  /** Every object of a kind whose status steadfast writes. */
-  private statusObjects(): [WatchedKind, KubeObject][] {
-    const all: [WatchedKind, KubeObject][] = [];
+  /** Every object of a kind whose status steadfast writes, listed only if the writer reads it (its first generation, a new Lease). */
+  private *statusObjects(): Generator<[WatchedKind, KubeObject]> {
     for (const r of this.reflectors) {
       if (!r.kind.status) continue;
-      for (const o of r.objects.values()) all.push([r.kind, o]);
+      for (const o of r.objects.values()) yield [r.kind, o];
     }
-    return all;
   }
 
   /** The Secrets the owned Gateways' listeners name, and which of them the TLS Secrets list holds. */

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { CONTROLLER_NAME } from '../../translate/status.js';
 import type { Condition, ObjectStatus, ObjectStatusBody } from '../../translate/status.js';
 import { KubeApiError, type KubeClient, NotSent } from './client.js';
-import { type WatchedKind, objectPath } from './kinds.js';
+import { WATCHED_KINDS, type WatchedKind, objectPath } from './kinds.js';
 import type { WriteGate } from './lease.js';
 import type { KubeObject } from './reflector.js';
 
@@ -164,6 +164,9 @@ export function canonical(value: unknown): string {
   });
 }
 
+/** The kinds whose status is written, by name: a compiler's status key starts with it. */
+const STATUS_KINDS = new Map(WATCHED_KINDS.filter((k) => k.status).map((k) => [k.kind, k]));
+
 const CONCURRENCY = 8;
 /** Objects found in step checked per turn of the event loop (a few µs each). */
 const SKIPS_PER_TURN = 500;
@@ -215,6 +218,8 @@ export class StatusWriter {
     private readonly owns: Ownership,
     private readonly log: (line: string) => void,
     private readonly gate: WriteGate = ALWAYS_WRITES,
+    /** The time a condition that changes is stamped with. */
+    private readonly now: () => string = () => new Date().toISOString(),
   ) {}
 
   /**
@@ -223,7 +228,9 @@ export class StatusWriter {
    */
   lead(all: Iterable<[WatchedKind, KubeObject]>): void {
     this.caughtUp = false;
-    if (this.desired) this.report(this.desired, all);
+    if (!this.desired) return;
+    for (const [kind, o] of all) this.queue(kind, o, false);
+    this.pump();
   }
 
   /** Leadership lost: what was waiting is dropped (lead() checks everything again). */
@@ -232,12 +239,39 @@ export class StatusWriter {
     this.retry.clear();
   }
 
-  /** A new generation's statuses: every owned object is checked. */
+  /**
+   * A new generation's statuses. The first checks every owned object (`all`, read only then);
+   * later ones only the objects whose computed status changed: the watch queues every object
+   * changed on the API server (touched), a failed write is tried again on its own, and a new
+   * holder of the Lease checks everything (lead), so nothing else can have moved.
+   */
   report(objects: ReadonlyMap<string, ObjectStatus>, all: Iterable<[WatchedKind, KubeObject]>): void {
+    const before = this.desired;
     this.desired = objects;
     // All queued first, then one pump: it checks a bounded number per turn of the event loop.
-    for (const [kind, o] of all) this.queue(kind, o, false);
+    if (before) this.queueChanged(before, objects);
+    else for (const [kind, o] of all) this.queue(kind, o, false);
     this.pump();
+  }
+
+  /**
+   * Objects whose computed status is new, changed or gone. A status whose text the compiler left
+   * as it was is the same object in the next generation (pipeline/snapshot-compiler.ts
+   * parseStatuses): one lookup each, not a check.
+   */
+  private queueChanged(
+    before: ReadonlyMap<string, ObjectStatus>,
+    after: ReadonlyMap<string, ObjectStatus>,
+  ): void {
+    for (const [key, s] of after) if (before.get(key) !== s) this.queueKey(key);
+    for (const key of before.keys()) if (!after.has(key)) this.queueKey(key);
+  }
+
+  /** Queues the object a compiler key names (translate/status.ts objectKey), if it has status we write. */
+  private queueKey(key: string): void {
+    const [kindName = '', namespace = '', name = ''] = key.split('/');
+    const kind = STATUS_KINDS.get(kindName);
+    if (kind) this.pending.set(`${kind.kind}/${kind.namespaced ? namespace : ''}/${name}`, kind);
   }
 
   /** An object changed on the API server (maybe its status, maybe by us). */
@@ -390,7 +424,7 @@ export class StatusWriter {
         live,
         desired,
         this.owns,
-        new Date().toISOString(),
+        this.now(),
       );
       const inStep = {
         rv: live.metadata?.resourceVersion ?? '',
