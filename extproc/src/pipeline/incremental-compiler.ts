@@ -4,12 +4,14 @@
 // result is always what compileConfig gives for the same input (a test holds the two equal
 // after seeded random edit sequences).
 //
-// A file is cut into documents at the lines that start one (`---`); each piece is parsed
-// alone, and its lines are shifted by the lines before it. YAML scopes anchors, tags and
-// values to their document, so the pieces read as the whole file does. A file with what
-// could make pieces depend on each other or count lines differently (a directive `%`, an
-// end marker `...`, a lone carriage return) is parsed whole, and so is a file whose pieces
-// hold a syntax error: the whole file then reports it exactly as a full compile does.
+// A file is cut into documents at the lines that start one (`---`, file-pieces.ts); each piece
+// is parsed alone, and its lines are shifted by the lines before it. YAML scopes anchors, tags
+// and values to their document, so the pieces read as the whole file does. A file with what
+// could make pieces depend on each other or count lines differently (a directive `%`, an end
+// marker `...`, a lone carriage return) is parsed whole, and so is a file whose pieces hold a
+// syntax error: the whole file then reports it exactly as a full compile does. When a file
+// changes, its pieces before and after the change are kept as they were (moved down the file
+// as far as the change moved them), and only the text between is cut and looked at again.
 import type { Diagnostic, FieldPath } from '../gatewayapi/diagnostic.js';
 import type { AnyObject } from '../gatewayapi/model.js';
 import { exact } from '../gatewayapi/fields.js';
@@ -23,42 +25,27 @@ import {
 } from '../gatewayapi/parse.js';
 import type { ProvidedConfig } from '../provider/provider.js';
 import { IrMemo } from '../ir/ir-memo.js';
+import { type PieceSpan, type Recut, documentSpans, recut } from './file-pieces.js';
 import { type Snapshot, compileConfig } from './snapshot.js';
 import { TranslateMemo } from '../translate/translate-memo.js';
 
-/** A piece of a file: its text and how many lines stand before it. */
-interface Piece {
-  readonly text: string;
-  readonly linesBefore: number;
-}
+export { documentPieces } from './file-pieces.js';
 
 /** What one piece parsed to, with lines counted from the piece's first line. */
 type PieceResult = ParseResult;
 
-interface CachedFile {
-  readonly text: string;
-  /** The file's pieces by their text; absent when the file is parsed whole. */
-  readonly pieces: ReadonlyMap<string, PieceResult>;
-  readonly result: ParseResult;
+/** A piece where it stands in its file, what it parsed to, and that located there. */
+interface PlacedPiece extends PieceSpan {
+  readonly parsed: PieceResult;
+  readonly objects: readonly SourceObject[];
+  readonly diagnostics: readonly Diagnostic[];
 }
 
-const DOCUMENT_START = /^---(?=[ \t\r\n]|$)/gm;
-const WHOLE_FILE_ONLY = /^(?:%|\.\.\.(?:[ \t\r\n]|$))|\r(?!\n)/m;
-
-/** The file cut before every line that starts a document; undefined when it must be read whole. */
-export function documentPieces(text: string): Piece[] | undefined {
-  if (WHOLE_FILE_ONLY.test(text)) return undefined;
-  const starts = [0];
-  for (const m of text.matchAll(DOCUMENT_START)) if (m.index > 0) starts.push(m.index);
-  const pieces: Piece[] = [];
-  let lines = 0;
-  for (let i = 0; i < starts.length; i++) {
-    const start = starts[i] as number;
-    const end = starts[i + 1] ?? text.length;
-    pieces.push({ text: text.slice(start, end), linesBefore: lines });
-    for (let at = text.indexOf('\n', start); at !== -1 && at < end; at = text.indexOf('\n', at + 1)) lines++;
-  }
-  return pieces;
+interface CachedFile {
+  readonly text: string;
+  /** The file's pieces in order; absent when the file is parsed whole. */
+  readonly pieces?: readonly PlacedPiece[];
+  readonly result: ParseResult;
 }
 
 /** The text as a string of its own, holding no larger string it was cut from. */
@@ -87,6 +74,12 @@ export interface CompileWork {
 }
 
 /** An object came as its version alone, and this compiler does not hold that version. */
+/** A file's first cut: every piece is new. */
+function firstCut(text: string): Recut | undefined {
+  const middle = documentSpans(text);
+  return middle && { head: 0, tail: 0, shift: 0, lines: 0, middle };
+}
+
 export class StaleObjectsError extends Error {
   constructor(version: string) {
     super(`object version ${version} is not held by the compiler`);
@@ -193,40 +186,86 @@ export class IncrementalCompiler {
   private parseFile(file: ConfigFile, before: CachedFile | undefined): CachedFile {
     const whole = (): CachedFile => {
       this.work.parsed++;
-      return { text: file.text, pieces: new Map(), result: parseConfigFiles([file]) };
+      return { text: file.text, result: parseConfigFiles([file]) };
     };
-    const cut = documentPieces(file.text);
-    if (!cut) return whole();
-    const pieces = new Map<string, PieceResult>();
+    const last = before?.pieces;
+    const plan: Recut | undefined = last
+      ? recut((before as CachedFile).text, last, file.text)
+      : firstCut(file.text);
+    if (!plan) return whole();
+    const middle = this.placeMiddle(file, plan.middle, last?.slice(plan.head, plan.tail) ?? [], before?.text);
+    if (!middle) return whole();
+    const pieces = [...(last?.slice(0, plan.head) ?? []), ...middle];
+    for (let i = plan.tail; i < (last?.length ?? 0); i++) {
+      const piece = (last as readonly PlacedPiece[])[i] as PlacedPiece;
+      pieces.push(
+        plan.shift === 0 && plan.lines === 0 ? piece : this.moveDown(piece, plan.shift, plan.lines),
+      );
+    }
     const objects: SourceObject[] = [];
     const diagnostics: Diagnostic[] = [];
-    for (const piece of cut) {
-      const parsed = pieces.get(piece.text) ?? before?.pieces.get(piece.text) ?? this.parsePiece(file, piece);
-      if (parsed.diagnostics.some((d) => d.code === 'yaml-syntax')) return whole();
-      pieces.set(piece.text, parsed);
-      for (const o of parsed.objects) {
-        const last = this.moved.get(o);
-        const located =
-          last && last.source.line === o.source.line + piece.linesBefore
-            ? last
-            : shifted(o, piece.linesBefore);
-        if (located !== o) {
-          this.unshifted.set(located, o);
-          this.moved.set(o, located);
-        }
-        objects.push(located);
-      }
-      for (const d of parsed.diagnostics) diagnostics.push(shiftedDiagnostic(d, piece.linesBefore));
+    for (const piece of pieces) {
+      for (const o of piece.objects) objects.push(o);
+      for (const d of piece.diagnostics) diagnostics.push(d);
     }
     return { text: file.text, pieces, result: { objects, diagnostics } };
   }
 
-  private parsePiece(file: ConfigFile, piece: Piece): PieceResult {
+  /**
+   * The pieces cut anew, each parsed unless a piece it replaces (a document moved within the
+   * changed part) or one before it has its text; undefined when one holds a syntax error.
+   */
+  private placeMiddle(
+    file: ConfigFile,
+    spans: readonly PieceSpan[],
+    replaced: readonly PlacedPiece[],
+    lastText: string | undefined,
+  ): PlacedPiece[] | undefined {
+    const known = new Map<string, PieceResult>();
+    for (const p of replaced) known.set((lastText as string).slice(p.start, p.end), p.parsed);
+    const placed: PlacedPiece[] = [];
+    for (const span of spans) {
+      const text = file.text.slice(span.start, span.end);
+      let parsed = known.get(text);
+      if (!parsed) known.set(text, (parsed = this.parsePiece(file, text)));
+      if (parsed.diagnostics.some((d) => d.code === 'yaml-syntax')) return undefined;
+      placed.push(this.place(span, parsed));
+    }
+    return placed;
+  }
+
+  /** A kept piece further down its file. */
+  private moveDown(piece: PlacedPiece, shift: number, lines: number): PlacedPiece {
+    const span = {
+      start: piece.start + shift,
+      end: piece.end + shift,
+      linesBefore: piece.linesBefore + lines,
+    };
+    return lines === 0 ? { ...piece, ...span } : this.place(span, piece.parsed);
+  }
+
+  /** A parsed piece located where it stands: its objects the same as last time when they did not move. */
+  private place(span: PieceSpan, parsed: PieceResult): PlacedPiece {
+    const objects = parsed.objects.map((o) => {
+      const last = this.moved.get(o);
+      const located =
+        last && last.source.line === o.source.line + span.linesBefore ? last : shifted(o, span.linesBefore);
+      if (located !== o) {
+        this.unshifted.set(located, o);
+        this.moved.set(o, located);
+      }
+      return located;
+    });
+    const diagnostics = parsed.diagnostics.map((d) => shiftedDiagnostic(d, span.linesBefore));
+    return { ...span, parsed, objects, diagnostics };
+  }
+
+  private parsePiece(file: ConfigFile, text: string): PieceResult {
     this.work.parsed++;
     // Parsed from a copy of its own: the piece is a slice of the whole file's text, and the
     // parser's strings are slices of what it reads, so a piece kept from an earlier version of
     // the file would keep that whole version alive (3.4 MB per edit of a 10,000-route file).
-    const { objects, diagnostics } = parseConfigFiles([{ path: file.path, text: ownCopy(piece.text) }]);
+    const { objects, diagnostics } = parseConfigFiles([{ path: file.path, text: ownCopy(text) }]);
     return { objects: exact(objects), diagnostics: exact(diagnostics) };
   }
 
