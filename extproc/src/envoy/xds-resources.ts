@@ -166,3 +166,16 @@ export function xdsResources(
   });
   return { ...generated, clusters, endpoints };
 }
+
+/**
+ * The same generation for Envoys whose listeners bind `address`: only the listeners name the
+ * address they bind, so every other resource is the same object for every kind of Envoy, and
+ * what is made of it (the ADS server's encodings, the steps between generations) is made once.
+ */
+export function onAddress(resources: XdsResources, address: string): XdsResources {
+  const listeners = resources.listeners.map((l) => {
+    const at = (l['address'] as { socket_address: Json }).socket_address;
+    return at['address'] === address ? l : { ...l, address: { socket_address: { ...at, address } } };
+  });
+  return { ...resources, listeners };
+}

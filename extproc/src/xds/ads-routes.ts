@@ -88,14 +88,17 @@ export class RouteResources {
       return { name, parts: this.encoder.parts(rc) };
     });
     this.encoder.end();
-    const whole = () =>
+    // Each made once, whichever kinds of Envoy share this generation's routes (ads-server.ts).
+    let whole: ReadonlyMap<string, Resource> | undefined;
+    let virtualHosts: ReadonlyMap<string, Resource> | undefined;
+    const makeWhole = () =>
       new Map(
         all.map(({ name, parts }) => {
           const value = this.encoder.joined(parts);
           return [name, resource(name, { type_url: TYPE_ROUTE_CONFIGURATION, value })];
         }),
       );
-    const virtualHosts = () => {
+    const makeVirtualHosts = () => {
       const made = new Map<string, Resource>();
       for (const { name, parts } of all) {
         for (const r of this.virtualHostsOf(name, parts.hosts)) made.set(r.name, r);
@@ -104,7 +107,11 @@ export class RouteResources {
       this.forgetConfigurationsBut(all);
       return made;
     };
-    return { whole, heads, virtualHosts };
+    return {
+      whole: () => (whole ??= makeWhole()),
+      heads,
+      virtualHosts: () => (virtualHosts ??= makeVirtualHosts()),
+    };
   }
 
   /** A route configuration without its virtual hosts, naming ADS as their source. */

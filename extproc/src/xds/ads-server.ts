@@ -44,7 +44,7 @@ import { PeerTrust } from './ads-peer-trust.js';
 import { type AdsTlsFiles, AdsTlsProvider, type AdsTlsSource, adsTlsFileSource } from './ads-tls.js';
 import { encodeAny } from './envoy-protos.js';
 import { adsServiceDefinition } from './ads-service.js';
-import { RouteResources, routeConfigurationOf } from './ads-routes.js';
+import { type EncodedRoutes, RouteResources, routeConfigurationOf } from './ads-routes.js';
 
 /** What follows the clusters, in order. */
 const AFTER_CLUSTERS = [TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET] as const;
@@ -143,6 +143,16 @@ export class AdsServer {
    * route encodes its host alone (route-files.ts), not the 10,000 others on the event loop.
    */
   private readonly routeEncoders = new Map<string, RouteResources>();
+  /**
+   * This generation's encodings by the list they were made from: kinds of Envoy handed the same
+   * list (every type but their listeners, ads-runner.ts) share its encoding, and with it the
+   * steps of delta streams from one generation's map to the next (ads-delta-step.ts).
+   */
+  private lists = new WeakMap<
+    readonly Json[],
+    { readonly type: string; readonly map: ReadonlyMap<string, Resource> }
+  >();
+  private routeLists = new WeakMap<readonly Json[], EncodedRoutes>();
   private server: grpc.Server | undefined;
   private tls: AdsTlsProvider | undefined;
   /** With TLS: the open streams' client certificates, checked again on a CA change and at expiry. */
@@ -217,6 +227,8 @@ export class AdsServer {
   update(version: string, load?: LoadTimes): void {
     this.times = { version, ...(load ? { load } : {}), updatedAt: epochMs() };
     this.kindTimes = new Map();
+    this.lists = new WeakMap();
+    this.routeLists = new WeakMap();
     this.version = version;
     this.encoded = new Map();
     this.generationError = undefined;
@@ -267,16 +279,14 @@ export class AdsServer {
     const startedAt = epochMs();
     const generated = this.options.resources(kind);
     const generatedAt = epochMs();
-    const byName = (type: string, list: readonly Json[], key = 'name') =>
-      new Map(
-        list.map((r) => {
-          const name = r[key] as string;
-          return [name, resource(name, encodeAny({ '@type': type, ...r }, `${type}/${name}`))];
-        }),
-      );
-    let encoder = this.routeEncoders.get(kind);
-    if (!encoder) this.routeEncoders.set(kind, (encoder = new RouteResources()));
-    const routes = encoder.encode(generated.routeConfigurations);
+    const byName = (type: string, list: readonly Json[], key = 'name') => this.byName(type, list, key);
+    let routes = this.routeLists.get(generated.routeConfigurations);
+    if (!routes) {
+      let encoder = this.routeEncoders.get(kind);
+      if (!encoder) this.routeEncoders.set(kind, (encoder = new RouteResources()));
+      routes = encoder.encode(generated.routeConfigurations);
+      this.routeLists.set(generated.routeConfigurations, routes);
+    }
     for (const w of generated.warnings) this.options.log(`warning: ${w}`);
     const encoded = new LazyEncoded(
       [
@@ -293,6 +303,20 @@ export class AdsServer {
     );
     this.kindTimes.set(kind, { startedAt, generatedAt, encodedAt: epochMs() });
     return encoded;
+  }
+
+  /** A list of resources of one type by name, encoded (once per generation for every kind handed the list). */
+  private byName(type: string, list: readonly Json[], key: string): ReadonlyMap<string, Resource> {
+    const shared = this.lists.get(list);
+    if (shared?.type === type) return shared.map;
+    const map = new Map(
+      list.map((r) => {
+        const name = r[key] as string;
+        return [name, resource(name, encodeAny({ '@type': type, ...r }, `${type}/${name}`))];
+      }),
+    );
+    this.lists.set(list, { type, map });
+    return map;
   }
 
   /**

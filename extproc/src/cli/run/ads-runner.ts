@@ -2,7 +2,8 @@
 // generation the configuration swaps in, and every new key ring, is pushed to each of them.
 import type { GatewayConfigOptions } from '../../envoy/gateway-config.js';
 import { GenerationMemo } from '../../envoy/generation-memo.js';
-import { xdsResources } from '../../envoy/xds-resources.js';
+import { type XdsResources, onAddress, xdsResources } from '../../envoy/xds-resources.js';
+import type { Snapshot } from '../../pipeline/snapshot.js';
 import type { ServedConfig } from '../../server/served-config.js';
 import { AdsServer } from '../../xds/ads-server.js';
 import type { AdsTlsFiles, AdsTlsSource } from '../../xds/ads-tls.js';
@@ -19,6 +20,9 @@ export interface AdsSettings {
   /** Where the Envoys find steadfast.wasm on their own machines. */
   readonly wasmPath: string;
 }
+
+/** Where the listeners of an Envoy whose bootstrap names no address bind. */
+const ANY_ADDRESS = '0.0.0.0';
 
 /** The filter options every push reads: a new key ring goes out with the next one. */
 export interface FleetFilter {
@@ -37,23 +41,26 @@ export function adsRunner(
   log: (line: string) => void,
 ): Runner<AdsServer> {
   let snapshot = config.snapshot;
-  // Per kind of Envoy, what the last generation made, for options that stay the same (a new
-  // key ring makes new ones): a one-route change generates that route alone.
-  type Kept = { readonly key: string; readonly options: GatewayConfigOptions; readonly memo: GenerationMemo };
-  const kept = new Map<string, Kept>();
+  // What the last generation made, for options that stay the same (a new key ring makes new
+  // ones): a one-route change generates that route alone. Made once per generation for every
+  // kind of Envoy: only the listeners name the address a kind binds (onAddress), so the kinds
+  // share every other resource and the ADS server encodes those once.
+  let kept:
+    | { readonly key: string; readonly options: GatewayConfigOptions; readonly memo: GenerationMemo }
+    | undefined;
+  let made:
+    { readonly snapshot: Snapshot; readonly key: string; readonly resources: XdsResources } | undefined;
   const ads = new AdsServer({
     resources: (kind) => {
       if (!snapshot) throw new Error('no configuration loaded yet');
-      const options = {
-        wasmPath: filter.wasmPath,
-        sessionKeys: filter.sessionKeys,
-        address: kind === '' ? '0.0.0.0' : kind,
-      };
+      const options = { wasmPath: filter.wasmPath, sessionKeys: filter.sessionKeys, address: ANY_ADDRESS };
       const key = JSON.stringify(options);
-      let k = kept.get(kind);
-      if (k?.key !== key) kept.set(kind, (k = { key, options, memo: new GenerationMemo(options) }));
-      // The options the memo was made for, as the same object: it serves only those.
-      return xdsResources(snapshot.ir, k.options, snapshot.tls, k.memo);
+      if (kept?.key !== key) kept = { key, options, memo: new GenerationMemo(options) };
+      if (made?.snapshot !== snapshot || made.key !== key) {
+        // The options the memo was made for, as the same object: it serves only those.
+        made = { snapshot, key, resources: xdsResources(snapshot.ir, kept.options, snapshot.tls, kept.memo) };
+      }
+      return onAddress(made.resources, kind === '' ? ANY_ADDRESS : kind);
     },
     log,
     ...(settings.token !== undefined ? { token: settings.token } : {}),
