@@ -52,26 +52,27 @@ interface InspectorMessage {
   readonly id?: number;
   readonly method?: string;
   readonly params?: { sessionId?: string; workerInfo?: unknown; message?: string };
+  readonly result?: unknown;
   readonly error?: { message: string };
 }
 
 /**
- * A full GC of each worker thread of the process at `url` (its compiler thread: RSS counts its
- * heap too), through the main inspector's NodeWorker domain: the workers already running are
- * announced (attachedToWorker) before `NodeWorker.enable` is answered. Resolves to how many.
+ * One inspector command on each worker thread of the process at `url`, through the main
+ * inspector's NodeWorker domain (the workers already running are announced, attachedToWorker,
+ * before `NodeWorker.enable` is answered). Resolves to each worker's result.
  */
-export function collectWorkersGarbage(url: string): Promise<number> {
+function inWorkers(url: string, method: string, params: object = {}): Promise<unknown[]> {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url);
     const workers: string[] = [];
-    let collected = 0;
+    const results: unknown[] = [];
     const fail = (e: Error): void => {
       ws.terminate();
       reject(e);
     };
     const done = (): void => {
       ws.close();
-      resolve(workers.length);
+      resolve(results);
     };
     ws.once('error', fail);
     ws.once('open', () =>
@@ -86,7 +87,7 @@ export function collectWorkersGarbage(url: string): Promise<number> {
       if (m.id === 1) {
         if (workers.length === 0) return done();
         for (const sessionId of workers) {
-          const message = JSON.stringify({ id: 1, method: 'HeapProfiler.collectGarbage' });
+          const message = JSON.stringify({ id: 1, method, params });
           ws.send(
             JSON.stringify({
               id: 2,
@@ -99,9 +100,40 @@ export function collectWorkersGarbage(url: string): Promise<number> {
       if (m.method !== 'NodeWorker.receivedMessageFromWorker') return;
       const reply = JSON.parse(m.params?.message ?? '{}') as InspectorMessage;
       if (reply.error) return fail(new Error(`inspector (worker): ${reply.error.message}`));
-      if (reply.id === 1 && ++collected === workers.length) done();
+      if (reply.id !== 1) return;
+      results.push(reply.result);
+      if (results.length === workers.length) done();
     });
   });
+}
+
+/** A full GC of each worker thread of the process at `url` (its compiler thread: RSS counts its heap too); how many. */
+export async function collectWorkersGarbage(url: string): Promise<number> {
+  return (await inWorkers(url, 'HeapProfiler.collectGarbage')).length;
+}
+
+/** One thread's V8 heap: each space's size and what is used of it, and memoryUsage's external, in bytes. */
+export interface ThreadHeap {
+  readonly spaces: readonly { readonly name: string; readonly size: number; readonly used: number }[];
+  readonly external: number;
+}
+
+// Evaluated in the inspected thread (no imports there: process.getBuiltinModule, Node 20.16 on).
+const HEAP_EXPRESSION = `JSON.stringify({
+  spaces: process.getBuiltinModule('node:v8').getHeapSpaceStatistics()
+    .map((s) => ({ name: s.space_name, size: s.space_size, used: s.space_used_size })),
+  external: process.memoryUsage().external,
+})`;
+
+const heapOf = (result: unknown): ThreadHeap =>
+  JSON.parse((result as { result: { value: string } }).result.value) as ThreadHeap;
+
+/** The main thread's heap, then each worker thread's, as they are now (no GC first). */
+export async function threadHeaps(url: string): Promise<ThreadHeap[]> {
+  const evaluate = { expression: HEAP_EXPRESSION, returnByValue: true };
+  const [main] = await session(url, [{ method: 'Runtime.evaluate', params: evaluate }]);
+  const workers = await inWorkers(url, 'Runtime.evaluate', evaluate);
+  return [heapOf(main), ...workers.map(heapOf)];
 }
 
 /**

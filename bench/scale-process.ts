@@ -139,9 +139,9 @@ export interface Cli {
   alive(): boolean;
 }
 
-/** The CLI with `args`, under Node with `nodeArgs`. */
-export function startCli(args: readonly string[], nodeArgs: readonly string[] = []): Cli {
-  const child = spawn(process.execPath, [...nodeArgs, BIN, ...args], {
+/** The CLI with `args`, under Node with `nodeArgs`; `bin`: another build's entry point. */
+export function startCli(args: readonly string[], nodeArgs: readonly string[] = [], bin = BIN): Cli {
+  const child = spawn(process.execPath, [...nodeArgs, bin, ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,194 @@
+// `node dist/bench/start-memory.js [--routes N] [--runs R] [--edits E] [--node-arg FLAG]… [--bin PATH]`:
+// `serve --xds`'s peak memory from its start until its first Envoy holds every route, and the
+// CPU of each thread per one-route edit after it, without real Envoys: a lighter companion to
+// `bench:scale --fleet`'s "control plane peak until then". One ADS client (ads-light-client.ts,
+// which asks and ACKs as Envoy 1.40 does, VHDS included) connects at /readyz; the peak is
+// VmHWM once the control plane says that client took the generation (/v1/xds). Then `--edits`
+// edits of one route in the 10,000-route file, each waited for on that client, with each
+// thread's CPU (/proc/PID/task/TID/stat) over them: the main thread, the compiler thread, and
+// the rest (V8's GC helpers, libuv). `--node-arg` passes a flag to `serve`'s Node; `--bin` runs
+// another build (a copy of bin/ and dist/ of an earlier commit), for A/B runs in one sitting.
+// Numbers, never assertions.
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { envoyVersion } from '../extproc/src/local/envoy-binary.js';
+import { LightEnvoy } from './ads-light-client.js';
+import { clockTicks } from './process-cpu.js';
+import { median } from './round-stats.js';
+import { fileChanges } from './scale-changes.js';
+import { writeScaleConfig } from './scale-config.js';
+import { REAL_ENVOY_ADDRESSES } from './scale-fleet-setup.js';
+import { type ThreadHeap, inspectorUrl, threadHeaps } from './inspector-gc.js';
+import type { XdsClientStatus } from '../extproc/src/xds/ads-server.js';
+import { generations, xdsDelivered } from './scale-fleet-xds.js';
+import { freePort, memoryMiB, sleep, startCli, stopCli, until } from './scale-process.js';
+
+const { values: opts } = parseArgs({
+  options: {
+    routes: { type: 'string', default: '10000' },
+    runs: { type: 'string', default: '1' },
+    edits: { type: 'string', default: '10' },
+    'node-arg': { type: 'string', multiple: true, default: [] },
+    bin: { type: 'string' },
+    /** Where to write serve's output (with `--node-arg --trace-gc`: each isolate's heap at every collection). */
+    output: { type: 'string' },
+    /** Also each thread's V8 heap, space by space, when the client was served (serve runs with an inspector). */
+    heaps: { type: 'boolean', default: false },
+  },
+});
+
+/** Each thread's CPU so far in ms (utime + stime), by thread id. */
+function threadCpuMs(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(tid), ((Number(f[11]) + Number(f[12])) * 1000) / clockTicks());
+    } catch {
+      // The thread ended.
+    }
+  }
+  return out;
+}
+
+/**
+ * The compiler thread: of the threads besides the main one, the one that used most CPU by the
+ * time the first client is served (its first compile, ~1.5 s at 10,000 routes; V8's helpers less).
+ */
+function compilerThread(pid: number): number {
+  const cpu = [...threadCpuMs(pid)].filter(([tid]) => tid !== pid).sort((a, b) => b[1] - a[1]);
+  return cpu[0]?.[0] ?? -1;
+}
+
+interface Run {
+  readySeconds: number;
+  servedSeconds: number;
+  peakMiB: number;
+  restMiB: number;
+  /** Per edit, ms of CPU: main thread, compiler thread, the others. */
+  edits: { main: number; compiler: number; other: number; seconds: number }[];
+  /** Each thread's heap when the client was served (--heaps): the main thread's first. */
+  heaps?: ThreadHeap[];
+}
+
+const MIB = 1024 * 1024;
+
+/** A thread's heap in one line: each space that holds anything, size (used), in MiB. */
+function heapLine(heap: ThreadHeap): string {
+  const spaces = heap.spaces
+    .filter((x) => x.size > 0)
+    .map(
+      (x) => `${x.name.replace(/_space$/, '')} ${(x.size / MIB).toFixed(1)} (${(x.used / MIB).toFixed(1)})`,
+    );
+  const total = heap.spaces.reduce((sum, x) => sum + x.size, 0);
+  return `${(total / MIB).toFixed(1)} MiB: ${spaces.join(', ')}; external ${(heap.external / MIB).toFixed(1)}`;
+}
+
+type Edit = Run['edits'][number];
+
+/** `--edits` edits of the last route's path, each until the client took it, and the CPU each thread used for it. */
+async function timeEdits(
+  at: { pid: number; dir: string; n: number; adminPort: number; limit: number },
+  delivered: readonly XdsClientStatus[],
+): Promise<Edit[]> {
+  const { pid, n } = at;
+  const compiler = compilerThread(pid);
+  const changes = fileChanges(at.dir, n);
+  const edits: Edit[] = [];
+  let envoys = delivered;
+  for (let k = 0; k < Number(opts.edits); k++) {
+    const before = threadCpuMs(pid);
+    const t = performance.now();
+    changes.edit(n - 1, `/edited-${k}/${n - 1}`);
+    envoys = await xdsDelivered(at.adminPort, 1, at.limit, generations(envoys));
+    const seconds = (performance.now() - t) / 1000;
+    // What the edit set off after the client took it (a collection) counts too.
+    await sleep(300);
+    const after = threadCpuMs(pid);
+    const used = (tid: number) => (after.get(tid) ?? 0) - (before.get(tid) ?? 0);
+    let other = 0;
+    for (const tid of after.keys()) if (tid !== pid && tid !== compiler) other += used(tid);
+    edits.push({ main: used(pid), compiler: used(compiler), other, seconds });
+  }
+  return edits;
+}
+
+async function oneRun(n: number): Promise<Run> {
+  const dir = mkdtempSync(join(tmpdir(), `steadfast-start-memory-${n}-`));
+  const [listener, adminPort, xdsPort] = [await freePort(), await freePort(), await freePort()];
+  writeScaleConfig(dir, n, { listener, backend: 9 }, 'files');
+  const t0 = performance.now();
+  const cli = startCli(
+    [
+      ...['serve', '--config', dir, '--xds', `127.0.0.1:${xdsPort}`],
+      ...['--session-key', Buffer.alloc(32, 7).toString('base64')],
+      ...['--admin-port', String(adminPort), '--ext-proc-address', '127.0.0.1:0'],
+    ],
+    [...opts['node-arg'], ...(opts.heaps ? ['--inspect=127.0.0.1:0'] : [])],
+    opts.bin,
+  );
+  const pid = cli.child.pid ?? -1;
+  const limit = Math.max(60_000, n * 20);
+  let client: LightEnvoy | undefined;
+  try {
+    await until(
+      'readyz',
+      limit,
+      async () => (await fetch(`http://127.0.0.1:${adminPort}/readyz`).catch(() => undefined))?.ok === true,
+      cli.alive,
+    );
+    const readySeconds = (performance.now() - t0) / 1000;
+    client = new LightEnvoy(`127.0.0.1:${xdsPort}`, 'start-memory', REAL_ENVOY_ADDRESSES[0], envoyVersion());
+    const envoys = await xdsDelivered(adminPort, 1, limit);
+    const servedSeconds = (performance.now() - t0) / 1000;
+    const peakMiB = memoryMiB(pid, 'VmHWM');
+    const restMiB = memoryMiB(pid, 'VmRSS');
+    const url = inspectorUrl(cli.output());
+    const heaps = opts.heaps && url !== undefined ? await threadHeaps(url) : undefined;
+    const edits = await timeEdits({ pid, dir, n, adminPort, limit }, envoys);
+    return { readySeconds, servedSeconds, peakMiB, restMiB, edits, ...(heaps ? { heaps } : {}) };
+  } catch (e) {
+    process.stderr.write(`${cli.output().slice(-3000)}\n`);
+    throw e;
+  } finally {
+    client?.close();
+    await stopCli(cli.child);
+    if (opts.output !== undefined) writeFileSync(opts.output, cli.output());
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const medianOf = (xs: readonly number[]): number => median(xs) ?? Number.NaN;
+
+async function main(): Promise<void> {
+  const n = Number(opts.routes);
+  const label = [opts.bin ?? 'this checkout', ...opts['node-arg']].join(' ');
+  for (let r = 0; r < Number(opts.runs); r++) {
+    const run = await oneRun(n);
+    const e = run.edits;
+    const edits =
+      e.length === 0
+        ? ''
+        : `; per edit (median of ${e.length}) main ${medianOf(e.map((x) => x.main))} ms, compiler ` +
+          `${medianOf(e.map((x) => x.compiler))} ms, other threads ${medianOf(e.map((x) => x.other))} ms, ` +
+          `on the client ${medianOf(e.map((x) => x.seconds)).toFixed(2)} s`;
+    console.log(
+      `${label}: ${n} routes: ready ${run.readySeconds.toFixed(2)} s, first client served ` +
+        `${run.servedSeconds.toFixed(2)} s, peak ${run.peakMiB.toFixed(0)} MiB (RSS then ${run.restMiB.toFixed(0)})${edits}`,
+    );
+    run.heaps?.forEach((h, i) =>
+      console.log(`  ${i === 0 ? 'main thread' : `worker ${i}`} heap ${heapLine(h)}`),
+    );
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    console.error(`start-memory: ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  },
+);
