@@ -37,6 +37,30 @@ function changesTable(rows: readonly FleetRow[]): string {
   return lines.join('\n');
 }
 
+/**
+ * From the API server: each change's own request (from sending it to its answer, inside the
+ * times above), and what kubectl's process adds around such a request.
+ */
+function requestsTable(rows: readonly FleetRow[]): string | undefined {
+  const kube = rows.filter((r) => r.requests !== undefined);
+  if (kube.length === 0) return undefined;
+  const lines = [
+    "| provider | routes | the change's request, sent → answered (median / p95): create | patch | delete | kubectl patch --dry-run=server, start → exit | the same request sent directly |",
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  const ms = (t: ChangeTimes | undefined): string =>
+    t === undefined ? '–' : `${fmt(t.median * 1000, 1)} / ${fmt(t.p95 * 1000, 1)} ms`;
+  for (const r of kube) {
+    const q = r.requests;
+    if (q === undefined) continue;
+    lines.push(
+      `| ${r.provider} | ${r.routes.toLocaleString('en')} | ${ms(q.add)} | ${ms(q.edit)} | ${ms(q.delete)} | ` +
+        `${ms(r.kubectl?.kubectl)} | ${ms(r.kubectl?.request)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
 /** Start-up, and an Envoy joining once all settled. */
 function startTable(rows: readonly FleetRow[]): string {
   // The status column only where some row came from an API server.
@@ -76,8 +100,16 @@ function memoryTable(rows: readonly FleetRow[]): string {
 }
 
 export function fleetTables(rows: readonly FleetRow[]): string {
-  const stages = rows.flatMap((r) => (r.stages ? [`${stagesTable(r.routes, r.stages)}\n\n`] : []));
-  return `${changesTable(rows)}\n\n${stages.join('')}${startTable(rows)}\n\n${memoryTable(rows)}\n`;
+  const stages = rows.flatMap((r) => (r.stages ? [stagesTable(r.routes, r.stages)] : []));
+  const requests = requestsTable(rows);
+  const tables = [
+    changesTable(rows),
+    ...(requests ? [requests] : []),
+    ...stages,
+    startTable(rows),
+    memoryTable(rows),
+  ];
+  return `${tables.join('\n\n')}\n`;
 }
 
 export interface FleetReport {

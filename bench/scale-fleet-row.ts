@@ -57,9 +57,18 @@ export interface FleetRow {
   readonly changesPeakMiB: number;
   /** The first real Envoy's peak RSS over the whole run, in MiB. */
   readonly envoyPeakMiB: number;
+  /** From the file saved or the request sent until both real Envoys serve the change. */
   readonly changes: Readonly<Record<ChangeKind, ChangeTimes>>;
   /** Where a change's time went, stage by stage (medians; absent in runs before session 16). */
   readonly stages?: Readonly<Record<ChangeKind, StageMedians>>;
+  /** API server: each change's request, from sending it to its answer read. */
+  readonly requests?: Readonly<Record<ChangeKind, ChangeTimes>>;
+  /**
+   * API server: what kubectl's process adds around one request (which the committed runs before
+   * session 16 counted): `kubectl patch --dry-run=server`'s wall time, and the same request sent
+   * directly, alternately.
+   */
+  readonly kubectl?: { readonly kubectl: ChangeTimes; readonly request: ChangeTimes };
   /** Per real Envoy, and per lightweight client. */
   readonly sent: Readonly<Record<ChangeKind, SentPerChange>>;
   readonly lightSent: Readonly<Record<ChangeKind, SentPerChange>>;

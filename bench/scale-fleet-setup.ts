@@ -79,6 +79,7 @@ export async function startControlPlane(n: number, backendPort: number, provider
 
 export async function stopFleet(fleet: Fleet): Promise<void> {
   for (const c of fleet.light) c.close();
+  fleet.changes.close();
   await Promise.all(fleet.real.map((r) => r.envoy.stop()));
   await stopCli(fleet.cli.child);
   await stopKube(fleet.kube);

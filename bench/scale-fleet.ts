@@ -25,7 +25,7 @@ import {
 import { type ChangeStages, changeStages, epochMs, stageMedians } from './scale-fleet-stages.js';
 import type { ChangeKind, ChangeTimes, FleetRow, MemoryPoint, SentPerChange } from './scale-fleet-row.js';
 import { generations, sentBetween, xdsDelivered, xdsStatus } from './scale-fleet-xds.js';
-import { statusWritten } from './scale-changes.js';
+import { type Change, kubectlCost, statusWritten } from './scale-changes.js';
 import {
   type LiveMemory,
   collectGarbage,
@@ -42,6 +42,8 @@ export interface FleetOptions {
 }
 
 const KINDS: readonly ChangeKind[] = ['add', 'edit', 'delete'];
+/** How many dry-run patches are timed with kubectl, and as many sent directly. */
+const KUBECTL_ROUNDS = 5;
 
 /** After a full GC, before memory is read: V8 frees dead Buffers' memory in a task after it, and hands pages back. */
 const GC_SETTLE_MS = 2000;
@@ -108,7 +110,10 @@ async function connectTheRest(
 }
 
 interface Measured {
+  /** From the file saved or the request sent until both real Envoys serve it. */
   readonly seconds: number;
+  /** From the same moment until the save or the request was done. */
+  readonly madeSeconds: number;
   readonly real: SentPerChange[];
   readonly light: SentPerChange[];
   /** Where its time went (a timed change only). */
@@ -118,21 +123,19 @@ interface Measured {
 /** One change made, timed on the real Envoys, then waited for on every Envoy and counted. */
 async function oneChange(
   fleet: Fleet,
-  make: () => void,
+  make: Change,
   check: { i: number; path: string; want: number } | undefined,
 ): Promise<Measured> {
   const envoys = fleet.real.length + fleet.light.length;
   const gone = fleet.light.find((c) => c.ended !== undefined);
   if (gone) throw new Error(`a lightweight client's stream ended: ${gone.ended ?? ''}`);
   const before = await xdsDelivered(fleet.adminPort, envoys, fleet.limitMs);
-  let seconds = Number.NaN;
+  await fleet.changes.ready();
   let servedAt: number[] = [];
   const at = epochMs();
-  if (check)
-    seconds = await timedChange(make, async () => {
-      servedAt = await servedOnEachEnvoy(fleet, check.i, check.path, check.want);
-    });
-  else make();
+  const clock = await timedChange(make, async () => {
+    if (check) servedAt = await servedOnEachEnvoy(fleet, check.i, check.path, check.want);
+  });
   const after = await xdsDelivered(fleet.adminPort, envoys, fleet.limitMs, generations(before));
   const sent = sentBetween(before, after);
   const real = new Set(fleet.real.map((r) => r.node));
@@ -140,7 +143,8 @@ async function oneChange(
   const nodes = fleet.real.map((r) => r.node);
   const stages = check ? changeStages(at, await xdsStatus(fleet.adminPort), nodes, servedAt) : undefined;
   return {
-    seconds,
+    seconds: check ? clock.seconds : Number.NaN,
+    madeSeconds: clock.madeSeconds,
     real: of((n) => real.has(n)),
     light: of((n) => !real.has(n)),
     ...(stages ? { stages } : {}),
@@ -154,11 +158,9 @@ async function timeChanges(fleet: Fleet, count: number): Promise<Record<ChangeKi
   const out: Record<ChangeKind, Measured[]> = { add: [], edit: [], delete: [] };
   for (let k = 0; k < count; k++) {
     const path = `/edited-${k}/${last}`;
-    out.add.push(await oneChange(fleet, () => fleet.changes.add(n), { i: n, path: `/r/${n}`, want: 200 }));
-    out.edit.push(await oneChange(fleet, () => fleet.changes.edit(last, path), { i: last, path, want: 200 }));
-    out.delete.push(
-      await oneChange(fleet, () => fleet.changes.remove(n), { i: n, path: `/r/${n}`, want: 404 }),
-    );
+    out.add.push(await oneChange(fleet, fleet.changes.add(n), { i: n, path: `/r/${n}`, want: 200 }));
+    out.edit.push(await oneChange(fleet, fleet.changes.edit(last, path), { i: last, path, want: 200 }));
+    out.delete.push(await oneChange(fleet, fleet.changes.remove(n), { i: n, path: `/r/${n}`, want: 404 }));
   }
   return out;
 }
@@ -169,7 +171,8 @@ async function endpointChanges(fleet: Fleet, backendPort: number): Promise<SentP
   const sent: SentPerChange[] = [];
   for (const endpoints of [[ENDPOINTS[0]], ENDPOINTS, [ENDPOINTS[0]], ENDPOINTS]) {
     const yaml = baseYaml(fleet.listenerPort, backendPort, 'files', endpoints);
-    sent.push(...(await oneChange(fleet, () => save(fleet.dir, 'base.yaml', yaml), undefined)).real);
+    const make = () => Promise.resolve(save(fleet.dir, 'base.yaml', yaml));
+    sent.push(...(await oneChange(fleet, make, undefined)).real);
   }
   return medianSent(sent);
 }
@@ -247,6 +250,8 @@ async function measureSteps(
   resetPeak(pid);
   const changes = await timeChanges(fleet, options.changes);
   const changesPeakMiB = memoryMiB(pid, 'VmHWM');
+  // What the changes' clock no longer holds: kubectl around the same kind of request.
+  const kubectl = fleet.kube ? await kubectlCost(fleet.kube, fleet.n - 1, KUBECTL_ROUNDS) : undefined;
   const endpointSent = await endpointChanges(fleet, backendPort);
   const joined = await newEnvoy(fleet, `/edited-${options.changes - 1}/${fleet.n - 1}`);
   const by = <T>(f: (m: Measured[]) => T): Record<ChangeKind, T> =>
@@ -265,6 +270,8 @@ async function measureSteps(
     envoyPeakMiB: memoryMiB(envoyPid(fleet.real[0]?.envoy.child.pid ?? -1), 'VmHWM'),
     changes: by((m) => times(m.map((x) => x.seconds))),
     stages: by((m) => stageMedians(m.flatMap((x) => (x.stages ? [x.stages] : [])))),
+    ...(fleet.kube ? { requests: by((m) => times(m.map((x) => x.madeSeconds))) } : {}),
+    ...(kubectl ? { kubectl: { kubectl: times(kubectl.kubectl), request: times(kubectl.request) } } : {}),
     sent: by((m) => medianSent(m.flatMap((x) => x.real))),
     lightSent: by((m) => medianSent(m.flatMap((x) => x.light))),
     ...(endpointSent ? { endpointSent } : {}),

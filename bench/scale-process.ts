@@ -55,15 +55,29 @@ export async function until(
   }
 }
 
+/** A change's times, in seconds from the moment it was made (a file saved, or a request sent). */
+export interface ChangeClock {
+  /** Until `wait` was done: served (for bench:scale --fleet, on every real Envoy). */
+  readonly seconds: number;
+  /** Until the change itself was done: the file written, or the API server's answer read. */
+  readonly madeSeconds: number;
+}
+
 /**
- * Seconds from just before `make` until `wait` is done: the clock also runs while a save or a
- * kubectl (its start, the request, its exit) is under way, an upper bound of the change's time.
+ * Times one change from `make`'s call, which saves a file or sends a request made ready
+ * beforehand; `wait` starts polling at the same moment, so neither waits for the other.
  */
-export async function timedChange(make: () => void, wait: () => Promise<unknown>): Promise<number> {
+export async function timedChange(
+  make: () => Promise<void>,
+  wait: () => Promise<unknown>,
+): Promise<ChangeClock> {
   const t0 = performance.now();
-  make();
-  await wait();
-  return (performance.now() - t0) / 1000;
+  let madeSeconds = Number.NaN;
+  const made = make().then(() => {
+    madeSeconds = (performance.now() - t0) / 1000;
+  });
+  await Promise.all([made, wait()]);
+  return { seconds: (performance.now() - t0) / 1000, madeSeconds };
 }
 
 /** A process's memory as /proc tells it, in MiB: VmHWM (the peak) or VmRSS (now). */

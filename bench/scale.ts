@@ -8,7 +8,8 @@
 //   npm run bench:scale -- --modes gateway --sizes 1000 --no-write
 //   npm run bench:scale -- --rerender                 the table and chart again from scale-latest.json
 //   npm run bench:scale -- --provider kubernetes      the same objects from a real API server
-//                                                     (scripts/kube-local.mjs), changed with kubectl;
+//                                                     (scripts/kube-local.mjs), changed by requests
+//                                                     the benchmark sends (scale-changes.ts);
 //                                                     --kube-api-qps N (default 2000) paces its writes
 //   npm run bench:scale -- --fleet                    `serve --xds` feeding 2 real Envoys and 18
 //                                                     lightweight ADS clients over delta ADS, at
@@ -31,6 +32,7 @@ import { compileSnapshot } from '../extproc/src/pipeline/snapshot.js';
 import { RouteFileEncoder } from '../extproc/src/xds/route-files.js';
 import { startMinimalBackend } from './minimal-backend.js';
 import {
+  type Change,
   fileChanges,
   kubeChanges,
   kubeSource,
@@ -147,17 +149,19 @@ async function measure(mode: Mode, n: number, backendPort: number, provider: Pro
           alive,
         )
       : undefined;
-    const addSeconds = await timedChange(
-      () => changes.add(n),
-      () => until(`${mode} ${n}: the added route`, limitMs, () => served(n, `/r/${n}`), alive),
+    // Each from the moment the file is saved or the request sent (timedChange).
+    const timed = async (make: Change, wait: () => Promise<unknown>): Promise<number> => {
+      await changes.ready();
+      return (await timedChange(make, wait)).seconds;
+    };
+    const addSeconds = await timed(changes.add(n), () =>
+      until(`${mode} ${n}: the added route`, limitMs, () => served(n, `/r/${n}`), alive),
     );
-    const editSeconds = await timedChange(
-      () => changes.edit(last, `/edited/${last}`),
-      () => until(`${mode} ${n}: the edited route`, limitMs, () => served(last, `/edited/${last}`), alive),
+    const editSeconds = await timed(changes.edit(last, `/edited/${last}`), () =>
+      until(`${mode} ${n}: the edited route`, limitMs, () => served(last, `/edited/${last}`), alive),
     );
-    const deleteSeconds = await timedChange(
-      () => changes.remove(n),
-      () => until(`${mode} ${n}: the deleted route`, limitMs, () => served(n, `/r/${n}`, 404), alive),
+    const deleteSeconds = await timed(changes.remove(n), () =>
+      until(`${mode} ${n}: the deleted route`, limitMs, () => served(n, `/r/${n}`, 404), alive),
     );
     const control = cli.child.pid;
     const envoy = mode === 'gateway' && control !== undefined ? envoyPid(control) : undefined;
@@ -182,6 +186,7 @@ async function measure(mode: Mode, n: number, backendPort: number, provider: Pro
     throw e;
   } finally {
     await stopCli(cli.child);
+    changes.close();
     await stopKube(kube);
     rmSync(dir, { recursive: true, force: true });
   }
