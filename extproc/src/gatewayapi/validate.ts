@@ -27,6 +27,44 @@ function objectDiagnostics(o: AnyObject): Diagnostic[] {
 /** Decodes one object; a caller may answer from what it decoded before (pipeline/incremental-compiler.ts). */
 export type DecodeObject = (src: SourceObject, decode: (src: SourceObject) => AnyObject) => AnyObject;
 
+/**
+ * Each decoded object's `kind/namespace/name`: a reload hands over the same objects again
+ * (pipeline/incremental-compiler.ts), and writing 10,000 keys anew and hashing them was a
+ * good part of validating them.
+ */
+const keys = new WeakMap<AnyObject, string>();
+
+function keyOf(obj: AnyObject): string {
+  let key = keys.get(obj);
+  if (key === undefined) keys.set(obj, (key = `${obj.kind}/${obj.namespace}/${obj.name}`));
+  return key;
+}
+
+function whereOf(src: SourceObject): { file: string; line: number; field: string } {
+  return { file: src.source.file, line: src.source.line, field: '' };
+}
+
+function unknownKind(src: SourceObject, versions: readonly string[] | undefined): Diagnostic {
+  return {
+    ...whereOf(src),
+    code: 'unknown-kind',
+    message: versions
+      ? `${src.kind} ${src.apiVersion} is not read by steadfast (use ${versions.join(' or ')}); ignored`
+      : `kind ${src.kind} (${src.apiVersion}) is not read by steadfast; ignored`,
+  };
+}
+
+function duplicate(src: SourceObject, obj: AnyObject, first: SourceObject): Diagnostic {
+  return {
+    ...whereOf(src),
+    code: 'duplicate-object',
+    object: { kind: obj.kind, namespace: obj.namespace, name: obj.name },
+    message: hasSource(first.source)
+      ? `already defined at ${first.source.file}:${first.source.line}; this one is ignored`
+      : 'already defined; this one is ignored',
+  };
+}
+
 export function validateObjects(
   sources: readonly SourceObject[],
   decodeObject: DecodeObject = (src, decode) => decode(src),
@@ -37,34 +75,20 @@ export function validateObjects(
   for (const src of sources) {
     // A kind is the document's own string: `toString` must not find Object.prototype's.
     const entry = Object.hasOwn(KINDS, src.kind) ? KINDS[src.kind] : undefined;
-    const where = { file: src.source.file, line: src.source.line, field: '' };
     if (!entry || !entry.versions.includes(src.apiVersion)) {
-      diagnostics.push({
-        ...where,
-        code: 'unknown-kind',
-        message: entry
-          ? `${src.kind} ${src.apiVersion} is not read by steadfast (use ${entry.versions.join(' or ')}); ignored`
-          : `kind ${src.kind} (${src.apiVersion}) is not read by steadfast; ignored`,
-      });
+      diagnostics.push(unknownKind(src, entry?.versions));
       continue;
     }
     const obj = decodeObject(src, entry.decode);
-    const key = `${obj.kind}/${obj.namespace}/${obj.name}`;
+    const key = keyOf(obj);
     const first = seen.get(key);
     if (first) {
-      diagnostics.push({
-        ...where,
-        code: 'duplicate-object',
-        object: { kind: obj.kind, namespace: obj.namespace, name: obj.name },
-        message: hasSource(first.source)
-          ? `already defined at ${first.source.file}:${first.source.line}; this one is ignored`
-          : 'already defined; this one is ignored',
-      });
+      diagnostics.push(duplicate(src, obj, first));
       continue;
     }
     seen.set(key, src);
     objects.push(obj);
-    diagnostics.push(...objectDiagnostics(obj));
+    if (obj.errors.length > 0) diagnostics.push(...objectDiagnostics(obj));
   }
   return { model: modelOf(objects), objects, diagnostics };
 }

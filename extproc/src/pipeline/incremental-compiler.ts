@@ -97,12 +97,13 @@ export class IncrementalCompiler {
   /** Decoded objects by the piece's own object, located as it is. */
   private readonly decoded = new WeakMap<SourceObject, AnyObject>();
   /**
-   * Each piece's object as last seen down its file, and its decoded copy there: an object
-   * that did not move is the same object from one compile to the next, so translation can
-   * keep what it made from it (translate/translate-memo.ts).
+   * Each piece's object as last seen down its file, and what each object handed to decoding
+   * decoded to (its decoded copy there, for one that moved): an object that did not move is
+   * the same object from one compile to the next, so translation can keep what it made from
+   * it (translate/translate-memo.ts); and it is found again by one lookup.
    */
   private readonly moved = new WeakMap<SourceObject, SourceObject>();
-  private readonly copies = new WeakMap<SourceObject, AnyObject>();
+  private readonly given = new WeakMap<SourceObject, AnyObject>();
   /** What translation keeps between compiles. */
   private readonly translateMemo = new TranslateMemo();
   /** What the IR keeps between builds (read only where the snapshot is used, not on the thread). */
@@ -270,6 +271,8 @@ export class IncrementalCompiler {
   }
 
   private decode(src: SourceObject, decode: (src: SourceObject) => AnyObject): AnyObject {
+    const given = this.given.get(src);
+    if (given) return given;
     const own = this.unshifted.get(src) ?? src;
     let obj = this.decoded.get(own);
     if (!obj) {
@@ -277,12 +280,8 @@ export class IncrementalCompiler {
       obj = decode(own);
       this.decoded.set(own, obj);
     }
-    if (obj.origin === src) return obj;
-    let copy = this.copies.get(src);
-    if (!copy) {
-      copy = { ...obj, origin: src };
-      this.copies.set(src, copy);
-    }
-    return copy;
+    const located = obj.origin === src ? obj : { ...obj, origin: src };
+    this.given.set(src, located);
+    return located;
   }
 }
