@@ -27,4 +27,6 @@ export declare function startLocalKube(options?: {
   readonly dir?: string;
   readonly apiPort?: number;
   readonly log?: (line: string) => void;
+  /** Serve /debug/pprof (a CPU profile of the API server); off by default. */
+  readonly profiling?: boolean;
 }): Promise<LocalKube>;

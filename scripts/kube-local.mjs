@@ -138,7 +138,7 @@ export async function startLocalKube(options = {}) {
   // A port picked free can be taken before etcd or the API server binds it: try again with others.
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      const kube = await startOnce(dir, log, options.apiPort);
+      const kube = await startOnce(dir, log, options.apiPort, options.profiling === true);
       log(`kube-local: API server ${kube.server} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       return kube;
     } catch (e) {
@@ -151,7 +151,7 @@ export async function startLocalKube(options = {}) {
   throw lastError;
 }
 
-async function startOnce(dir, log, fixedApiPort) {
+async function startOnce(dir, log, fixedApiPort, profiling) {
   const etcdData = join(dir, 'etcd');
   rmSync(etcdData, { recursive: true, force: true });
   const [clientPort, peerPort, apiPort] = [
@@ -214,7 +214,8 @@ async function startOnce(dir, log, fixedApiPort) {
           // The kubernetes Service's endpoints would be this loopback address, which it refuses.
           '--endpoint-reconciler-type=none',
           '--enable-priority-and-fairness=false',
-          '--profiling=false',
+          // /debug/pprof only for a benchmark that profiles the API server.
+          `--profiling=${profiling}`,
           '-v=0',
         ],
         join(dir, 'kube-apiserver.log'),
