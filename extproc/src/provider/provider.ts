@@ -54,7 +54,8 @@ export interface Provider {
   readonly settleMs?: number;
   /**
    * How long a run of changes that never pauses may postpone its reload, in ms (default five
-   * settle periods): changes that keep coming must not hold every other change back.
+   * settle periods): changes that keep coming must not hold every other change back. Equal to
+   * settleMs, the settle is a window from the first change rather than a quiet period.
    */
   readonly maxWaitMs?: number;
   /** Connects and reads what it needs first; rejects with the reason it cannot serve. */

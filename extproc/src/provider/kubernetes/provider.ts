@@ -26,10 +26,15 @@ export interface KubernetesProviderOptions {
 export class KubernetesProvider implements Provider {
   readonly description: string;
   /**
-   * A watch event is a whole object, never half of one: a short settle still gathers what one
-   * `kubectl apply` sends together, and a change is compiled 150 ms sooner than a file's.
+   * A watch event is a whole object, never half of one, so a change that finds the store idle
+   * is compiled after a window of 5 ms from it (what arrives in that window, such as the events
+   * of one request or one relist, goes with it) rather than after a quiet period, which a busy
+   * cluster's events could keep from coming. Changes that come while a reload runs go together
+   * into the next (ConfigStore), which starts 5 ms after the first of them or when the running
+   * one ends, whichever is later: a change waits at most the window and the compile under way.
    */
-  readonly settleMs = 50;
+  readonly settleMs = 5;
+  readonly maxWaitMs = 5;
   private readonly reflectors: Reflector[];
   private readonly byKind = new Map<string, Reflector>();
   private readonly status: StatusWriter | undefined;

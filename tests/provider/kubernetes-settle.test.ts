@@ -1,0 +1,169 @@
+// How soon a change from the API server is compiled: a watch event is a whole object, so the
+// Kubernetes provider's settle is a short window from the first change, not a quiet period.
+// Timed with fake timers: what is asserted is the order of events (changes, reads, compiles).
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ConfigStore } from '../../extproc/src/pipeline/config-store.js';
+import { type Snapshot, compileConfig } from '../../extproc/src/pipeline/snapshot.js';
+import type { KubeClient } from '../../extproc/src/provider/kubernetes/client.js';
+import { KubernetesProvider } from '../../extproc/src/provider/kubernetes/provider.js';
+import type { ProvidedConfig, Provider } from '../../extproc/src/provider/provider.js';
+
+const route = (n: number) => `
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: { name: gw }
+spec:
+  gatewayClassName: steadfast
+  listeners: [{ name: http, protocol: HTTP, port: 80 }]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: r }
+spec:
+  parentRefs: [{ name: gw }]
+  rules: [{ matches: [{ path: { type: Exact, value: /r${n} } }] }]
+`;
+
+/** The settle the Kubernetes provider asks for (nothing is started: the client is never used). */
+const kube = new KubernetesProvider({ client: { server: 'https://fake' } as unknown as KubeClient });
+
+/** A provider with the Kubernetes provider's settle that says it changed when told; records when it was read. */
+function watchedProvider(): Provider & { change(): void; readAt: number[] } {
+  let changed: ((what: string) => void) | undefined;
+  const readAt: number[] = [];
+  return {
+    description: 'test',
+    ...(kube.settleMs !== undefined ? { settleMs: kube.settleMs } : {}),
+    ...(kube.maxWaitMs !== undefined ? { maxWaitMs: kube.maxWaitMs } : {}),
+    readAt,
+    change: () => changed?.('x'),
+    read: (): Promise<ProvidedConfig> => {
+      readAt.push(performance.now());
+      return Promise.resolve({
+        documents: [{ path: 'c.yaml', text: route(readAt.length) }],
+        objects: [],
+        diagnostics: [],
+      });
+    },
+    watch: (c) => {
+      changed = c;
+      return () => (changed = undefined);
+    },
+    report: () => undefined,
+    start: () => Promise.resolve(),
+    close: () => undefined,
+  };
+}
+
+/** A compile that takes `ms` of fake time, after the first (the store's load before the test's changes). */
+function slowCompile(ms: number): (provided: ProvidedConfig) => Promise<Snapshot> {
+  let first = true;
+  return async (provided) => {
+    if (!first) await new Promise((r) => setTimeout(r, ms));
+    first = false;
+    return compileConfig(provided);
+  };
+}
+
+let store: ConfigStore | undefined;
+afterEach(() => {
+  store?.close();
+  store = undefined;
+  vi.useRealTimers();
+});
+
+describe('the Kubernetes provider settles a change in a window from it', () => {
+  it('asks for a window of a few ms: a window from the first change, not a quiet period', () => {
+    expect(kube.settleMs).toBe(5);
+    expect(kube.maxWaitMs).toBe(kube.settleMs);
+  });
+
+  it('compiles a change that finds the store idle after the window', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const provider = watchedProvider();
+    store = new ConfigStore({ provider });
+    await store.load();
+    store.watch();
+    const t0 = performance.now();
+    provider.change();
+    await vi.advanceTimersByTimeAsync(4);
+    expect(provider.readAt).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(provider.readAt).toHaveLength(2);
+    expect((provider.readAt[1] ?? 0) - t0).toBe(5);
+    expect(store.generation).toBe(2);
+  });
+
+  it('gathers a burst into one reload, and is not postponed by changes that keep coming', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const provider = watchedProvider();
+    store = new ConfigStore({ provider });
+    await store.load();
+    store.watch();
+    const t0 = performance.now();
+    // One request's events, in one tick and over the next milliseconds.
+    for (let i = 0; i < 10; i++) provider.change();
+    for (let i = 0; i < 4; i++) {
+      await vi.advanceTimersByTimeAsync(1);
+      provider.change();
+    }
+    await vi.advanceTimersByTimeAsync(1);
+    expect(provider.readAt.slice(1).map((t) => t - t0)).toEqual([5]);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(provider.readAt).toHaveLength(2);
+  });
+
+  it('puts the changes that come during a compile into one next reload, started when it ends', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const provider = watchedProvider();
+    const compiled: number[] = [];
+    const compile = slowCompile(50);
+    store = new ConfigStore({
+      provider,
+      compile: async (p) => {
+        const s = await compile(p);
+        compiled.push(performance.now());
+        return s;
+      },
+    });
+    await store.load();
+    store.watch();
+    const t0 = performance.now();
+    provider.change();
+    await vi.advanceTimersByTimeAsync(5);
+    expect(provider.readAt).toHaveLength(2);
+    // A change every 2 ms while that compile runs (5 → 55 ms).
+    for (let i = 0; i < 20; i++) {
+      provider.change();
+      await vi.advanceTimersByTimeAsync(2);
+    }
+    await vi.advanceTimersByTimeAsync(200);
+    const reads = provider.readAt.slice(2).map((t) => t - t0);
+    // Exactly one more reload, as the first compile ended.
+    expect(reads).toEqual([(compiled[1] ?? 0) - t0]);
+    expect(compiled.map((t) => t - t0).slice(1)).toEqual([55, 105]);
+    expect(store.generation).toBe(3);
+  });
+
+  it('never starves: under changes that never pause, every change is read within the window and one compile', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const provider = watchedProvider();
+    store = new ConfigStore({ provider, compile: slowCompile(50) });
+    await store.load();
+    store.watch();
+    const changes: number[] = [];
+    // A change every millisecond for 1 s.
+    for (let i = 0; i < 1000; i++) {
+      changes.push(performance.now());
+      provider.change();
+      await vi.advanceTimersByTimeAsync(1);
+    }
+    await vi.advanceTimersByTimeAsync(200);
+    const reads = provider.readAt.slice(1);
+    for (const c of changes) {
+      const read = reads.find((r) => r > c);
+      expect(read).toBeDefined();
+      expect((read ?? 0) - c).toBeLessThanOrEqual(5 + 50);
+    }
+  });
+});
