@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { TYPE_ROUTE_CONFIGURATION } from '../../extproc/src/envoy/envoy-names.js';
 import { decodeAny, encodeAny, envoyProtoRoot } from '../../extproc/src/xds/envoy-protos.js';
 import { RouteFileEncoder } from '../../extproc/src/xds/route-files.js';
+import { pick, rng } from '../resolve/random-table.js';
 
 type Json = Record<string, unknown>;
 
@@ -133,4 +134,36 @@ describe('route files as protobuf', () => {
     const bad = { name: 'l', virtual_hosts: [{ name: 'h', domains: ['*'], routez: [] }] };
     expect(() => encodeOnce(new RouteFileEncoder(), bad, '1')).toThrow(/virtual_hosts\[0\].*routez/);
   });
+
+  for (const seed of [1, 2, 3, 4]) {
+    it(`after every step of random edits, encodes what a fresh encoder does and keeps no more than it used (seed ${seed})`, () => {
+      const rnd = rng(seed);
+      const host = (n: number, path: string): Json => ({
+        name: `host-${n}`,
+        domains: [`h${n}.example`],
+        routes: [{ match: { prefix: path }, direct_response: { status: 200 } }],
+      });
+      let hosts: Json[] = Array.from({ length: 8 }, (_, n) => host(n, '/'));
+      const seen: Json[] = [...hosts];
+      const encoder = new RouteFileEncoder();
+      for (let step = 0; step < 60; step++) {
+        const next = [...hosts];
+        const at = Math.floor(rnd() * next.length);
+        const r = rnd();
+        // A host changed, removed, added, copied (same content, new object) or an old one back.
+        if (r < 0.3) next[at] = host(at, pick(rnd, ['/', '/a', '/b']));
+        else if (r < 0.45 && next.length > 1) next.splice(at, 1);
+        else if (r < 0.6) next.splice(at, 0, host(100 + step, '/'));
+        else if (r < 0.8) next[at] = structuredClone(next[at] as Json);
+        else next[at] = pick(rnd, seen);
+        seen.push(...next.filter((h) => !seen.includes(h)));
+        hosts = next;
+        const rc = { name: 'listener', virtual_hosts: hosts };
+        expect(Buffer.from(encodeOnce(encoder, rc, '1'))).toEqual(
+          Buffer.from(encodeOnce(new RouteFileEncoder(), rc, '1')),
+        );
+        expect(encoder.keptHosts).toBeLessThanOrEqual(hosts.length);
+      }
+    });
+  }
 });

@@ -59,35 +59,52 @@ export interface RouteParts {
   readonly hosts: readonly { readonly name: string; readonly bytes: Uint8Array }[];
 }
 
+/** One virtual host's encoding, under the digest of its JSON, and the last generation that used it. */
+interface KeptEncoding {
+  readonly key: string;
+  readonly bytes: Uint8Array;
+  used: number;
+}
+
 export class RouteFileEncoder {
   /** Virtual hosts encoded anew in the current (or last) generation; the rest were kept. */
   encodedHosts = 0;
   /** Virtual hosts written out as JSON and hashed in the current (or last) generation: the rest were known objects. */
   hashedHosts = 0;
   /**
-   * Each virtual host's encoding by a digest of its JSON, from the last generation only (the
-   * JSON itself as the key held 17 MB at 10,000 hosts and raised the service's peak).
+   * Each virtual host's encoding by a digest of its JSON (the JSON itself as the key held 17 MB
+   * at 10,000 hosts and raised the service's peak), kept while a generation uses it: one not
+   * used by a generation is let go at its end. A generation marks what it uses rather than
+   * building the map again (10,000 insertions per one-route change).
    */
-  private cache = new Map<string, Uint8Array>();
-  private next = new Map<string, Uint8Array>();
+  private readonly byKey = new Map<string, KeptEncoding>();
   /**
    * The same host object as an earlier generation's (the generator keeps unchanged hosts:
    * envoy/generation-memo.ts) is neither written out nor hashed again.
    */
-  private readonly byObject = new WeakMap<Json, { readonly key: string; readonly bytes: Uint8Array }>();
+  private readonly byObject = new WeakMap<Json, KeptEncoding>();
+  private generation = 0;
+  /** Kept encodings the current generation used. */
+  private used = 0;
   private field: number | undefined;
+
+  /** Encodings kept by their digest: after a generation's end, at most the hosts it used. */
+  get keptHosts(): number {
+    return this.byKey.size;
+  }
 
   /** Starts a generation: what the generation before it encoded and this one does not use is let go at its end. */
   begin(): void {
-    this.next = new Map();
+    this.generation++;
+    this.used = 0;
     this.encodedHosts = 0;
     this.hashedHosts = 0;
   }
 
-  /** Ends a generation: only what it encoded is kept for the next. */
+  /** Ends a generation: only what it used is kept for the next. */
   end(): void {
-    this.cache = this.next;
-    this.next = new Map();
+    if (this.byKey.size === this.used) return;
+    for (const [key, kept] of this.byKey) if (kept.used !== this.generation) this.byKey.delete(key);
   }
 
   /** The file of one RouteConfiguration (its JSON, as the generator wrote it). */
@@ -136,17 +153,32 @@ export class RouteFileEncoder {
 
   /** One virtual host's encoding: kept from the generation before when its JSON is the same. */
   private host(host: Json, i: number): Uint8Array {
-    const known = this.byObject.get(host);
-    if (!known) this.hashedHosts++;
-    const key = known?.key ?? createHash('sha256').update(JSON.stringify(host)).digest('base64');
-    let bytes = known?.bytes ?? this.next.get(key) ?? this.cache.get(key);
-    if (!bytes) {
-      bytes = encodeAny({ '@type': TYPE_VIRTUAL_HOST, ...host }, `virtual_hosts[${i}]`).value;
-      this.encodedHosts++;
+    let kept = this.byObject.get(host);
+    if (!kept) {
+      kept = this.byDigest(host, i);
+      this.byObject.set(host, kept);
     }
-    if (!known) this.byObject.set(host, { key, bytes });
-    this.next.set(key, bytes);
-    return bytes;
+    if (kept.used !== this.generation) {
+      // One the last generation did not use was let go at its end: kept again.
+      if (kept.used !== this.generation - 1) this.byKey.set(kept.key, kept);
+      kept.used = this.generation;
+      this.used++;
+    }
+    return kept.bytes;
+  }
+
+  /** A host not seen as this object: its encoding found by the digest of its JSON, or made. */
+  private byDigest(host: Json, i: number): KeptEncoding {
+    this.hashedHosts++;
+    const key = createHash('sha256').update(JSON.stringify(host)).digest('base64');
+    const kept = this.byKey.get(key);
+    if (kept) return kept;
+    this.encodedHosts++;
+    const bytes = encodeAny({ '@type': TYPE_VIRTUAL_HOST, ...host }, `virtual_hosts[${i}]`).value;
+    // In the map as one the last generation used: this one marks it.
+    const made = { key, bytes, used: this.generation - 1 };
+    this.byKey.set(key, made);
+    return made;
   }
 }
 
