@@ -2,17 +2,11 @@
 // Gateway mode's parts (rules' actions, clusters, virtual hosts) are built on first read, so
 // attach mode never pays for them; an IrMemo keeps what an unchanged rule or match made from one
 // build to the next. Pure: reads only the table.
-import type {
-  PolicyTable,
-  TableListener,
-  TableMatch,
-  TableRoute,
-  TableRule,
-} from '../policy/policy-table.js';
+import type { PolicyTable, TableListener, TableMatch, TableRoute } from '../policy/policy-table.js';
 import { headersReadBy } from '../policy/headers-read.js';
 import { matchRe2Problem } from '../policy/re2-syntax.js';
 import { policyTableDigest } from '../policy/table-digest.js';
-import { type IrCluster, shareRuleClusters } from './cluster-sharing.js';
+import { type IrCluster, nameRuleClusters, shareRuleClusters } from './cluster-sharing.js';
 import type { GatewayIr, IrPort, IrSniChain, IrVirtualHost, ServedRoute } from './gateway-ir.js';
 import { IrMemo } from './ir-memo.js';
 import { portIsolation } from './listener-isolation.js';
@@ -22,39 +16,34 @@ import { type IrEntry, type IrRule, ruleAction, ruleEntry } from './rule-action.
 import { ruleClusters } from './rule-clusters.js';
 import { routerPlan } from './router-plan.js';
 
-interface Decided {
-  readonly clusters: readonly IrCluster[];
-  readonly rules: ReadonlyMap<TableRule, IrRule>;
-}
-
-/** Every rule's action, and the clusters they name, shared. */
-function decide(routes: readonly TableRoute[], memo: IrMemo): Decided {
+/**
+ * Every rule's action, kept in the memo by its table rule (portHosts reads it there), and the
+ * clusters they name, shared, in the order rules first name them. A rule kept from the last
+ * build only names its clusters again: its targets name them already.
+ */
+function decide(routes: readonly TableRoute[], memo: IrMemo): IrCluster[] {
   memo.names.begin();
   const clusters: IrCluster[] = [];
-  const rules = new Map<TableRule, IrRule>();
   for (const route of routes) {
     for (const rule of route.rules) {
-      if (rules.has(rule)) continue;
-      let kept = memo.rules.get(rule);
+      const kept = memo.rules.get(rule);
       if (kept) {
         // Names come from content, which comes from the rule: only the clusters' order is new.
-        if (kept.clusters) shareRuleClusters(kept.clusters, memo.names, clusters);
-      } else {
-        const plan = routerPlan(rule.policy);
-        // A redirect (a backendRef's included) never reaches a backend: no cluster for it.
-        const own =
-          rule.invalid || rule.redirect ? undefined : ruleClusters(route.kind, rule, plan.backoffMs > 0);
-        const shared = own ? shareRuleClusters(own, memo.names, clusters) : undefined;
-        const ir = ruleAction(rule, plan, own, shared);
-        // Plain literals: a literal that starts with a spread gets a map of its own (json.ts sharedShape).
-        kept = own ? { clusters: own, ir } : { ir };
-        memo.rules.set(rule, kept);
+        if (kept.clusters) nameRuleClusters(kept.clusters, memo.names, clusters);
+        continue;
       }
-      rules.set(rule, kept.ir);
+      const plan = routerPlan(rule.policy);
+      // A redirect (a backendRef's included) never reaches a backend: no cluster for it.
+      const own =
+        rule.invalid || rule.redirect ? undefined : ruleClusters(route.kind, rule, plan.backoffMs > 0);
+      const shared = own ? shareRuleClusters(own, memo.names, clusters) : undefined;
+      const ir = ruleAction(rule, plan, own, shared);
+      // Plain literals: a literal that starts with a spread gets a map of its own (json.ts sharedShape).
+      memo.rules.set(rule, own ? { clusters: own, ir } : { ir });
     }
   }
   memo.names.end();
-  return { clusters, rules };
+  return clusters;
 }
 
 function entryOf(rule: IrRule, match: TableMatch, memo: IrMemo): IrEntry {
@@ -70,7 +59,6 @@ function portHosts(
   routes: readonly ServedRoute[],
   group: PortGroup,
   name: string,
-  decided: Decided,
   memo: IrMemo,
 ): { virtualHosts: IrVirtualHost[]; sniChains: IrSniChain[] | undefined; warnings: string[] } {
   const isolation = portIsolation(group.listeners);
@@ -79,7 +67,8 @@ function portHosts(
     const warnings: string[] = [];
     for (const m of vh.matches) {
       const problem = matchRe2Problem(m.match);
-      const rule = decided.rules.get(m.rule);
+      // Every rule of the table was decided (decideOnce) before its hosts are made.
+      const rule = memo.rules.get(m.rule)?.ir;
       if (problem !== undefined) warnings.push(`${problem}; the match is left out of Envoy's routes`);
       else if (rule) entries.push(entryOf(rule, m.match, memo));
     }
@@ -105,7 +94,7 @@ export function buildIr(table: PolicyTable, memo: IrMemo = new IrMemo()): Gatewa
       );
     }
   }
-  let decided: Decided | undefined;
+  let decided: IrCluster[] | undefined;
   const decideOnce = () => (decided ??= decide(table.routes, memo));
   const ports = portGroups(table, (w) => warnings.push(w)).map((group): IrPort => {
     const routes: ServedRoute[] = [];
@@ -116,7 +105,10 @@ export function buildIr(table: PolicyTable, memo: IrMemo = new IrMemo()): Gatewa
     const name =
       group.listeners.length === 1 ? (group.listeners[0] as TableListener).id : `port/${group.port}`;
     let hosts: ReturnType<typeof portHosts> | undefined;
-    const hostsOnce = () => (hosts ??= portHosts(routes, group, name, decideOnce(), memo));
+    const hostsOnce = () => {
+      decideOnce();
+      return (hosts ??= portHosts(routes, group, name, memo));
+    };
     return {
       port: group.port,
       protocol: group.protocol,
@@ -142,7 +134,7 @@ export function buildIr(table: PolicyTable, memo: IrMemo = new IrMemo()): Gatewa
     routes: table.routes,
     ports,
     get clusters() {
-      return decideOnce().clusters;
+      return decideOnce();
     },
     warnings,
     get headersRead() {

@@ -70,6 +70,17 @@ export class ClusterNames {
 }
 
 /**
+ * Names a rule's own clusters in this build: `out` gets each cluster the first time a build
+ * names it, in order. What a rule kept from the last build does: its targets name them already.
+ */
+export function nameRuleClusters(rc: RuleClusters, names: ClusterNames, out: IrCluster[]): void {
+  for (const c of rc.clusters) {
+    const { cluster, first } = names.cluster(c.content, c.key);
+    if (first) out.push(cluster);
+  }
+}
+
+/**
  * A rule's own clusters under their shared names: `out` gets each cluster the first time a
  * build names it, in order.
  */
