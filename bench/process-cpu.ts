@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 
 let ticksPerSecond: number | undefined;
 
-export function clockTicks(): number {
+function clockTicks(): number {
   if (ticksPerSecond === undefined) {
     const r = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
     const n = Number(r.stdout?.trim());

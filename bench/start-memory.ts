@@ -5,7 +5,7 @@
 // which asks and ACKs as Envoy 1.40 does, VHDS included) connects at /readyz; the peak is
 // VmHWM once the control plane says that client took the generation (/v1/xds). Then `--edits`
 // edits of one route in the 10,000-route file, each waited for on that client, with each
-// thread's CPU (/proc/PID/task/TID/stat) over them: the main thread, the compiler thread, and
+// thread's CPU (/proc/PID/task/TID/schedstat) over them: the main thread, the compiler thread, and
 // the rest (V8's GC helpers, libuv). `--node-arg` passes a flag to `serve`'s Node; `--bin` runs
 // another build (a copy of bin/ and dist/ of an earlier commit), for A/B runs in one sitting.
 // Numbers, never assertions.
@@ -15,7 +15,6 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { envoyVersion } from '../extproc/src/local/envoy-binary.js';
 import { LightEnvoy } from './ads-light-client.js';
-import { clockTicks } from './process-cpu.js';
 import { median } from './round-stats.js';
 import { fileChanges } from './scale-changes.js';
 import { writeScaleConfig } from './scale-config.js';
@@ -39,14 +38,13 @@ const { values: opts } = parseArgs({
   },
 });
 
-/** Each thread's CPU so far in ms (utime + stime), by thread id. */
+/** Each thread's CPU so far in ms, by thread id (schedstat's time on the CPU, in ns: finer than stat's ticks). */
 function threadCpuMs(pid: number): Map<number, number> {
   const out = new Map<number, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(Number(tid), ((Number(f[11]) + Number(f[12])) * 1000) / clockTicks());
+      const onCpuNs = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+      out.set(Number(tid), onCpuNs / 1e6);
     } catch {
       // The thread ended.
     }
@@ -172,8 +170,8 @@ async function main(): Promise<void> {
     const edits =
       e.length === 0
         ? ''
-        : `; per edit (median of ${e.length}) main ${medianOf(e.map((x) => x.main))} ms, compiler ` +
-          `${medianOf(e.map((x) => x.compiler))} ms, other threads ${medianOf(e.map((x) => x.other))} ms, ` +
+        : `; per edit (median of ${e.length}) main ${medianOf(e.map((x) => x.main)).toFixed(0)} ms, compiler ` +
+          `${medianOf(e.map((x) => x.compiler)).toFixed(0)} ms, other threads ${medianOf(e.map((x) => x.other)).toFixed(0)} ms, ` +
           `on the client ${medianOf(e.map((x) => x.seconds)).toFixed(2)} s`;
     console.log(
       `${label}: ${n} routes: ready ${run.readySeconds.toFixed(2)} s, first client served ` +
