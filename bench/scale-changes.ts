@@ -152,20 +152,19 @@ export async function kubectlCost(kube: LocalKube, i: number, rounds: number): P
   return out;
 }
 
-/** Whether route-i's status has steadfast's entry, read with kubectl. */
-export function statusWritten(kube: LocalKube, i: number): boolean {
-  const out = execFileSync(
-    KUBECTL,
-    [
-      '--kubeconfig',
-      kube.adminConfig,
-      'get',
-      'httproute',
-      `route-${i}`,
-      '-o',
-      'jsonpath={.status.parents[*].controllerName}',
-    ],
-    { encoding: 'utf8' },
-  );
-  return out.includes('steadfast.dev/gateway-controller');
+/** Each API server's reader of route status, kept for its polls. */
+const statusReaders = new WeakMap<LocalKube, ReturnType<typeof kubeRequests>>();
+
+/**
+ * Whether route-i's status has steadfast's entry: a GET on a kept-alive connection. It is polled
+ * every 20 ms while the statuses are written, and a kubectl per poll (its start, its discovery)
+ * took CPU from the API server whose writes it timed.
+ */
+export async function statusWritten(kube: LocalKube, i: number): Promise<boolean> {
+  let api = statusReaders.get(kube);
+  if (!api) statusReaders.set(kube, (api = kubeRequests(kube)));
+  const route = (await api.send('GET', `${ROUTES}/route-${i}`)) as {
+    status?: { parents?: { controllerName?: string }[] };
+  };
+  return (route.status?.parents ?? []).some((p) => p.controllerName === 'steadfast.dev/gateway-controller');
 }
