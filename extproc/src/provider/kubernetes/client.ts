@@ -4,8 +4,9 @@
 // as the API server stores it — the typed clients would turn timestamps into Dates and drop
 // fields their models do not know.
 import { request as httpRequest } from 'node:http';
-import { Agent, type RequestOptions, request as httpsRequest } from 'node:https';
+import { type RequestOptions, request as httpsRequest } from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
+import { ConnectionPool } from './connection-pool.js';
 import { DEFAULT_RATE_LIMIT, type RateLimit, TokenBucket } from './rate-limit.js';
 
 export interface KubeResponse<T> {
@@ -173,13 +174,16 @@ export class KubeClient {
     };
   }
 
-  /** One keep-alive connection pool for requests (watches hold their own connections). */
-  private agent: Agent | undefined;
+  /**
+   * This client's connections, for requests and watches alike (a watch's, once the server ends
+   * it, serves the next request). Not through a proxy the kubeconfig names: there every request
+   * gets the proxy's agent @kubernetes/client-node makes.
+   */
+  private readonly pool = new ConnectionPool();
 
   /** Closes the pooled connections. */
   close(): void {
-    this.agent?.destroy();
-    this.agent = undefined;
+    this.pool.close();
   }
 
   private async open(
@@ -204,23 +208,9 @@ export class KubeClient {
     // Credentials (a token file re-read, an exec plugin) and TLS material, as the kubeconfig says.
     await this.config.applyToHTTPSOptions(options);
     if (opts.control?.aborted) throw new Error('watch stopped');
-    if (!opts.control && url.protocol === 'https:') {
-      // The TLS material does not change for a client: reuse connections instead of a new
-      // TCP and TLS handshake per request (applyToHTTPSOptions makes a new agent each time).
-      this.agent ??= new Agent({
-        ...(options.ca !== undefined ? { ca: options.ca } : {}),
-        ...(options.cert !== undefined ? { cert: options.cert } : {}),
-        ...(options.key !== undefined ? { key: options.key } : {}),
-        ...(options.pfx !== undefined ? { pfx: options.pfx } : {}),
-        ...(options.passphrase !== undefined ? { passphrase: options.passphrase } : {}),
-        ...(options.rejectUnauthorized !== undefined
-          ? { rejectUnauthorized: options.rejectUnauthorized }
-          : {}),
-        keepAlive: true,
-        maxSockets: 16,
-      });
-      options.agent = this.agent;
-    }
+    // applyToHTTPSOptions makes a new agent each time: the pool's is used instead, made again
+    // only when the TLS material it just read (files re-read, an exec plugin asked) changed.
+    if (url.protocol === 'https:' && !this.config.getCurrentCluster()?.proxyUrl) this.pool.use(options);
     return new Promise((resolve, reject) => {
       const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
       const req = send(url, options, (res) => resolve({ status: res.statusCode ?? 0, stream: res }));
