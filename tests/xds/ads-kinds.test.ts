@@ -75,4 +75,40 @@ describe('kinds of Envoy share a generation', () => {
     await Promise.all(clients.map((c) => c.next(TYPE_CLUSTER, 0)));
     expect(parts).toHaveBeenCalledTimes(2 * configurations);
   });
+
+  it('keeps the virtual hosts encoded when another kind asks first in the next generation', async () => {
+    const opts = options('0.0.0.0');
+    const memo = new GenerationMemo(opts);
+    let shared = xdsResources(snapshot.ir, opts, snapshot.tls, memo);
+    // What each generation's encoder had to write out and hash (the rest it knew by object).
+    const hashed: number[] = [];
+    const end = RouteFileEncoder.prototype.end;
+    vi.spyOn(RouteFileEncoder.prototype, 'end').mockImplementation(function (this: RouteFileEncoder) {
+      hashed.push(this.hashedHosts);
+      end.call(this);
+    });
+    server = new AdsServer({ resources: (kind) => onAddress(shared, kind), log: () => undefined });
+    const address = await server.start('127.0.0.1:0');
+    const open = (i: number, kind: string): AdsClient => {
+      const c = new AdsClient(address, server as AdsServer, 'DeltaAggregatedResources');
+      clients.push(c);
+      c.call.write({
+        node: { id: `e${i}`, metadata: { fields: { steadfast_node_kind: { stringValue: kind } } } },
+        type_url: TYPE_LISTENER,
+      });
+      return c;
+    };
+    // Pushed generation 1 and never answering it: generation 2 is not pushed to it at once.
+    const first = open(0, '127.0.0.9');
+    await vi.waitFor(() => expect(server?.status().envoys).toHaveLength(1));
+    server.update('1');
+    await first.next(TYPE_LISTENER, 0);
+    const hosts = hashed[0] ?? 0;
+    expect(hosts).toBeGreaterThan(0);
+    // Generation 2 changes nothing, and a kind that never asked before is the first to take it.
+    shared = xdsResources(snapshot.ir, opts, snapshot.tls, memo);
+    server.update('2');
+    await open(1, '127.0.0.10').next(TYPE_LISTENER, 0);
+    expect(hashed).toEqual([hosts, 0]);
+  });
 });

@@ -61,7 +61,7 @@ function renamed(bytes: Uint8Array, name: string): Buffer {
 }
 
 /**
- * One kind of Envoy's route configurations, generation after generation: each host encoded once
+ * The route configurations every kind of Envoy shares, generation after generation: each host encoded once
  * (route-files.ts), and its VirtualHost resource made once while the host stays the same, so a
  * one-route change makes one resource anew, not 10,000.
  */

@@ -139,10 +139,11 @@ export class AdsServer {
   private times: { version: string; load?: LoadTimes; updatedAt: number } | undefined;
   private kindTimes = new Map<string, GenerationTimes['kinds'][string]>();
   /**
-   * Per kind of Envoy, each route configuration's virtual hosts as last encoded: a change to one
-   * route encodes its host alone (route-files.ts), not the 10,000 others on the event loop.
+   * Each route configuration's virtual hosts as last encoded, one for all kinds of Envoy (they
+   * share the route list): a change to one route encodes its host alone (route-files.ts), not
+   * the 10,000 others, whichever kind's stream asks first in a generation.
    */
-  private readonly routeEncoders = new Map<string, RouteResources>();
+  private readonly routeEncoder = new RouteResources();
   /**
    * This generation's encodings by the list they were made from: kinds of Envoy handed the same
    * list (every type but their listeners, ads-runner.ts) share its encoding, and with it the
@@ -282,9 +283,7 @@ export class AdsServer {
     const byName = (type: string, list: readonly Json[], key = 'name') => this.byName(type, list, key);
     let routes = this.routeLists.get(generated.routeConfigurations);
     if (!routes) {
-      let encoder = this.routeEncoders.get(kind);
-      if (!encoder) this.routeEncoders.set(kind, (encoder = new RouteResources()));
-      routes = encoder.encode(generated.routeConfigurations);
+      routes = this.routeEncoder.encode(generated.routeConfigurations);
       this.routeLists.set(generated.routeConfigurations, routes);
     }
     for (const w of generated.warnings) this.options.log(`warning: ${w}`);
