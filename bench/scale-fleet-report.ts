@@ -123,6 +123,8 @@ export interface FleetReport {
   /** The commit measured (`git describe --always --dirty`), when known. */
   readonly code?: string;
   readonly provider: 'files' | 'kubernetes';
+  /** Flags `serve`'s Node ran with (--serve-node-arg), when any. */
+  readonly serveNodeArgs?: readonly string[];
   readonly rows: readonly FleetRow[];
 }
 

@@ -43,8 +43,13 @@ export interface Fleet {
   readonly light: LightEnvoy[];
 }
 
-/** The directory, the API server if asked for, and `serve --xds` started on them (not yet ready). */
-export async function startControlPlane(n: number, backendPort: number, provider: Provider): Promise<Fleet> {
+/** The directory, the API server if asked for, and `serve --xds` started on them (not yet ready), its Node given `nodeArgs`. */
+export async function startControlPlane(
+  n: number,
+  backendPort: number,
+  provider: Provider,
+  nodeArgs: readonly string[] = [],
+): Promise<Fleet> {
   const dir = mkdtempSync(join(tmpdir(), `steadfast-scale-fleet-${n}-`));
   const [listenerPort, adminPort, xdsPort] = [await freePort(), await freePort(), await freePort()];
   writeScaleConfig(dir, n, { listener: listenerPort, backend: backendPort }, provider);
@@ -58,7 +63,7 @@ export async function startControlPlane(n: number, backendPort: number, provider
       ...['serve', ...source, '--xds', `127.0.0.1:${xdsPort}`, '--session-key', sessionKey],
       ...['--admin-port', String(adminPort), '--ext-proc-address', '127.0.0.1:0'],
     ],
-    ['--inspect=127.0.0.1:0'],
+    ['--inspect=127.0.0.1:0', ...nodeArgs],
   );
   return {
     n,

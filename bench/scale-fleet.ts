@@ -39,6 +39,8 @@ export interface FleetOptions {
   /** How many times each of add, edit and delete is timed. */
   readonly changes: number;
   readonly lightClients: number;
+  /** Flags for `serve`'s Node. */
+  readonly serveNodeArgs: readonly string[];
 }
 
 const KINDS: readonly ChangeKind[] = ['add', 'edit', 'delete'];
@@ -286,7 +288,7 @@ export async function measureFleet(
   provider: Provider,
   options: FleetOptions,
 ): Promise<FleetRow> {
-  const fleet = await startControlPlane(n, backendPort, provider);
+  const fleet = await startControlPlane(n, backendPort, provider, options.serveNodeArgs);
   try {
     const { ready, firstServed } = await startServing(fleet);
     const readyPeak = memoryMiB(fleet.cli.child.pid, 'VmHWM');

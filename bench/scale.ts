@@ -15,6 +15,8 @@
 //                                                     lightweight ADS clients over delta ADS, at
 //                                                     1000 and 10000 routes (scale-fleet.ts)
 //   npm run bench:scale -- --fleet --sizes 1000 --changes 20 --light-clients 18 --provider kubernetes
+//   npm run bench:scale -- --fleet --serve-node-arg=--max-semi-space-size=4   serve's Node as the
+//                                                     chart runs a gateway-mode control plane
 //
 // The routes are what a repository of many teams holds: route-i serves svc-i.example under
 // /r/i with a retry, all to one Service with two endpoints (the benchmark's minimal backend).
@@ -73,6 +75,8 @@ const { values: opts } = parseArgs({
     changes: { type: 'string', default: '20' },
     /** --fleet: lightweight ADS clients beside the 2 real Envoys. */
     'light-clients': { type: 'string', default: '18' },
+    /** --fleet: a flag for `serve`'s Node, as a deployment gives it (the chart: --max-semi-space-size=4). */
+    'serve-node-arg': { type: 'string', multiple: true, default: [] },
     /** --provider kubernetes: steadfast's --kube-api-qps and --kube-api-burst. */
     'kube-api-qps': { type: 'string', default: '2000' },
     'kube-api-burst': { type: 'string', default: '2000' },
@@ -263,6 +267,7 @@ async function fleetMain(provider: Provider, sizes: readonly number[]): Promise<
   const options = {
     changes: count('changes', opts.changes ?? '', 1),
     lightClients: count('light-clients', opts['light-clients'] ?? '', 0),
+    serveNodeArgs: opts['serve-node-arg'] ?? [],
   };
   // The machine is shared: its load (1-minute average) at the start and the end says how much.
   const loadAtStart = loadavg()[0] ?? Number.NaN;
@@ -279,7 +284,14 @@ async function fleetMain(provider: Provider, sizes: readonly number[]): Promise<
   const loadAverage = [loadAtStart, loadavg()[0] ?? Number.NaN];
   const machine = { cpus: availableParallelism(), envoy: envoyVersion(), loadAverage };
   process.stdout.write(
-    `${writeFleetResults(ROOT, { date: new Date().toISOString(), machine, code, provider, rows })}\n`,
+    `${writeFleetResults(ROOT, {
+      date: new Date().toISOString(),
+      machine,
+      code,
+      provider,
+      ...(options.serveNodeArgs.length > 0 ? { serveNodeArgs: options.serveNodeArgs } : {}),
+      rows,
+    })}\n`,
   );
 }
 
