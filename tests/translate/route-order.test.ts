@@ -1,7 +1,8 @@
 // Ties across routes: the oldest creationTimestamp wins, then {namespace}/{name} order.
 import { describe, expect, it } from 'vitest';
 import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
-import { olderFirst, sortedOlderFirst } from '../../extproc/src/translate/precedence.js';
+import { KeptOlderFirst, olderFirst, sortedOlderFirst } from '../../extproc/src/translate/precedence.js';
+import { rng } from '../resolve/random-table.js';
 
 const gateway = `
 apiVersion: gateway.networking.k8s.io/v1
@@ -89,4 +90,50 @@ describe('sortedOlderFirst', () => {
       ]).map((o) => o.namespace),
     ).toEqual(['ns-a', 'ns']);
   });
+
+  for (const seed of [1, 2, 3]) {
+    it(`sorts from the last order as sortedOlderFirst sorts afresh, list after list (seed ${seed})`, () => {
+      const rnd = rng(seed);
+      const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
+      type Item = {
+        readonly i: number;
+        readonly namespace: string;
+        readonly name: string;
+        readonly creationTimestamp?: string;
+      };
+      let serial = 0;
+      // Few names, so that ties (same time and name, different objects) are common.
+      const item = (): Item => {
+        const creationTimestamp = pick([
+          undefined,
+          undefined,
+          '2026-01-01T00:00:00Z',
+          '2025-06-01T00:00:00Z',
+          'bad',
+        ]);
+        return {
+          i: serial++,
+          namespace: pick(['default', 'team-a']),
+          name: pick(['a', 'b', 'c', 'route-1', 'route-10', 'route-2']),
+          ...(creationTimestamp !== undefined ? { creationTimestamp } : {}),
+        };
+      };
+      const kept = new KeptOlderFirst<Item>();
+      let list = Array.from({ length: 40 }, item);
+      for (let step = 0; step < 300; step++) {
+        expect(
+          kept.sorted(list).map((o) => o.i),
+          `step ${step}`,
+        ).toEqual(sortedOlderFirst(list).map((o) => o.i));
+        const r = rnd();
+        const at = Math.floor(rnd() * list.length);
+        if (r < 0.3) list = [...list.slice(0, at), item(), ...list.slice(at)];
+        else if (r < 0.5) list = list.filter((_, k) => k !== at);
+        else if (r < 0.6) list = [...list].reverse();
+        else if (r < 0.7) list = [...list.slice(at), ...list.slice(0, at)];
+        else if (r < 0.75 && list.length > 0) list = [...list, list[at] as Item];
+        else if (r < 0.85) list = list.map((o, k) => (k === at ? item() : o));
+      }
+    });
+  }
 });

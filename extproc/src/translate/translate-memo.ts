@@ -21,6 +21,7 @@ import { type ObjectStatus, type ObjectStatusBody, type ObjectWarning, objectKey
 import type { Attachment } from './attach.js';
 import type { BackendContext } from './backends.js';
 import { KeptRoutes } from './kept-routes.js';
+import { KeptOlderFirst } from './precedence.js';
 
 /** What was made for a route and its rules, with the rules it was made for. */
 interface Outcome {
@@ -127,14 +128,21 @@ function unchanged(read: readonly ServiceRead[], ctx: BackendContext): boolean {
 export class TranslateMemo {
   /** Routes kept whole, while nothing but themselves could change what they make. */
   readonly kept = new KeptRoutes();
+  /** The routes oldest first, sorted from the last order. */
+  readonly order = new KeptOlderFirst<Route>();
   private context: readonly AnyObject[] = [];
   private policies = '';
   private rules = new WeakMap<RouteRule, KeptRule>();
   /** Rules translated (not kept) by the last translation. */
   translatedRules = 0;
   private outcomes = new WeakMap<Route, Outcome>();
+  /**
+   * The last table's entries by id; the entries this translation made anew are put in at its
+   * end. Kept from one translation to the next rather than made again: 10,000 entries set per
+   * reload for the one a change makes anew.
+   */
   private routes = new Map<string, TableRoute>();
-  private nextRoutes = new Map<string, TableRoute>();
+  private readonly madeRoutes: TableRoute[] = [];
   /** The last statuses, by object (objectKey). */
   private readonly statusesByKey = new Map<string, ObjectStatus>();
   /** The statuses the last translation gave, so the 10,000 it gives again are not looked up by key. */
@@ -160,12 +168,16 @@ export class TranslateMemo {
     }
     this.context = context;
     this.policies = policies;
-    this.nextRoutes = new Map();
+    this.madeRoutes.length = 0;
   }
 
-  end(): void {
-    this.routes = this.nextRoutes;
-    this.nextRoutes = new Map();
+  /** Ends a translation whose table's entries are `table` (each id once). */
+  end(table: readonly TableRoute[]): void {
+    for (const made of this.madeRoutes) this.routes.set(made.id, made);
+    this.madeRoutes.length = 0;
+    // Every entry of the table is in the map (kept ones were there, the rest were just put in):
+    // the same size means nothing else is, else the table's entries alone are taken.
+    if (this.routes.size !== table.length) this.routes = new Map(table.map((r) => [r.id, r]));
   }
 
   /**
@@ -291,10 +303,7 @@ export class TranslateMemo {
     make: (route: Route, served: Attachment['listeners'], rules: readonly TableRule[]) => TableRoute,
   ): TableRoute {
     const kept = this.tableRoutes.get(route);
-    if (kept && sameItems(kept.rules, rules) && sameServed(kept.served, served)) {
-      this.nextRoutes.set(kept.entry.id, kept.entry);
-      return kept.entry;
-    }
+    if (kept && sameItems(kept.rules, rules) && sameServed(kept.served, served)) return kept.entry;
     const entry = this.route(make(route, served, rules));
     this.tableRoutes.set(route, {
       served: served.map((l) => ({ id: l.state.id, hostnames: l.hostnames })),
@@ -304,16 +313,11 @@ export class TranslateMemo {
     return entry;
   }
 
-  /** A kept route's table entry (KeptRoutes), as it stands in this translation's table. */
-  keepTableRoute(entry: TableRoute): void {
-    this.nextRoutes.set(entry.id, entry);
-  }
-
   /** The route's table entry as last time when it is equal to it, so it stays the same object. */
   route(made: TableRoute): TableRoute {
     const last = this.routes.get(made.id);
     const route = last && sameRoute(last, made) ? last : made;
-    this.nextRoutes.set(made.id, route);
+    if (route !== last) this.madeRoutes.push(route);
     return route;
   }
 }

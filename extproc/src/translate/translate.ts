@@ -344,7 +344,7 @@ export function translate(input: ValidateResult, memo?: TranslateMemo): Translat
   const ctx = backendContext(model, policies, gateways);
   memo?.begin(model, contextOf(model), policyAnswers(policies, ctx));
   const routes = translateRoutes(model, gateways, policies, ctx, memo);
-  memo?.end();
+  memo?.end(routes.table);
   const listeners = tableListeners(gateways);
   const made = objectStatuses(input.objects, gateways, routes, policies, memo);
   const statuses = memo ? memo.statuses(made) : made;
@@ -439,18 +439,17 @@ function translateRoutes(
   const table: TableRoute[] = [];
   const status = new Map<Route, ObjectStatusBody>();
   const warnings = new Map<Route, ObjectWarning[]>();
-  for (const route of sortedOlderFirst(model.routes)) {
+  for (const route of memo ? memo.order.sorted(model.routes) : sortedOlderFirst(model.routes)) {
     let made = memo?.kept.get(route);
-    if (made) {
-      if (made.entry) memo?.keepTableRoute(made.entry);
-    } else {
+    if (!made) {
       made = translateRoute(route, world);
       memo?.kept.set(route, made);
     }
     if (made.entry) table.push(made.entry);
     for (const at of made.attachedTo) (listeners[at] as ListenerState).attachedRoutes++;
     status.set(route, made.status);
-    if (made.warnings) warnings.set(route, made.warnings);
+    // Only warnings there are: a status is made the same without an empty list.
+    if (made.warnings && made.warnings.length > 0) warnings.set(route, made.warnings);
     if (made.reached) recordReach(reach, made.reached);
   }
   return { table, status, warnings, reach };
