@@ -27,19 +27,6 @@ function objectDiagnostics(o: AnyObject): Diagnostic[] {
 /** Decodes one object; a caller may answer from what it decoded before (pipeline/incremental-compiler.ts). */
 export type DecodeObject = (src: SourceObject, decode: (src: SourceObject) => AnyObject) => AnyObject;
 
-/**
- * Each decoded object's `kind/namespace/name`: a reload hands over the same objects again
- * (pipeline/incremental-compiler.ts), and writing 10,000 keys anew and hashing them was a
- * good part of validating them.
- */
-const keys = new WeakMap<AnyObject, string>();
-
-function keyOf(obj: AnyObject): string {
-  let key = keys.get(obj);
-  if (key === undefined) keys.set(obj, (key = `${obj.kind}/${obj.namespace}/${obj.name}`));
-  return key;
-}
-
 function whereOf(src: SourceObject): { file: string; line: number; field: string } {
   return { file: src.source.file, line: src.source.line, field: '' };
 }
@@ -80,7 +67,7 @@ export function validateObjects(
       continue;
     }
     const obj = decodeObject(src, entry.decode);
-    const key = keyOf(obj);
+    const key = `${obj.kind}/${obj.namespace}/${obj.name}`;
     const first = seen.get(key);
     if (first) {
       diagnostics.push(duplicate(src, obj, first));

@@ -257,7 +257,11 @@ export class IncrementalCompiler {
       }
       return located;
     });
-    const diagnostics = parsed.diagnostics.map((d) => shiftedDiagnostic(d, span.linesBefore));
+    // Most pieces have none: their (empty) list is shared, not copied.
+    const diagnostics =
+      parsed.diagnostics.length === 0
+        ? parsed.diagnostics
+        : parsed.diagnostics.map((d) => shiftedDiagnostic(d, span.linesBefore));
     return { ...span, parsed, objects, diagnostics };
   }
 
