@@ -58,12 +58,17 @@ beforeAll(async () => {
   copyFileSync(join(dir, 'alice.key'), join(dir, 'client.key'));
   const read = (f: string) => readFileSync(join(dir, f));
   const ids = new WeakMap<object, number>();
+  const servedOn = new WeakMap<object, number>();
   server = createServer(
     { key: read('server.key'), cert: read('server.crt'), ca: read('ca.crt'), requestCert: true },
     (req, res) => {
       const socket = req.socket as TLSSocket;
       const cn = String(socket.getPeerCertificate().subject?.CN ?? '');
       seen.requests.push({ cn, connection: ids.get(socket) ?? 0 });
+      const served = (servedOn.get(socket) ?? 0) + 1;
+      servedOn.set(socket, served);
+      // A kept connection found closed when reused (as a proxy closes idle ones): no answer.
+      if (req.url?.startsWith('/stale') && served > 1) return socket.destroy();
       res.setHeader('content-type', 'application/json');
       // A watch: one event, then the server ends it (as at its time limit).
       if (req.url?.includes('watch=1'))
@@ -139,6 +144,19 @@ describe('the Kubernetes client keeps its connections', () => {
       client.close();
       copyFileSync(join(dir, 'alice.crt'), join(dir, 'client.crt'));
       copyFileSync(join(dir, 'alice.key'), join(dir, 'client.key'));
+    }
+  });
+
+  it('sends a read that finds its kept connection closed once more on a new one, and not a write', async () => {
+    const client = KubeClient.load(kubeconfig, { qps: -1, burst: 1 });
+    try {
+      await client.call('GET', '/api/v1/namespaces');
+      const before = seen.connections;
+      expect(await client.call('GET', '/stale/list')).toEqual({});
+      expect(seen.connections).toBe(before + 1);
+      await expect(client.call('PUT', '/stale/status', { a: 1 })).rejects.toThrow(/socket hang up/);
+    } finally {
+      client.close();
     }
   });
 });

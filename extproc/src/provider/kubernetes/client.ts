@@ -211,15 +211,40 @@ export class KubeClient {
     // applyToHTTPSOptions makes a new agent each time: the pool's is used instead, made again
     // only when the TLS material it just read (files re-read, an exec plugin asked) changed.
     if (url.protocol === 'https:' && !this.config.getCurrentCluster()?.proxyUrl) this.pool.use(options);
+    return this.exchange(url, options, payload, idleMs, opts.control);
+  }
+
+  /**
+   * One request on its way. A read (a list, a watch) that fails on a kept-alive connection
+   * before any answer is sent once more on a new one: the server, or a proxy before it, closed
+   * that connection while it was idle, and a watch would otherwise wait out a back-off.
+   */
+  private exchange(
+    url: URL,
+    options: RequestOptions,
+    payload: Buffer | undefined,
+    idleMs: number,
+    control: { aborted: boolean; abort?: () => void } | undefined,
+    again = options.method === 'GET',
+  ): Promise<{ status: number; stream: NodeJS.ReadableStream }> {
     return new Promise((resolve, reject) => {
       const send = url.protocol === 'http:' ? httpRequest : httpsRequest;
-      const req = send(url, options, (res) => resolve({ status: res.statusCode ?? 0, stream: res }));
-      req.on('error', reject);
+      let answered = false;
+      const req = send(url, options, (res) => {
+        answered = true;
+        resolve({ status: res.statusCode ?? 0, stream: res });
+      });
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        const stale = again && !answered && req.reusedSocket && e.code === 'ECONNRESET';
+        if (!stale || control?.aborted) return reject(e);
+        this.pool.dropIdle();
+        resolve(this.exchange(url, options, payload, idleMs, control, false));
+      });
       // Socket inactivity: no answer (a request) or nothing on the stream (a watch) this long.
       req.setTimeout(idleMs, () =>
         req.destroy(new Error(`nothing from ${this.server} in ${Math.round(idleMs / 1000)} s`)),
       );
-      if (opts.control) opts.control.abort = () => req.destroy(new Error('watch stopped'));
+      if (control) control.abort = () => req.destroy(new Error('watch stopped'));
       req.end(payload);
     });
   }

@@ -41,6 +41,11 @@ export class ConnectionPool {
     options.agent = this.agent;
   }
 
+  /** Closes the idle connections: one of them was found closed by the other end, the others idle as long may be too. */
+  dropIdle(): void {
+    destroyIdle(this.agent);
+  }
+
   close(): void {
     this.agent?.destroy();
     this.agent = undefined;
@@ -64,5 +69,9 @@ export class ConnectionPool {
 /** An agent no longer used: its idle connections close now, the others once their request is done. */
 function retire(agent: Agent): void {
   agent.on('free', (socket: { destroy(): void }) => socket.destroy());
-  for (const sockets of Object.values(agent.freeSockets)) for (const s of sockets ?? []) s.destroy();
+  destroyIdle(agent);
+}
+
+function destroyIdle(agent: Agent | undefined): void {
+  for (const sockets of Object.values(agent?.freeSockets ?? {})) for (const s of sockets ?? []) s.destroy();
 }
