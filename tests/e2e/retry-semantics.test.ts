@@ -76,12 +76,14 @@ describe.each(MODES)('%s mode', (mode) => {
     tries: number;
     elapsedMs: number;
     uuid: string;
+    /** Whether the filter applied a policy (its debug header; attach mode only). */
+    policy: boolean;
   }
 
-  async function send(
+  async function exchange(
     path: string,
     query: Record<string, string | number>,
-    args: string[] = [],
+    args: string[],
   ): Promise<Exchange> {
     const uuid = randomUUID();
     const qs = new URLSearchParams({
@@ -92,7 +94,71 @@ describe.each(MODES)('%s mode', (mode) => {
     // machine takes tens of milliseconds that are no part of the exchange.
     const res = await curl(`${stack.url}${path}?${qs}`, [...args, '-w', `\n${TIME_TOTAL}%{time_total}`]);
     const elapsedMs = Number(res.body.slice(res.body.lastIndexOf(TIME_TOTAL) + TIME_TOTAL.length)) * 1000;
-    return { status: res.status, tries: (await attempts(uuid)).length, elapsedMs, uuid };
+    const policy = res.headers.has('x-steadfast-policy');
+    return { status: res.status, tries: (await attempts(uuid)).length, elapsedMs, uuid, policy };
+  }
+
+  /** Envoy's counts of ext_proc exchanges that missed message_timeout and went on without policy. */
+  async function extProcGaveUp(): Promise<{ timeouts: number; failedOpen: number }> {
+    const stats = await stack.envoy.stats('ext_proc');
+    return {
+      timeouts: stats.get('http.ingress.ext_proc.message_timeouts') ?? 0,
+      failedOpen: stats.get('http.ingress.ext_proc.failure_mode_allowed') ?? 0,
+    };
+  }
+
+  /** How many times an exchange is sent again after ext_proc missed its message_timeout. */
+  const MAX_RESENDS = 3;
+
+  /**
+   * `count` exchanges at once, each with its rule's policy. In attach mode a request whose
+   * policy does not come within ext_proc's message_timeout (0.2 s, as shipped) goes on without
+   * it, by design (docs/attach.md, "Failure behaviour"): at load 16–19, 8 of about 1,100 of the
+   * backoff test's requests did. Such an exchange is not the row's scenario, so it is sent
+   * again, but only when Envoy counted exactly as many ext_proc time-outs as exchanges came
+   * back without a policy; any other request without its policy fails the test.
+   */
+  async function sendAll(
+    count: number,
+    path: string,
+    query: Record<string, string | number>,
+    args: string[] = [],
+  ): Promise<Exchange[]> {
+    const done: Exchange[] = [];
+    for (let resend = 0; done.length < count; resend++) {
+      expect(resend, 'exchanges sent again after ext_proc missed its message_timeout').toBeLessThanOrEqual(
+        MAX_RESENDS,
+      );
+      const before = isGatewayMode(mode) ? null : await extProcGaveUp();
+      const batch = await Promise.all(
+        Array.from({ length: count - done.length }, () => exchange(path, query, args)),
+      );
+      const without = before === null ? 0 : batch.filter((x) => !x.policy).length;
+      if (without > 0) {
+        const after = await extProcGaveUp();
+        const gaveUp = {
+          timeouts: after.timeouts - before!.timeouts,
+          failedOpen: after.failedOpen - before!.failedOpen,
+        };
+        expect(gaveUp, `${without} of ${batch.length} exchanges came back without a policy`).toEqual({
+          timeouts: without,
+          failedOpen: without,
+        });
+        console.log(
+          `${mode} mode: ${without} exchange(s) of ${path} missed ext_proc's message_timeout; sent again`,
+        );
+      }
+      done.push(...batch.filter((x) => before === null || x.policy));
+    }
+    return done;
+  }
+
+  async function send(
+    path: string,
+    query: Record<string, string | number>,
+    args: string[] = [],
+  ): Promise<Exchange> {
+    return (await sendAll(1, path, query, args))[0]!;
   }
 
   describe('HTTPRoute retry codes', () => {
@@ -240,9 +306,7 @@ describe.each(MODES)('%s mode', (mode) => {
       const parallel = isGatewayMode(mode) ? 10 : 3;
       const batches = Math.ceil(50 / parallel);
       for (let batch = 0; batch < batches; batch++) {
-        const results = await Promise.all(
-          Array.from({ length: parallel }, () => send('/backoff', { responseCode: 500, succeedAfter: 2 })),
-        );
+        const results = await sendAll(parallel, '/backoff', { responseCode: 500, succeedAfter: 2 });
         for (const r of results) {
           expect(r.status).toBe(200);
           const seen = await attempts(r.uuid);
