@@ -73,13 +73,13 @@ export interface CompileWork {
   decoded: number;
 }
 
-/** An object came as its version alone, and this compiler does not hold that version. */
 /** A file's first cut: every piece is new. */
 function firstCut(text: string): Recut | undefined {
   const middle = documentSpans(text);
   return middle && { head: 0, tail: 0, shift: 0, lines: 0, middle };
 }
 
+/** An object came as its version alone, and this compiler does not hold that version. */
 export class StaleObjectsError extends Error {
   constructor(version: string) {
     super(`object version ${version} is not held by the compiler`);

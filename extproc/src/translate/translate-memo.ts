@@ -175,8 +175,9 @@ export class TranslateMemo {
   end(table: readonly TableRoute[]): void {
     for (const made of this.madeRoutes) this.routes.set(made.id, made);
     this.madeRoutes.length = 0;
-    // Every entry of the table is in the map (kept ones were there, the rest were just put in):
-    // the same size means nothing else is, else the table's entries alone are taken.
+    // Every entry of the table is in the map: a route kept whole was in the last table with
+    // its entry, and every other entry was put in just now (made, or kept by tableRoute but
+    // missing). So the same size means nothing else is; else the table's entries alone are taken.
     if (this.routes.size !== table.length) this.routes = new Map(table.map((r) => [r.id, r]));
   }
 
@@ -303,7 +304,11 @@ export class TranslateMemo {
     make: (route: Route, served: Attachment['listeners'], rules: readonly TableRule[]) => TableRoute,
   ): TableRoute {
     const kept = this.tableRoutes.get(route);
-    if (kept && sameItems(kept.rules, rules) && sameServed(kept.served, served)) return kept.entry;
+    if (kept && sameItems(kept.rules, rules) && sameServed(kept.served, served)) {
+      // Served again after a translation that did not serve it: its id was let go then.
+      if (this.routes.get(kept.entry.id) !== kept.entry) this.madeRoutes.push(kept.entry);
+      return kept.entry;
+    }
     const entry = this.route(make(route, served, rules));
     this.tableRoutes.set(route, {
       served: served.map((l) => ({ id: l.state.id, hostnames: l.hostnames })),
