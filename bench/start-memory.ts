@@ -66,6 +66,8 @@ interface Run {
   servedSeconds: number;
   peakMiB: number;
   restMiB: number;
+  /** CPU until the client was served, in ms: the main thread's and the compiler thread's (its first compile). */
+  startCpu: { main: number; compiler: number };
   /** Per edit, ms of CPU: main thread, compiler thread, the others. */
   edits: { main: number; compiler: number; other: number; seconds: number }[];
   /** Each thread's heap when the client was served (--heaps): the main thread's first. */
@@ -100,7 +102,7 @@ async function timeEdits(
   for (let k = 0; k < Number(opts.edits); k++) {
     const before = threadCpuMs(pid);
     const t = performance.now();
-    changes.edit(n - 1, `/edited-${k}/${n - 1}`);
+    await changes.edit(n - 1, `/edited-${k}/${n - 1}`)();
     envoys = await xdsDelivered(at.adminPort, 1, at.limit, generations(envoys));
     const seconds = (performance.now() - t) / 1000;
     // What the edit set off after the client took it (a collection) counts too.
@@ -111,6 +113,7 @@ async function timeEdits(
     for (const tid of after.keys()) if (tid !== pid && tid !== compiler) other += used(tid);
     edits.push({ main: used(pid), compiler: used(compiler), other, seconds });
   }
+  changes.close();
   return edits;
 }
 
@@ -144,10 +147,15 @@ async function oneRun(n: number): Promise<Run> {
     const servedSeconds = (performance.now() - t0) / 1000;
     const peakMiB = memoryMiB(pid, 'VmHWM');
     const restMiB = memoryMiB(pid, 'VmRSS');
+    const cpu = threadCpuMs(pid);
+    const startCpu = {
+      main: cpu.get(pid) ?? Number.NaN,
+      compiler: cpu.get(compilerThread(pid)) ?? Number.NaN,
+    };
     const url = inspectorUrl(cli.output());
     const heaps = opts.heaps && url !== undefined ? await threadHeaps(url) : undefined;
     const edits = await timeEdits({ pid, dir, n, adminPort, limit }, envoys);
-    return { readySeconds, servedSeconds, peakMiB, restMiB, edits, ...(heaps ? { heaps } : {}) };
+    return { readySeconds, servedSeconds, peakMiB, restMiB, startCpu, edits, ...(heaps ? { heaps } : {}) };
   } catch (e) {
     process.stderr.write(`${cli.output().slice(-3000)}\n`);
     throw e;
@@ -175,7 +183,8 @@ async function main(): Promise<void> {
           `on the client ${medianOf(e.map((x) => x.seconds)).toFixed(2)} s`;
     console.log(
       `${label}: ${n} routes: ready ${run.readySeconds.toFixed(2)} s, first client served ` +
-        `${run.servedSeconds.toFixed(2)} s, peak ${run.peakMiB.toFixed(0)} MiB (RSS then ${run.restMiB.toFixed(0)})${edits}`,
+        `${run.servedSeconds.toFixed(2)} s, peak ${run.peakMiB.toFixed(0)} MiB (RSS then ${run.restMiB.toFixed(0)}), ` +
+        `CPU until then main ${run.startCpu.main.toFixed(0)} ms, compiler ${run.startCpu.compiler.toFixed(0)} ms${edits}`,
     );
     run.heaps?.forEach((h, i) =>
       console.log(`  ${i === 0 ? 'main thread' : `worker ${i}`} heap ${heapLine(h)}`),
