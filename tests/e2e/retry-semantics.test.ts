@@ -14,6 +14,7 @@ import { type GrpcGateway, startGrpcGateway } from './support/grpc-gateway.js';
 import { grpcurlEcho } from './support/grpcurl.js';
 import { MODES, type ModeStack, isGatewayMode, startMode } from './support/mode-stack.js';
 import { filterCounter } from '../support/filter-builds.js';
+import { POLICY_HEADER, withPolicy } from './support/with-policy.js';
 
 // The HTTPRoute rules of the table, in Gateway API terms; both modes serve them.
 const ROUTES: AttachRoute[] = [
@@ -94,63 +95,23 @@ describe.each(MODES)('%s mode', (mode) => {
     // machine takes tens of milliseconds that are no part of the exchange.
     const res = await curl(`${stack.url}${path}?${qs}`, [...args, '-w', `\n${TIME_TOTAL}%{time_total}`]);
     const elapsedMs = Number(res.body.slice(res.body.lastIndexOf(TIME_TOTAL) + TIME_TOTAL.length)) * 1000;
-    const policy = res.headers.has('x-steadfast-policy');
+    const policy = res.headers.has(POLICY_HEADER);
     return { status: res.status, tries: (await attempts(uuid)).length, elapsedMs, uuid, policy };
   }
 
-  /** Envoy's counts of ext_proc exchanges that missed message_timeout and went on without policy. */
-  async function extProcGaveUp(): Promise<{ timeouts: number; failedOpen: number }> {
-    const stats = await stack.envoy.stats('ext_proc');
-    return {
-      timeouts: stats.get('http.ingress.ext_proc.message_timeouts') ?? 0,
-      failedOpen: stats.get('http.ingress.ext_proc.failure_mode_allowed') ?? 0,
-    };
-  }
-
-  /** How many times an exchange is sent again after ext_proc missed its message_timeout. */
-  const MAX_RESENDS = 3;
-
-  /**
-   * `count` exchanges at once, each with its rule's policy. In attach mode a request whose
-   * policy does not come within ext_proc's message_timeout (0.2 s, as shipped) goes on without
-   * it, by design (docs/attach.md, "Failure behaviour"): at load 16–19, 8 of about 1,100 of the
-   * backoff test's requests did. Such an exchange is not the row's scenario, so it is sent
-   * again, but only when Envoy counted exactly as many ext_proc time-outs as exchanges came
-   * back without a policy; any other request without its policy fails the test.
-   */
+  /** `count` exchanges at once, each with its rule's policy (support/with-policy.ts). */
   async function sendAll(
     count: number,
     path: string,
     query: Record<string, string | number>,
     args: string[] = [],
   ): Promise<Exchange[]> {
-    const done: Exchange[] = [];
-    for (let resend = 0; done.length < count; resend++) {
-      expect(resend, 'exchanges sent again after ext_proc missed its message_timeout').toBeLessThanOrEqual(
-        MAX_RESENDS,
-      );
-      const before = isGatewayMode(mode) ? null : await extProcGaveUp();
-      const batch = await Promise.all(
-        Array.from({ length: count - done.length }, () => exchange(path, query, args)),
-      );
-      const without = before === null ? 0 : batch.filter((x) => !x.policy).length;
-      if (without > 0) {
-        const after = await extProcGaveUp();
-        const gaveUp = {
-          timeouts: after.timeouts - before!.timeouts,
-          failedOpen: after.failedOpen - before!.failedOpen,
-        };
-        expect(gaveUp, `${without} of ${batch.length} exchanges came back without a policy`).toEqual({
-          timeouts: without,
-          failedOpen: without,
-        });
-        console.log(
-          `${mode} mode: ${without} exchange(s) of ${path} missed ext_proc's message_timeout; sent again`,
-        );
-      }
-      done.push(...batch.filter((x) => before === null || x.policy));
-    }
-    return done;
+    return withPolicy(
+      stack,
+      count,
+      () => exchange(path, query, args),
+      (x) => x.policy,
+    );
   }
 
   async function send(
