@@ -23,7 +23,7 @@ import { ServedConfig } from '../extproc/src/server/served-config.js';
 import type { XdsStatus } from '../extproc/src/xds/ads-server.js';
 import { LightEnvoy } from './ads-light-client.js';
 import { median } from './round-stats.js';
-import { fileChanges } from './scale-changes.js';
+import { type Change, fileChanges } from './scale-changes.js';
 import { writeScaleConfig } from './scale-config.js';
 import { sleep } from './scale-process.js';
 
@@ -122,13 +122,9 @@ async function main(): Promise<void> {
     );
     const changes = fileChanges(dir, routes);
     const last = routes - 1;
-    for (const make of [
-      () => changes.add(routes),
-      () => changes.edit(last, '/warm'),
-      () => changes.remove(routes),
-    ]) {
+    for (const make of [changes.add(routes), changes.edit(last, '/warm'), changes.remove(routes)]) {
       const before = config.generation;
-      make();
+      await make();
       await until(
         'a warm-up change',
         () => config.generation > before && delivered(ads.status(), String(config.generation)),
@@ -140,14 +136,14 @@ async function main(): Promise<void> {
     await profiler?.post('Profiler.start');
     const byKind: Record<string, Stages[]> = { add: [], edit: [], delete: [] };
     for (let k = 0; k < count; k++) {
-      const steps: [string, () => void][] = [
-        ['add', () => changes.add(routes)],
-        ['edit', () => changes.edit(last, `/edited-${k}/${last}`)],
-        ['delete', () => changes.remove(routes)],
+      const steps: [string, Change][] = [
+        ['add', changes.add(routes)],
+        ['edit', changes.edit(last, `/edited-${k}/${last}`)],
+        ['delete', changes.remove(routes)],
       ];
       for (const [kind, make] of steps) {
         const before = config.generation;
-        make();
+        await make();
         await until(
           `${kind} ${k}`,
           () => config.generation > before && delivered(ads.status(), String(config.generation)),
