@@ -1,7 +1,8 @@
 // The virtual hosts an IrMemo keeps from one build to the next (ir/port-hosts-memo.ts) equal a
 // fresh build's, through random sequences of one-route changes (a route replaced, removed,
 // added, two swapped) on a port whose listeners have different hostnames (isolation) and on
-// one whose listener has none: exact hostnames, covering wildcards and `*` all change.
+// one whose listener has none: exact hostnames, covering wildcards and `*` all change; and with
+// exact route hostnames only, where a change looks at the hostnames it touched alone.
 import { describe, expect, it } from 'vitest';
 import { buildIr } from '../../extproc/src/ir/build-ir.js';
 import { IrMemo } from '../../extproc/src/ir/ir-memo.js';
@@ -32,9 +33,10 @@ function randomRoute(
   rand: () => number,
   n: number,
   listeners: readonly TableListener[],
+  pool: readonly string[],
 ): TableRoute | undefined {
   const rules = randomRules(rand, { segments: SEGMENTS, maxMatches: 2 });
-  const hostnames = [...new Set([pick(rand, HOSTS), pick(rand, HOSTS)])];
+  const hostnames = [...new Set([pick(rand, pool), pick(rand, pool)])];
   const on = listeners.filter((l) => rand() < 0.7 && hostnames.some((h) => takes(l.hostname ?? '*', h)));
   if (on.length === 0) return undefined;
   const served = hostnames.filter((h) => on.some((l) => takes(l.hostname ?? '*', h)));
@@ -58,15 +60,18 @@ const view = (t: PolicyTable, memo?: IrMemo) =>
   buildIr(t, memo).ports.map((p) => ({ vh: p.virtualHosts, chains: p.sniChains, warnings: p.warnings }));
 
 describe('IrMemo virtual hosts', () => {
-  for (const [what, hostnames] of [
-    ['listeners of different hostnames', ['*', '*.example.com', 'a.example.com', '*.x.example.com']],
-    ['one listener without a hostname', ['*']],
+  // Exact hostnames alone: a change touches no wildcard, so only its own hostnames are looked at.
+  const EXACT = ['a.example.com', 'b.example.com', 'c.example.com', 'd.example.com', 'e.example.com'];
+  for (const [what, hostnames, pool] of [
+    ['listeners of different hostnames', ['*', '*.example.com', 'a.example.com', '*.x.example.com'], HOSTS],
+    ['one listener without a hostname', ['*'], HOSTS],
+    ['exact route hostnames only', ['*', 'a.example.com'], EXACT],
   ] as const) {
     it(`equal a fresh build through random one-route changes (${what})`, () => {
       const rand = rng(hostnames.length);
       let n = 0;
       const listeners = listenersOf(hostnames);
-      const next = () => randomRoute(rand, n++, listeners);
+      const next = () => randomRoute(rand, n++, listeners, pool);
       let routes = Array.from({ length: 12 }, next).filter((r) => r !== undefined);
       const memo = new IrMemo();
       // Virtual hosts that are the same object as the last build's: kept, not built again.

@@ -22,9 +22,63 @@ export interface KeptHost {
 interface KeptPort {
   /** The port's listeners as JSON: isolation is a function of them. */
   readonly listeners: string;
+  /** The port's routes, for the next build to find what changed. */
+  readonly routes: readonly ServedRoute[];
   /** The routes of each wildcard and of `*`. */
   readonly shared: ReadonlyMap<string, readonly TableRoute[]>;
+  /** In the order built: hostnames sorted, `*` last. */
+  readonly list: readonly KeptHost[];
   readonly hosts: ReadonlyMap<string, KeptHost>;
+}
+
+/** Past this many hostnames touched, the port's hosts are all looked at again (kept where the same). */
+const MAX_TOUCHED = 64;
+
+/**
+ * The hostnames of the routes one list has and the other has not (the same route objects),
+ * looked for between the longest same start and the longest same end of the two: every other
+ * hostname has the same routes in the same order, if the routes both have are in the same
+ * order. Undefined when they are not, or when many hostnames are touched.
+ */
+function touchedHostnames(
+  before: readonly ServedRoute[],
+  after: readonly ServedRoute[],
+): Set<string> | undefined {
+  const shorter = Math.min(before.length, after.length);
+  let start = 0;
+  while (start < shorter && (before[start] as ServedRoute).route === (after[start] as ServedRoute).route)
+    start++;
+  let end = 0;
+  while (
+    end < shorter - start &&
+    (before[before.length - 1 - end] as ServedRoute).route ===
+      (after[after.length - 1 - end] as ServedRoute).route
+  )
+    end++;
+  const gone = before.slice(start, before.length - end).map((r) => r.route);
+  const come = after.slice(start, after.length - end).map((r) => r.route);
+  if (gone.length + come.length > MAX_TOUCHED) return undefined;
+  const keptBefore = gone.filter((r) => come.includes(r));
+  const keptAfter = come.filter((r) => gone.includes(r));
+  if (keptBefore.length !== keptAfter.length || keptBefore.some((r, i) => r !== keptAfter[i]))
+    return undefined;
+  const touched = new Set<string>();
+  for (const r of gone) if (!come.includes(r)) for (const h of r.hostnames) touched.add(h);
+  for (const r of come) if (!gone.includes(r)) for (const h of r.hostnames) touched.add(h);
+  return touched.size > MAX_TOUCHED ? undefined : touched;
+}
+
+/** Where `hostname` is, or would go, among `list`'s exact hostnames (sorted; `*` may follow them). */
+function placeOf(list: readonly KeptHost[], hostname: string): number {
+  let lo = 0;
+  let hi = list.length;
+  if (hi > 0 && (list[hi - 1] as KeptHost).host.hostname === '*') hi--;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((list[mid] as KeptHost).host.hostname < hostname) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 const isShared = (hostname: string): boolean => hostname === '*' || hostname.startsWith('*.');
@@ -86,6 +140,70 @@ export class PortHostsMemo {
     make: (vh: VirtualHost) => { host: IrVirtualHost; warnings: readonly string[] },
   ): KeptHost[] {
     const listenersJson = JSON.stringify(listeners);
+    const last = this.ports.get(name);
+    const touched = last?.listeners === listenersJson ? touchedHostnames(last.routes, routes) : undefined;
+    if (last && touched && ![...touched].some(isShared)) {
+      const list = this.touched(last, routes, touched, isolation, make);
+      this.ports.set(name, { ...last, routes, list });
+      return list;
+    }
+    return this.built(name, listenersJson, routes, isolation, make);
+  }
+
+  /**
+   * The last build's hosts with those of the `touched` exact hostnames made again (or gone): the
+   * others have the same routes, and the wildcards' and `*`'s are the same (none is touched).
+   */
+  private touched(
+    last: KeptPort,
+    routes: readonly ServedRoute[],
+    touched: ReadonlySet<string>,
+    isolation: Isolation | undefined,
+    make: (vh: VirtualHost) => { host: IrVirtualHost; warnings: readonly string[] },
+  ): KeptHost[] {
+    const byHost = new Map<string, ServedRoute[]>();
+    for (const served of routes) {
+      for (const h of served.route.hostnames) {
+        if (!touched.has(h) && !isShared(h)) continue;
+        const list = byHost.get(h);
+        if (list) list.push(served);
+        else byHost.set(h, [served]);
+      }
+    }
+    const sharedServed = [...byHost].filter(([h]) => isShared(h));
+    const list = [...last.list];
+    const hosts = last.hosts as Map<string, KeptHost>;
+    for (const hostname of touched) {
+      const at = placeOf(list, hostname);
+      const there = list[at]?.host.hostname === hostname;
+      const own = byHost.get(hostname);
+      // An isolation key (a listener's hostname) keeps its host without routes.
+      if (!own && !isolation?.keys.includes(hostname)) {
+        if (there) list.splice(at, 1);
+        hosts.delete(hostname);
+        continue;
+      }
+      const kept = hosts.get(hostname);
+      const ownRoutes = routesOf(own);
+      const host =
+        kept && sameItems(kept.routes, ownRoutes)
+          ? kept
+          : { routes: ownRoutes, ...make(exactHost(hostname, own, sharedServed, isolation)) };
+      hosts.set(hostname, host);
+      if (there) list[at] = host;
+      else list.splice(at, 0, host);
+    }
+    return list;
+  }
+
+  /** Every host of the port, each kept from the last build where the routes that reach it are the same. */
+  private built(
+    name: string,
+    listenersJson: string,
+    routes: readonly ServedRoute[],
+    isolation: Isolation | undefined,
+    make: (vh: VirtualHost) => { host: IrVirtualHost; warnings: readonly string[] },
+  ): KeptHost[] {
     const byHost = routesByHost(routes, isolation);
     const sharedServed = [...byHost].filter(([h]) => isShared(h));
     const shared = new Map(sharedServed.map(([h, list]) => [h, routesOf(list)]));
@@ -111,7 +229,9 @@ export class PortHostsMemo {
     });
     this.ports.set(name, {
       listeners: listenersJson,
+      routes,
       shared,
+      list: hosts,
       hosts: new Map(hosts.map((k) => [k.host.hostname, k])),
     });
     return hosts;
