@@ -23,7 +23,7 @@ export const SERVICE_STAGES = [
 
 export const ENVOY_STAGES = [
   ['generated', 'its kind of Envoy: resources generated from the IR'],
-  ['encoded', 'its kind of Envoy: encoded'],
+  ['encoded', 'its kind of Envoy: encoded (but its virtual hosts, made within the first push)'],
   ['sent', 'the last push of the generation sent (written to the stream)'],
   ['written', 'that push handed to HTTP/2 (the write callback)'],
   ['acked', 'its answer (ACK) read by the control plane'],

@@ -41,26 +41,11 @@ export function adsRunner(
   log: (line: string) => void,
 ): Runner<AdsServer> {
   let snapshot = config.snapshot;
-  // What the last generation made, for options that stay the same (a new key ring makes new
-  // ones): a one-route change generates that route alone. Made once per generation for every
-  // kind of Envoy: only the listeners name the address a kind binds (onAddress), so the kinds
-  // share every other resource and the ADS server encodes those once.
-  let kept:
-    | { readonly key: string; readonly options: GatewayConfigOptions; readonly memo: GenerationMemo }
-    | undefined;
-  let made:
-    { readonly snapshot: Snapshot; readonly key: string; readonly resources: XdsResources } | undefined;
+  const generate = sharedGeneration(filter);
   const ads = new AdsServer({
     resources: (kind) => {
       if (!snapshot) throw new Error('no configuration loaded yet');
-      const options = { wasmPath: filter.wasmPath, sessionKeys: filter.sessionKeys, address: ANY_ADDRESS };
-      const key = JSON.stringify(options);
-      if (kept?.key !== key) kept = { key, options, memo: new GenerationMemo(options) };
-      if (made?.snapshot !== snapshot || made.key !== key) {
-        // The options the memo was made for, as the same object: it serves only those.
-        made = { snapshot, key, resources: xdsResources(snapshot.ir, kept.options, snapshot.tls, kept.memo) };
-      }
-      return onAddress(made.resources, kind === '' ? ANY_ADDRESS : kind);
+      return generate(snapshot, kind);
     },
     log,
     ...(settings.token !== undefined ? { token: settings.token } : {}),
@@ -93,6 +78,31 @@ export function adsRunner(
       unsubscribe?.();
       await ads.stop();
     },
+  };
+}
+
+/**
+ * A snapshot's resources for a kind of Envoy. What the last generation made is kept for options
+ * that stay the same (a new key ring makes new ones): a one-route change generates that route
+ * alone. Made once per generation for every kind of Envoy: only the listeners name the address a
+ * kind binds (onAddress), so the kinds share every other resource and the ADS server encodes
+ * those once.
+ */
+function sharedGeneration(filter: FleetFilter): (snapshot: Snapshot, kind: string) => XdsResources {
+  let kept:
+    | { readonly key: string; readonly options: GatewayConfigOptions; readonly memo: GenerationMemo }
+    | undefined;
+  let made:
+    { readonly snapshot: Snapshot; readonly key: string; readonly resources: XdsResources } | undefined;
+  return (snapshot, kind) => {
+    const options = { wasmPath: filter.wasmPath, sessionKeys: filter.sessionKeys, address: ANY_ADDRESS };
+    const key = JSON.stringify(options);
+    if (kept?.key !== key) kept = { key, options, memo: new GenerationMemo(options) };
+    if (made?.snapshot !== snapshot || made.key !== key) {
+      // The options the memo was made for, as the same object: it serves only those.
+      made = { snapshot, key, resources: xdsResources(snapshot.ir, kept.options, snapshot.tls, kept.memo) };
+    }
+    return onAddress(made.resources, kind === '' ? ANY_ADDRESS : kind);
   };
 }
 
