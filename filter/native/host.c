@@ -137,7 +137,7 @@ struct worker {
   envoy_header* headers;
   size_t headers_cap;
   // Ticks (guarded by ticker_lock): the smallest period of its roots, the scheduler of a
-  // paused stream that carries tick events to this thread, whether one is in flight.
+  // paused stream that carries tick events to this thread, whether one is in flight on it.
   uint32_t tick_ms;
   filter_scheduler tick_scheduler;
   bool tick_pending;
@@ -531,7 +531,13 @@ static void stream_unpause(stream_t* s) {
   if (s->next_paused != NULL) s->next_paused->prev_paused = s->prev_paused;
   s->prev_paused = s->next_paused = NULL;
   pthread_mutex_lock(&ticker_lock);
-  if (w->tick_scheduler == s->scheduler) w->tick_scheduler = any_paused_scheduler(w);
+  if (w->tick_scheduler == s->scheduler) {
+    w->tick_scheduler = any_paused_scheduler(w);
+    // A tick in flight on this stream's scheduler is dropped by Envoy if the stream is destroyed
+    // before it runs: count it as lost, or the ticker would wait for it forever. At worst the
+    // tick arrives too, and run_ticks skips the roots that are not due.
+    w->tick_pending = false;
+  }
   pthread_mutex_unlock(&ticker_lock);
 }
 

@@ -4,11 +4,9 @@
 // the end of its linear memory, and unbounded recursion. Each such request is answered 503,
 // as the wasm filter fails closed; Envoy serves on; the worker's instance is replaced, and the
 // next request — a session opened before the trap included — is served by a fresh one.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import asc from 'assemblyscript/asc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
@@ -16,8 +14,8 @@ import type { LocalGateway } from '../../extproc/src/local/local-gateway.js';
 import { startLocalGateway } from '../../extproc/src/local/local-gateway.js';
 import { FileProvider } from '../../extproc/src/provider/file.js';
 import { filterCounter } from '../support/filter-builds.js';
-import { REPO_ROOT } from '../support/paths.js';
 import { curl } from './support/curl.js';
+import { buildTrappingModule } from './support/trapping-module.js';
 import {
   ConfigDir,
   GATEWAY_PORT,
@@ -25,35 +23,6 @@ import {
   gatewayYaml,
   serviceYaml,
 } from './support/gateway-fixture.js';
-
-const ENTRY = 'filter/assembly/testing/trap-on-demand.ts';
-const CONFIG = 'filter/assembly/testing/trap.asconfig.json';
-
-/** The trapping build: AssemblyScript → wasm (asc, in memory) → native module (the project's own build). */
-async function buildTrappingModule(dir: string): Promise<string> {
-  let binary: Uint8Array | undefined;
-  const stderr: string[] = [];
-  const { error } = await asc.main(
-    [ENTRY, '--config', CONFIG, '--target', 'trap', '--outFile', 'trap.wasm'],
-    {
-      writeFile(name, contents) {
-        if (name.endsWith('.wasm') && typeof contents !== 'string') binary = contents;
-      },
-      stderr: { write: (chunk: string | Uint8Array) => stderr.push(String(chunk)) > 0 },
-      stdout: { write: () => true },
-    },
-  );
-  if (error || !binary) throw new Error(`asc failed: ${error?.message ?? 'no output'}\n${stderr.join('')}`);
-  const wasm = join(dir, 'trap.wasm');
-  const module = join(dir, 'libsteadfast-trap.so');
-  writeFileSync(wasm, binary);
-  execFileSync(process.execPath, ['scripts/build-native.mjs', '--wasm', wasm, '--out', module], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, STEADFAST_REQUIRE_NATIVE: '1' },
-    stdio: 'pipe',
-  });
-  return module;
-}
 
 const ROUTES = `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute

@@ -48,6 +48,8 @@ export interface LocalGatewayOptions {
   readonly filter?: FilterChoice;
   /** A filter build at this path instead (tests run a test-only build); its name says which kind. */
   readonly filterPath?: string;
+  /** Extra Envoy flags, e.g. `--concurrency 1` (tests that need one worker). */
+  readonly envoyArgs?: readonly string[];
   readonly debounceMs?: number;
   readonly log: (line: string) => void;
 }
@@ -411,7 +413,11 @@ export async function startLocalGateway(options: LocalGatewayOptions): Promise<L
   let started: EnvoyProcess | undefined;
   const envoy = await orUndo(
     async () => {
-      started = await startEnvoy({ config: files.bootstrap(), guard: { removeOnOrphan: [directory] } });
+      started = await startEnvoy({
+        config: files.bootstrap(),
+        args: options.envoyArgs ?? [],
+        guard: { removeOnOrphan: [directory] },
+      });
       checkListenersBound(started, needs);
       return started;
     },

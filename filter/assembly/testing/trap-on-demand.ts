@@ -1,10 +1,12 @@
 // A test-only build of the filter that traps when a request asks it to, so the end-to-end
 // tests can show that a trap in the native module never reaches Envoy
-// (tests/e2e/native-filter-trap.test.ts). Never shipped: `npm run build` does not build it.
+// (tests/e2e/native-filter-trap.test.ts), and that keeps the worker busy on demand, so a test can
+// make a tick land while the worker is inside one event (tests/e2e/native-tick-lost.test.ts).
+// Never shipped: `npm run build` does not build it.
 import { RootContext, setRootContextFactory } from '../abi/context';
 import { HeaderMapType } from '../abi/enums';
 import { proxy_on_request_headers as filterRequestHeaders } from '../abi/exports';
-import { getHeader } from '../abi/host';
+import { getHeader, nowNanos } from '../abi/host';
 import { Utf8 } from '../abi/memory';
 import '../abi/runtime';
 import { SteadfastRoot } from '../steadfast';
@@ -28,9 +30,17 @@ function deeper(n: u32): u32 {
   return n == u32.MAX_VALUE ? n : deeper(n + 1) + 1;
 }
 
-/** The filter's own callback, unless `x-steadfast-test-trap` names a way to trap. */
+/** How long `x-steadfast-test-trap: busy` keeps the worker thread in this callback: 40 ticks. */
+const BUSY_NS: u64 = 200_000_000;
+
+/** The filter's own callback, unless `x-steadfast-test-trap` names a way to trap (or to stay busy first). */
 export function proxy_on_request_headers(contextId: u32, headerCount: u32, endOfStream: bool): u32 {
   const how = getHeader(HeaderMapType.RequestHeaders, H_TRAP);
+  if (how == 'busy') {
+    const start = nowNanos();
+    // Spinning on the clock (0: the host has none), so the worker runs nothing else meanwhile.
+    while (start != 0 && nowNanos() - start < BUSY_NS) {}
+  }
   if (how == 'unreachable') unreachable();
   // Far past the end of linear memory (a few pages).
   if (how == 'out-of-bounds') return load<u32>(<usize>0xfff0_0000);
