@@ -9,6 +9,7 @@ import type { TableListener, TableRoute } from '../policy/policy-table.js';
 import { sameItems } from '../json.js';
 import type { IrVirtualHost, ServedRoute } from './gateway-ir.js';
 import type { Isolation } from './listener-isolation.js';
+import { touchedHostnames } from './touched-hostnames.js';
 import { type VirtualHost, covers, virtualHosts } from './virtual-hosts.js';
 
 /** A virtual host, the warnings its matches gave, and the routes of its hostname it was made of. */
@@ -33,40 +34,6 @@ interface KeptPort {
 
 /** Past this many hostnames touched, the port's hosts are all looked at again (kept where the same). */
 const MAX_TOUCHED = 64;
-
-/**
- * The hostnames of the routes one list has and the other has not (the same route objects),
- * looked for between the longest same start and the longest same end of the two: every other
- * hostname has the same routes in the same order, if the routes both have are in the same
- * order. Undefined when they are not, or when many hostnames are touched.
- */
-function touchedHostnames(
-  before: readonly ServedRoute[],
-  after: readonly ServedRoute[],
-): Set<string> | undefined {
-  const shorter = Math.min(before.length, after.length);
-  let start = 0;
-  while (start < shorter && (before[start] as ServedRoute).route === (after[start] as ServedRoute).route)
-    start++;
-  let end = 0;
-  while (
-    end < shorter - start &&
-    (before[before.length - 1 - end] as ServedRoute).route ===
-      (after[after.length - 1 - end] as ServedRoute).route
-  )
-    end++;
-  const gone = before.slice(start, before.length - end).map((r) => r.route);
-  const come = after.slice(start, after.length - end).map((r) => r.route);
-  if (gone.length + come.length > MAX_TOUCHED) return undefined;
-  const keptBefore = gone.filter((r) => come.includes(r));
-  const keptAfter = come.filter((r) => gone.includes(r));
-  if (keptBefore.length !== keptAfter.length || keptBefore.some((r, i) => r !== keptAfter[i]))
-    return undefined;
-  const touched = new Set<string>();
-  for (const r of gone) if (!come.includes(r)) for (const h of r.hostnames) touched.add(h);
-  for (const r of come) if (!gone.includes(r)) for (const h of r.hostnames) touched.add(h);
-  return touched.size > MAX_TOUCHED ? undefined : touched;
-}
 
 /** Where `hostname` is, or would go, among `list`'s exact hostnames (sorted; `*` may follow them). */
 function placeOf(list: readonly KeptHost[], hostname: string): number {
@@ -141,7 +108,8 @@ export class PortHostsMemo {
   ): KeptHost[] {
     const listenersJson = JSON.stringify(listeners);
     const last = this.ports.get(name);
-    const touched = last?.listeners === listenersJson ? touchedHostnames(last.routes, routes) : undefined;
+    const touched =
+      last?.listeners === listenersJson ? touchedHostnames(last.routes, routes, MAX_TOUCHED) : undefined;
     if (last && touched && ![...touched].some(isShared)) {
       const list = this.touched(last, routes, touched, isolation, make);
       this.ports.set(name, { ...last, routes, list });

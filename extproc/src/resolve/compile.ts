@@ -5,6 +5,7 @@
 // not a scan of routes.
 import type { GatewayIr, IrPort, ServedRoute } from '../ir/gateway-ir.js';
 import { portIsolation } from '../ir/listener-isolation.js';
+import { touchedHostnames } from '../ir/touched-hostnames.js';
 import { compileEntry } from './entry.js';
 import { HostBucket } from './host-bucket.js';
 import { encodeAnswerScope, tableGeneration } from './answer-scope.js';
@@ -78,7 +79,7 @@ export class ResolverMemo {
   /** A port's buckets (`key`): those of the hostnames its changed routes name built again. */
   port(key: string, routes: readonly ServedRoute[]): PortBuckets {
     const last = this.last.get(key);
-    const touched = last && touchedHostnames(last.routes, routes);
+    const touched = last && touchedHostnames(last.routes, routes, MAX_TOUCHED_HOSTNAMES);
     // No hostname touched: the same routes in the same order, so the same buckets and maps.
     const made =
       touched?.size === 0
@@ -142,42 +143,6 @@ export class ResolverMemo {
 
 /** Past this many hostnames touched in a port, its buckets are all looked at again (kept where the same). */
 const MAX_TOUCHED_HOSTNAMES = 1024;
-
-/**
- * The hostnames of the routes one list has and the other has not (the same route objects),
- * looked for between the longest same start and the longest same end of the two: every other
- * hostname has the same routes in the same order, if the routes both have are in the same
- * order. Undefined when they are not, or when many hostnames are touched (the whole port is
- * looked at then).
- */
-function touchedHostnames(
-  before: readonly ServedRoute[],
-  after: readonly ServedRoute[],
-): Set<string> | undefined {
-  const shorter = Math.min(before.length, after.length);
-  let start = 0;
-  while (start < shorter && (before[start] as ServedRoute).route === (after[start] as ServedRoute).route)
-    start++;
-  let end = 0;
-  while (
-    end < shorter - start &&
-    (before[before.length - 1 - end] as ServedRoute).route ===
-      (after[after.length - 1 - end] as ServedRoute).route
-  )
-    end++;
-  const gone = before.slice(start, before.length - end);
-  const come = after.slice(start, after.length - end);
-  const inGone = new Set(gone.map((r) => r.route));
-  const inCome = new Set(come.map((r) => r.route));
-  const keptBefore = gone.filter((r) => inCome.has(r.route));
-  const keptAfter = come.filter((r) => inGone.has(r.route));
-  if (keptBefore.some((r, i) => r.route !== keptAfter[i]?.route) || keptBefore.length !== keptAfter.length)
-    return undefined;
-  const touched = new Set<string>();
-  for (const r of gone) if (!inCome.has(r.route)) for (const h of r.route.hostnames) touched.add(h);
-  for (const r of come) if (!inGone.has(r.route)) for (const h of r.route.hostnames) touched.add(h);
-  return touched.size > MAX_TOUCHED_HOSTNAMES ? undefined : touched;
-}
 
 /** Each hostname's routes in table order (only the hostnames of `only`, when given). */
 function routesByHostname(
