@@ -271,7 +271,7 @@ export class StatusWriter {
   private queueKey(key: string): void {
     const [kindName = '', namespace = '', name = ''] = key.split('/');
     const kind = STATUS_KINDS.get(kindName);
-    if (kind) this.pending.set(`${kind.kind}/${kind.namespaced ? namespace : ''}/${name}`, kind);
+    if (kind) this.pending.set(statusKey(kind, namespace, name), kind);
   }
 
   /** An object changed on the API server (maybe its status, maybe by us). */
@@ -465,7 +465,7 @@ export class StatusWriter {
 
 /** The writer's key: kind/namespace/name (namespace empty for cluster-scoped kinds). */
 function liveKey(kind: WatchedKind, o: KubeObject): string {
-  return `${kind.kind}/${kind.namespaced ? (o.metadata?.namespace ?? '') : ''}/${o.metadata?.name ?? ''}`;
+  return statusKey(kind, o.metadata?.namespace ?? '', o.metadata?.name ?? '');
 }
 
 /** The compiler's key for an object's status (translate/status.ts objectKey). */
