@@ -17,6 +17,7 @@ import { type AttachRoute, baseObjectsYaml, routesYaml } from './support/attach-
 import { type AttachStack, startAttachStack } from './support/attach-stack.js';
 import { curl } from './support/curl.js';
 import { rewriteEnvoyConfig } from './support/envoy-config-rewrite.js';
+import { POLICY_HEADER, oneWithPolicy } from './support/with-policy.js';
 import { buildIr } from '../../extproc/src/ir/build-ir.js';
 
 const HOST = 'shop.example';
@@ -42,16 +43,21 @@ describe('attach mode: a rule matching on a header, with the snippet forward_rul
     await stack?.stop();
   });
 
+  // With a policy: one whose ext_proc answer came too late went on without any, and is sent
+  // again (support/with-policy.ts); which rule's policy it got is what is checked.
+  const get = (args: string[]) =>
+    oneWithPolicy(
+      { mode: 'attach', envoy: stack.envoy },
+      () => curl(`${stack.url}/a`, args),
+      (r) => r.headers.has(POLICY_HEADER),
+    );
+
   it('still sees the header it matches on', async () => {
-    const withHeader = await curl(`${stack.url}/a`, [
-      '-H',
-      `Host: ${HOST}`,
-      ...CLIENT_HEADERS.flatMap((h) => ['-H', h]),
-    ]);
+    const withHeader = await get(['-H', `Host: ${HOST}`, ...CLIENT_HEADERS.flatMap((h) => ['-H', h])]);
     expect(withHeader.status).toBe(200);
-    expect(withHeader.headers.get('x-steadfast-policy')?.[0]).toContain('httproute/default/shop/rule/0');
-    const without = await curl(`${stack.url}/a`, ['-H', `Host: ${HOST}`, '-H', 'X-Env: stable']);
-    expect(without.headers.get('x-steadfast-policy')?.[0]).toContain('httproute/default/shop/rule/1');
+    expect(withHeader.headers.get(POLICY_HEADER)?.[0]).toContain('httproute/default/shop/rule/0');
+    const without = await get(['-H', `Host: ${HOST}`, '-H', 'X-Env: stable']);
+    expect(without.headers.get(POLICY_HEADER)?.[0]).toContain('httproute/default/shop/rule/1');
   });
 });
 

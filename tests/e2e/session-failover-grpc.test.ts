@@ -23,6 +23,7 @@ import { startControlService } from './support/control-service.js';
 import { rewriteEnvoyConfig } from './support/envoy-config-rewrite.js';
 import { TEST_SESSION_KEY } from './support/gateway-fixture.js';
 import { MODES, type ModeName, isGatewayMode } from './support/mode-stack.js';
+import { POLICY_HEADER, type PolicyStack, oneWithPolicy } from './support/with-policy.js';
 import type { FilterBuildName } from '../support/filter-builds.js';
 import { FileProvider } from '../../extproc/src/provider/file.js';
 
@@ -65,7 +66,7 @@ spec:
 `;
 }
 
-interface Stack {
+interface Stack extends PolicyStack {
   /** host:port of the listener the GRPCRoute attaches to. */
   readonly address: string;
   stop(): Promise<void>;
@@ -88,6 +89,8 @@ async function startGateway(files: Record<string, string>, build: FilterBuildNam
     throw e;
   });
   return {
+    mode: build === 'native' ? 'gateway' : 'gateway-wasm',
+    envoy: gateway.envoy,
     address: gateway.envoy.url().replace('http://', ''),
     stop: async () => {
       await gateway.stop();
@@ -117,7 +120,12 @@ async function startAttach(
         steadfast_extproc: [{ address: '127.0.0.1', port: control.grpcPort }],
       },
       http2Clusters: ['app'],
-      filterConfig: JSON.stringify({ policySource: 'metadata', sessionKeys: [TEST_SESSION_KEY] }),
+      // debug: responses name the policy they got (POLICY_HEADER), so one without it shows.
+      filterConfig: JSON.stringify({
+        policySource: 'metadata',
+        sessionKeys: [TEST_SESSION_KEY],
+        debug: true,
+      }),
       extProcForwardRules: extProcForwardRules(
         compileSnapshot(Object.entries(files).map(([path, text]) => ({ path, text }))).ir,
       ),
@@ -127,6 +135,8 @@ async function startAttach(
     const envoy = await startEnvoy({ config });
     await untilExtProcAnswers(envoy, envoy.url('ingress'));
     return {
+      mode,
+      envoy,
       address: envoy.url('ingress').replace('http://', ''),
       stop: async () => {
         await envoy.stop();
@@ -155,6 +165,8 @@ interface Answer {
   readonly instance: string;
   /** The session token the response carried, if any. */
   readonly token: string | undefined;
+  /** Whether the call had its rule's policy (attach mode's POLICY_HEADER). */
+  readonly policy: boolean;
 }
 
 describe.each(MODES)('%s mode: gRPC with a header session', (mode: ModeName) => {
@@ -185,7 +197,7 @@ describe.each(MODES)('%s mode: gRPC with a header session', (mode: ModeName) => 
   });
 
   /** One unary Echo call, carrying `token` in x-session when given. */
-  const call = (token?: string): Promise<Answer> =>
+  const callOnce = (token?: string): Promise<Answer> =>
     new Promise((resolve) => {
       const metadata = new Metadata();
       if (token !== undefined) metadata.set('x-session', token);
@@ -200,6 +212,8 @@ describe.each(MODES)('%s mode: gRPC with a header session', (mode: ModeName) => 
             code: error?.code ?? 0,
             instance: error === null ? (reply?.instance ?? '') : '',
             token: typeof issued === 'string' ? issued : undefined,
+            // A call answered by Envoy alone (trailers only) carries it in the trailers.
+            policy: [headers, error?.metadata].some((m) => (m?.get(POLICY_HEADER).length ?? 0) > 0),
           });
         },
       );
@@ -207,6 +221,15 @@ describe.each(MODES)('%s mode: gRPC with a header session', (mode: ModeName) => 
         headers = m;
       });
     });
+
+  // Each call with its rule's policy: in attach mode one whose ext_proc answer came too late
+  // went on without it (no session, no failover), and is sent again (support/with-policy.ts).
+  const call = (token?: string): Promise<Answer> =>
+    oneWithPolicy(
+      stack!,
+      () => callOnce(token),
+      (a) => a.policy,
+    );
 
   it('the pinned backend is killed → 200/200 OK from live backends, each with a new token; back → new sessions reach it', async () => {
     const victim = backends[0]!;

@@ -11,6 +11,7 @@ import { openSessionToken } from '../support/session-token.js';
 import { within } from './support/attach-stack.js';
 import { TEST_SESSION_KEY } from './support/gateway-fixture.js';
 import { MODES, type ModeStack, startMode } from './support/mode-stack.js';
+import { POLICY_HEADER, oneWithPolicy } from './support/with-policy.js';
 
 const ROUTES = `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -71,11 +72,18 @@ describe.each(MODES)('%s mode', (mode) => {
     await stack?.stop();
   });
 
-  const get = async (session: Session, headers: Record<string, string> = {}): Promise<Response> => {
-    const r = await fetch(`${stack.url}${session.path}`, { headers });
-    await r.arrayBuffer();
-    return r;
-  };
+  // Each exchange with its rule's policy: in attach mode one whose ext_proc answer came too
+  // late went on without it (no session, no failover), and is sent again (support/with-policy.ts).
+  const get = (session: Session, headers: Record<string, string> = {}): Promise<Response> =>
+    oneWithPolicy(
+      stack,
+      async () => {
+        const r = await fetch(`${stack.url}${session.path}`, { headers });
+        await r.arrayBuffer();
+        return r;
+      },
+      (r) => r.headers.has(POLICY_HEADER),
+    );
 
   it.each([
     ['cookie', 1],

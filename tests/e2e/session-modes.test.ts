@@ -7,6 +7,7 @@ import { curl, type CurlResponse } from './support/curl.js';
 import { type GrpcGateway, startGrpcGateway } from './support/grpc-gateway.js';
 import { grpcurlEcho } from './support/grpcurl.js';
 import { MODES, type ModeStack, startMode } from './support/mode-stack.js';
+import { POLICY_HEADER, oneWithPolicy } from './support/with-policy.js';
 
 const rule = (
   path: string,
@@ -46,7 +47,14 @@ function issued(r: CurlResponse): [string, string, string] | undefined {
 
 describe.each(MODES)('%s mode', (mode) => {
   let stack: ModeStack;
-  const get = (path: string, args: string[] = []): Promise<CurlResponse> => curl(`${stack.url}${path}`, args);
+  // Each exchange with its rule's policy: in attach mode one whose ext_proc answer came too
+  // late went on without it (no session), and is sent again (support/with-policy.ts).
+  const get = (path: string, args: string[] = []): Promise<CurlResponse> =>
+    oneWithPolicy(
+      stack,
+      () => curl(`${stack.url}${path}`, args),
+      (r) => r.headers.has(POLICY_HEADER),
+    );
 
   beforeAll(async () => {
     stack = await startMode(mode, ROUTES);
@@ -113,7 +121,7 @@ describe.each(MODES)('%s mode', (mode) => {
       const sent = performance.now();
       const r = await get('/idle', ['-H', `cookie: ${name}=${token}`]);
       // Should it fail: was the use late (past the 2 s idle timeout), or did it go without policy?
-      const why = `use ${t}, ${Math.round(sent - last)} ms after the last, policy ${r.headers.get('x-steadfast-policy')?.[0] ?? 'none'}`;
+      const why = `use ${t}, ${Math.round(sent - last)} ms after the last, policy ${r.headers.get(POLICY_HEADER)?.[0] ?? 'none'}`;
       last = sent;
       expect(instance(r), why).toBe(instance(first));
       // Each use slides the session forward with a renewed token.

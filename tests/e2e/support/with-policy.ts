@@ -5,10 +5,16 @@
 // counted exactly as many ext_proc time-outs as exchanges came back without a policy.
 import { expect } from 'vitest';
 import type { EnvoyProcess } from '../../../extproc/src/local/envoy-process.js';
-import { isGatewayMode, type ModeStack } from './mode-stack.js';
+import { isGatewayMode, type ModeName } from './mode-stack.js';
 
 /** The response header the filter's debug mode writes: the policy token the request got. */
 export const POLICY_HEADER = 'x-steadfast-policy';
+
+/** What `withPolicy` reads: the mode (attach modes only are checked) and its Envoy's counters. */
+export interface PolicyStack {
+  readonly mode: ModeName;
+  readonly envoy: EnvoyProcess;
+}
 
 /** How many times exchanges are sent again after ext_proc missed its message_timeout. */
 const MAX_RESENDS = 3;
@@ -28,7 +34,7 @@ async function extProcGaveUp(envoy: EnvoyProcess): Promise<{ timeouts: number; f
  * for fails the test, as do more than MAX_RESENDS rounds of sending again.
  */
 export async function withPolicy<T>(
-  stack: ModeStack,
+  stack: PolicyStack,
   count: number,
   one: () => Promise<T>,
   policy: (x: T) => boolean,
@@ -56,4 +62,14 @@ export async function withPolicy<T>(
     done.push(...batch.filter((x) => before === null || policy(x)));
   }
   return done;
+}
+
+/** One exchange made by `one` that had its policy: `withPolicy` for a single exchange, in turn. */
+export async function oneWithPolicy<T>(
+  stack: PolicyStack,
+  one: () => Promise<T>,
+  policy: (x: T) => boolean,
+): Promise<T> {
+  const [x] = await withPolicy(stack, 1, one, policy);
+  return x!;
 }
