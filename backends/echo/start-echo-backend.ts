@@ -74,9 +74,10 @@ export async function startEchoBackend(options: EchoBackendOptions): Promise<Run
   const websocket = new WebSocketEcho(instance);
   http1.on('upgrade', (req, socket, head: Buffer) => websocket.upgrade(req, socket, head));
   http1.on('clientError', (_error, socket) => socket.destroy());
-  // A gateway keeps upstream connections for a long time; closing an idle one under it can race a new
-  // request into a reset, which a retry test would count as an extra failure.
-  http1.keepAliveTimeout = 10 * 60_000;
+  // Idle connections stay open until the gateway closes them (0: no keep-alive timeout). Were the
+  // backend to close one first, it could do so as a request was on its way: a reset that a test
+  // would count as a failure (Envoy keeps idle connections up to its upstream idle timeout).
+  http1.keepAliveTimeout = 0;
   http2.on('sessionError', () => undefined);
 
   const sockets = new Set<Socket>();
