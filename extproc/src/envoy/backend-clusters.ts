@@ -14,6 +14,8 @@ export interface ClusterOptions {
   /** The CA bundle TLS clusters trust for BackendTLSPolicy `wellKnownCACertificates: System`. */
   readonly systemCaFile: string;
   readonly connectTimeout: string;
+  /** How long a pooled upstream connection may sit idle before Envoy closes it. */
+  readonly idleTimeout: string;
   /**
    * The upstream filter chain that holds retries until their backoff floor: only the clusters
    * of rules with a backoff run it, so no other request pays for it.
@@ -72,6 +74,7 @@ export function envoyCluster(c: IrCluster, options: ClusterOptions): Json {
     load_assignment: { cluster_name: c.name, endpoints },
     typed_extension_protocol_options: protocolOptions(
       c.protocol,
+      options.idleTimeout,
       c.holdsRetries ? options.retryHoldFilters : undefined,
     ),
   };

@@ -44,6 +44,8 @@ export interface GatewayConfigOptions extends FilterOptions {
   /** CA bundle for `kubernetes.io/wss` backends; default the Debian/Ubuntu system bundle. */
   readonly systemCaFile?: string;
   readonly connectTimeout?: string;
+  /** How long a pooled backend connection may sit idle before Envoy closes it; default 50s. */
+  readonly upstreamIdleTimeout?: string;
   /** Overrides the ejection of endpoints that refuse connections (outlier-detection.ts). */
   readonly outlierDetection?: OutlierDetectionOptions;
   /** Overrides the edge-proxy defaults (edge-defaults.ts, docs/hardening.md). */
@@ -65,6 +67,15 @@ export interface GatewayResources {
 }
 
 const DEFAULT_SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
+
+/**
+ * Envoy closes a backend connection idle this long (its own default is an hour). A backend that
+ * closes an idle connection first can do so just as Envoy sends a request on it, which then fails
+ * after it was sent: a 503 for a POST or on a rule without `retry`. Under the 60 s or more that
+ * servers set up for load balancers keep idle connections, so those never close first
+ * (docs/hardening.md).
+ */
+const UPSTREAM_IDLE_TIMEOUT = '50s';
 
 /** The one route of a virtual host whose hosts belong to another SNI chain's listener. */
 const MISDIRECTED_ROUTES: readonly Json[] = [{ match: { prefix: '/' }, direct_response: { status: 421 } }];
@@ -126,6 +137,7 @@ function gatewayClusters(
   const clusterOptions: ClusterOptions = {
     systemCaFile: options.systemCaFile ?? DEFAULT_SYSTEM_CA_FILE,
     connectTimeout: options.connectTimeout ?? '2s',
+    idleTimeout: options.upstreamIdleTimeout ?? UPSTREAM_IDLE_TIMEOUT,
     retryHoldFilters: clusterRetryHoldFilters(options.wasmPath),
     secrets,
     ...(options.outlierDetection ? { outlierDetection: options.outlierDetection } : {}),

@@ -50,6 +50,8 @@ export interface LocalGatewayOptions {
   readonly filterPath?: string;
   /** Extra Envoy flags, e.g. `--concurrency 1` (tests that need one worker). */
   readonly envoyArgs?: readonly string[];
+  /** How long a pooled backend connection may sit idle (GatewayConfigOptions.upstreamIdleTimeout). */
+  readonly upstreamIdleTimeout?: string;
   readonly debounceMs?: number;
   readonly log: (line: string) => void;
 }
@@ -278,6 +280,7 @@ function gatewayFiles(
     sessionKeys: options.sessionKeys,
     ...(options.listenerPorts ? { listenerPorts: options.listenerPorts } : {}),
     ...(options.debug ? { debug: true } : {}),
+    ...(options.upstreamIdleTimeout ? { upstreamIdleTimeout: options.upstreamIdleTimeout } : {}),
     exclusiveListeners: true,
   };
   return new GatewayFiles(directory, {
