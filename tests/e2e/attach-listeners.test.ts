@@ -16,9 +16,10 @@ import { REPO_ROOT, filterWasm } from '../support/paths.js';
 import { type ConfigDir, configDir } from './support/attach-config.js';
 import { untilExtProcAnswers, within } from './support/attach-stack.js';
 import { startControlService, type ControlServiceHandle } from './support/control-service.js';
-import { curl } from './support/curl.js';
+import { type CurlResponse, curl } from './support/curl.js';
 import { freePort } from './support/free-port.js';
 import { TEST_SESSION_KEY } from './support/gateway-fixture.js';
+import { POLICY_HEADER, oneWithPolicy } from './support/with-policy.js';
 import { FileProvider } from '../../extproc/src/provider/file.js';
 
 type Node = Record<string, unknown>;
@@ -93,14 +94,35 @@ function listener(s: Node, name: string, port: number, metadata?: unknown): Node
   };
 }
 
-async function policyOf(url: string, path: string): Promise<{ rule: string | undefined; cookie: boolean }> {
-  const res = await curl(`${url}${path}`, ['-H', `Host: ${HOST}`]);
+interface Got {
+  readonly rule: string | undefined;
+  readonly cookie: boolean;
+}
+
+const send = (url: string, path: string): Promise<CurlResponse> =>
+  curl(`${url}${path}`, ['-H', `Host: ${HOST}`]);
+
+function got(res: CurlResponse): Got {
   expect(res.status).toBe(200);
-  const token = res.headers.get('x-steadfast-policy')?.[0];
+  const token = res.headers.get(POLICY_HEADER)?.[0];
   return {
     rule: token === undefined ? undefined : /id=([^;]+)/.exec(token)?.[1],
     cookie: (res.headers.get('set-cookie') ?? []).some((c) => c.startsWith('rpc-session=')),
   };
+}
+
+/** The rule a request got (from the policy header) and whether it started the rpc session. */
+async function policyOf(url: string, path: string): Promise<Got> {
+  return got(await send(url, path));
+}
+
+/**
+ * policyOf for a request that gets a rule in attach mode: one whose ext_proc answer came too
+ * late went on without any, and is sent again (support/with-policy.ts).
+ */
+async function ruleOf(envoy: EnvoyProcess, url: string, path: string): Promise<Got> {
+  const policy = (r: CurlResponse) => r.headers.has(POLICY_HEADER);
+  return got(await oneWithPolicy({ mode: 'attach', envoy }, () => send(url, path), policy));
 }
 
 describe.each([
@@ -191,19 +213,19 @@ describe.each([
     });
 
     it("matches on each Gateway port's own listener only that port's routes", async () => {
-      expect(await policyOf(envoy.url('web'), '/api')).toEqual({ rule: WEB, cookie: false });
-      expect(await policyOf(envoy.url('rpc'), '/api')).toEqual({ rule: RPC, cookie: true });
-      expect(await policyOf(envoy.url('web'), '/shared')).toEqual({ rule: BOTH, cookie: false });
-      expect(await policyOf(envoy.url('rpc'), '/shared')).toEqual({ rule: BOTH, cookie: false });
+      expect(await ruleOf(envoy, envoy.url('web'), '/api')).toEqual({ rule: WEB, cookie: false });
+      expect(await ruleOf(envoy, envoy.url('rpc'), '/api')).toEqual({ rule: RPC, cookie: true });
+      expect(await ruleOf(envoy, envoy.url('web'), '/shared')).toEqual({ rule: BOTH, cookie: false });
+      expect(await ruleOf(envoy, envoy.url('rpc'), '/shared')).toEqual({ rule: BOTH, cookie: false });
     });
 
     it('takes a listener on another port at its metadata', async () => {
-      expect(await policyOf(envoy.url('declared'), '/api')).toEqual({ rule: RPC, cookie: true });
+      expect(await ruleOf(envoy, envoy.url('declared'), '/api')).toEqual({ rule: RPC, cookie: true });
     });
 
     it('gives a listener it cannot tell only what every port agrees on, and says so', async () => {
       expect(await policyOf(envoy.url('untold'), '/api')).toEqual({ rule: undefined, cookie: false });
-      expect(await policyOf(envoy.url('untold'), '/shared')).toEqual({ rule: BOTH, cookie: false });
+      expect(await ruleOf(envoy, envoy.url('untold'), '/shared')).toEqual({ rule: BOTH, cookie: false });
       const untoldPort = Number(new URL(envoy.url('untold')).port);
       const status = (await (await fetch(`${control.adminUrl}/v1/status`)).json()) as {
         listeners: { ports: number[]; problems: { kind: string; port?: number; message: string }[] };
