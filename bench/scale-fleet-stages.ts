@@ -12,7 +12,7 @@ export { epochMs };
 /** The stages, in order; per real Envoy the last six, each Envoy's own. */
 export const SERVICE_STAGES = [
   ['changed', 'the provider saw the change (a file event, or a watch event from the API server)'],
-  ['read', "its read began (after the provider's settle: files 50 ms quiet, API server 15 ms)"],
+  ['read', "its read began (after the provider's settle: files 15 ms quiet, API server 15 ms)"],
   ['readDone', 'the files read'],
   ['thread', 'the compiler thread took the request'],
   ['threadDone', 'the compiler thread sent its answer'],

@@ -279,8 +279,8 @@ describe('ConfigStore reload timing', () => {
     expect(reloads.length).toBeGreaterThanOrEqual(2);
   });
 
-  it('the file provider settles for 50 ms and waits at most 1 s', () => {
+  it('the file provider settles for 15 ms and waits at most 1 s', () => {
     const files = new FileProvider({ paths: ['.'] });
-    expect([files.settleMs, files.maxWaitMs]).toEqual([50, 1000]);
+    expect([files.settleMs, files.maxWaitMs]).toEqual([15, 1000]);
   });
 });

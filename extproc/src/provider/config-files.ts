@@ -1,6 +1,7 @@
 // Reads configuration from disk: directories recursively (*.yaml, *.yml, *.json, as
 // `kubectl apply -f` does; hidden files and directories skipped) and single files of any name.
 // Paths in the result are relative to the configuration root, as diagnostics show them.
+import type { BigIntStats } from 'node:fs';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import type { Diagnostic } from '../gatewayapi/diagnostic.js';
@@ -39,11 +40,61 @@ async function walk(dir: string, out: string[]): Promise<void> {
   }
 }
 
+/** What reading a file needs of the file system; a test gives one that writes while it reads. */
+export interface FileReads {
+  readonly stat: (path: string) => Promise<BigIntStats>;
+  readonly readFile: (path: string) => Promise<Buffer>;
+}
+
+const NODE_READS: FileReads = {
+  stat: (path) => stat(path, { bigint: true }),
+  readFile: (path) => readFile(path),
+};
+
+/**
+ * Reads of a file that changed while it was read, before it is reported: a file written in
+ * place (cp, a shell redirect, an editor without rename) can be read between two of its
+ * writes, and half a file must never be served. Its events make the store read it again.
+ */
+export const STEADY_READS = 3;
+
+/** What changes when a file is written or replaced. */
+const stamp = (st: BigIntStats): string => `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+
+/**
+ * The file's text, read again while it changed between the stat before the read and the one
+ * after it (or the bytes read are not its size then); a message when it is too large or kept
+ * changing.
+ */
+async function readSteady(abs: string, io: FileReads): Promise<{ text: string } | { message: string }> {
+  let before = await io.stat(abs);
+  for (let tries = 1; ; tries++) {
+    if (before.size > MAX_CONFIG_FILE_BYTES) {
+      const size = Number(before.size);
+      return { message: `the file is ${mib(size)}; files over ${mib(MAX_CONFIG_FILE_BYTES)} are not read` };
+    }
+    const bytes = await io.readFile(abs);
+    const after = await io.stat(abs);
+    if (stamp(after) === stamp(before) && BigInt(bytes.length) === after.size)
+      return { text: bytes.toString('utf8') };
+    if (tries === STEADY_READS) {
+      return {
+        message: `the file changed while it was read, ${STEADY_READS} times: it is being written in place; write it under another name and rename it over this one`,
+      };
+    }
+    before = after;
+  }
+}
+
 /**
  * Reads every path (directory or file). The root is the first path when it is a directory,
- * else its parent directory. A path that cannot be read is an `io-error` diagnostic.
+ * else its parent directory. A path that cannot be read, or a file that kept changing while it
+ * was read, is an `io-error` diagnostic.
  */
-export async function readConfigFiles(paths: readonly string[]): Promise<ConfigFiles> {
+export async function readConfigFiles(
+  paths: readonly string[],
+  io: FileReads = NODE_READS,
+): Promise<ConfigFiles> {
   const diagnostics: Diagnostic[] = [];
   const found: string[] = [];
   let root: string | undefined;
@@ -63,13 +114,10 @@ export async function readConfigFiles(paths: readonly string[]): Promise<ConfigF
   for (const abs of [...new Set(found)]) {
     const rel = relative(base, abs) || abs;
     try {
-      const { size } = await stat(abs);
-      if (size > MAX_CONFIG_FILE_BYTES) {
-        const message = `the file is ${mib(size)}; files over ${mib(MAX_CONFIG_FILE_BYTES)} are not read`;
-        diagnostics.push({ code: 'io-error', file: rel.split('\\').join('/'), line: 0, field: '', message });
-        continue;
-      }
-      files.push({ path: rel.split('\\').join('/'), text: await readFile(abs, 'utf8') });
+      const read = await readSteady(abs, io);
+      const file = rel.split('\\').join('/');
+      if ('text' in read) files.push({ path: file, text: read.text });
+      else diagnostics.push({ code: 'io-error', file, line: 0, field: '', message: read.message });
     } catch (e) {
       diagnostics.push({ code: 'io-error', file: rel, line: 0, field: '', message: (e as Error).message });
     }
