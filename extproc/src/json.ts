@@ -7,6 +7,22 @@ export function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean
 }
 
 /**
+ * How far two lists are the same (the same objects) from the front, and then from the back
+ * without reaching into that front part of either: what lies between changed.
+ */
+export function sameEnds(
+  before: readonly unknown[],
+  after: readonly unknown[],
+): { start: number; end: number } {
+  const shorter = Math.min(before.length, after.length);
+  let start = 0;
+  while (start < shorter && before[start] === after[start]) start++;
+  let end = 0;
+  while (end < shorter - start && before[before.length - 1 - end] === after[after.length - 1 - end]) end++;
+  return { start, end };
+}
+
+/**
  * Two JSON values are the same: equal primitives, or lists and objects whose items and own
  * keys are the same. Key order is not compared: objects made by the same code for the same
  * content list their keys in the same order. Allocates nothing (it runs over every status of

@@ -121,10 +121,12 @@ function routeConfiguration(
     internal_only_headers: [PIN_HEADER],
     // An unresolved backendRef's share names no cluster and answers 500 (ir/rule-clusters.ts).
     validate_clusters: false,
-    // An unchanged IR host is looked up alone: nothing is made for it (10,000 per generation).
-    virtual_hosts: virtualHosts.map(
-      (h) => memo?.keptHost(h, name, optionsKey) ?? virtualHost(h, name, optionsKey, entryRoutes, memo),
-    ),
+    // With a memo, only the IR hosts a change moved are looked at (10,000 per generation otherwise).
+    virtual_hosts: memo
+      ? memo.virtualHosts(name, optionsKey, virtualHosts, (h) =>
+          virtualHost(h, name, optionsKey, entryRoutes, memo),
+        )
+      : virtualHosts.map((h) => virtualHost(h, name, optionsKey, entryRoutes, memo)),
   };
 }
 

@@ -9,7 +9,7 @@
 import type { IrCluster } from '../ir/cluster-sharing.js';
 import type { IrVirtualHost } from '../ir/gateway-ir.js';
 import type { IrEntry } from '../ir/rule-action.js';
-import { type Json, sameItems } from '../json.js';
+import { type Json, sameEnds, sameItems } from '../json.js';
 
 /** An entry's routes, and the route options they were made for. */
 interface KeptRoutes {
@@ -17,11 +17,23 @@ interface KeptRoutes {
   readonly routes: readonly Json[];
 }
 
-/** One virtual host, the routes it was made of, and the last generation that used it. */
+/** One virtual host, under its key, and the routes it was made of. */
 interface KeptHost {
+  readonly key: string;
   readonly parts: readonly (readonly Json[])[];
   readonly host: Json;
-  used: number;
+}
+
+/**
+ * A route configuration's virtual hosts as the last generation made them: from which IR hosts,
+ * under which options, and the kept host behind each.
+ */
+interface KeptConfiguration {
+  readonly options: string;
+  readonly irHosts: readonly IrVirtualHost[];
+  readonly hosts: readonly Json[];
+  readonly kept: readonly KeptHost[];
+  generation: number;
 }
 
 /** What an IR virtual host was last spelled out as: in which route configuration, under which options. */
@@ -41,32 +53,52 @@ export class GenerationMemo {
    * 10,000 routes, most of it empty hash table.
    */
   private readonly entryRoutes = new WeakMap<IrEntry, KeptRoutes | Map<string, readonly Json[]>>();
-  /** By key; one a generation does not use is let go at its end. */
-  private readonly hosts = new Map<string, KeptHost>();
+  /** By key: the hosts the route configurations as last made hold (one they no longer hold is let go). */
+  private hosts = new Map<string, KeptHost>();
+  /** A generation begun and not ended. */
+  private open = false;
   /**
    * By IR virtual host, which stays the same object while its routes do (ir/port-hosts-memo.ts):
    * an unchanged host is found without walking its entries, so a generation costs a lookup per host.
    */
   private readonly irHosts = new WeakMap<IrVirtualHost, KeptIrHost>();
+  /** By route configuration name: its hosts as last made, so that the next looks at what changed alone. */
+  private readonly configurations = new Map<string, KeptConfiguration>();
   private generation = 0;
-  /** Kept hosts the current generation used. */
-  private used = 0;
   /** Virtual hosts made anew in the current (or last) generation; the rest were kept. */
   madeHosts = 0;
+
+  /** Virtual hosts held for the next generation: those of the route configurations last made. */
+  get keptHosts(): number {
+    return this.hosts.size;
+  }
 
   /** A memo serves only the options it was made for (the same object): the clusters and routes depend on them. */
   constructor(readonly options: object) {}
 
-  /** Starts a generation: what the last one kept and this one does not use is let go at its end. */
+  /** Starts a generation: the route configurations it does not make are let go at its end. */
   begin(): void {
+    // One that failed halfway may have made hosts no configuration holds: only the held stay.
+    if (this.open) {
+      this.hosts = new Map([...this.configurations.values()].flatMap((c) => c.kept.map((k) => [k.key, k])));
+    }
+    this.open = true;
     this.generation++;
-    this.used = 0;
     this.madeHosts = 0;
   }
 
   end(): void {
-    if (this.hosts.size === this.used) return;
-    for (const [key, kept] of this.hosts) if (kept.used !== this.generation) this.hosts.delete(key);
+    for (const [name, c] of this.configurations) {
+      if (c.generation === this.generation) continue;
+      this.letGo(c.kept, undefined);
+      this.configurations.delete(name);
+    }
+    this.open = false;
+  }
+
+  /** Lets go of the hosts of `kept` that are not in `still`, unless another has their key now. */
+  private letGo(kept: readonly KeptHost[], still: ReadonlySet<KeptHost> | undefined): void {
+    for (const k of kept) if (!still?.has(k) && this.hosts.get(k.key) === k) this.hosts.delete(k.key);
   }
 
   /** An entry's routes under these route options. */
@@ -91,12 +123,43 @@ export class GenerationMemo {
     return routes;
   }
 
+  /**
+   * Route configuration `name`'s virtual hosts, one per IR host, under route `options`. The IR
+   * hosts at the same place as in its last list, counted from the start or from the end (the
+   * same objects: ir/port-hosts-memo.ts keeps them), are what they were made as then; only
+   * those between are looked up or made (`make`, which calls host()), so a one-route change
+   * costs the change, not a lookup per host.
+   */
+  virtualHosts(
+    name: string,
+    options: string,
+    irHosts: readonly IrVirtualHost[],
+    make: (vh: IrVirtualHost) => Json,
+  ): Json[] {
+    const last = this.configurations.get(name);
+    const { start, end } = last?.options === options ? sameEnds(last.irHosts, irHosts) : { start: 0, end: 0 };
+    const madeHosts: Json[] = [];
+    const madeKept: KeptHost[] = [];
+    for (let i = start; i < irHosts.length - end; i++) {
+      const vh = irHosts[i] as IrVirtualHost;
+      madeHosts.push(this.keptHost(vh, name, options) ?? make(vh));
+      madeKept.push((this.irHosts.get(vh) as KeptIrHost).kept);
+    }
+    const ends = <T>(list: readonly T[] | undefined, middle: T[]): T[] =>
+      list ? list.slice(0, start).concat(middle, list.slice(list.length - end)) : middle;
+    const hosts = ends(last?.hosts, madeHosts);
+    const kept = ends(last?.kept, madeKept);
+    // The hosts the last list had between its ends, unless this one has them again.
+    if (last) this.letGo(last.kept.slice(start, last.kept.length - end), new Set(madeKept));
+    this.configurations.set(name, { options, irHosts, hosts, kept, generation: this.generation });
+    return hosts;
+  }
+
   /** What IR host `vh` became in route configuration `name` under route `options`, while it is the same object. */
-  keptHost(vh: IrVirtualHost, name: string, options: string): Json | undefined {
+  private keptHost(vh: IrVirtualHost, name: string, options: string): Json | undefined {
     const was = this.irHosts.get(vh);
     if (was?.name !== name || was.options !== options || this.hosts.get(was.key) !== was.kept)
       return undefined;
-    this.use(was.kept);
     return was.kept.host;
   }
 
@@ -111,19 +174,11 @@ export class GenerationMemo {
   ): Json {
     let kept = this.hosts.get(key);
     if (!kept || !sameItems(kept.parts, parts)) {
-      if (kept?.used === this.generation) this.used--;
-      kept = { parts, host: make(), used: 0 };
+      kept = { key, parts, host: make() };
       this.hosts.set(key, kept);
       this.madeHosts++;
     }
-    this.use(kept);
     this.irHosts.set(vh, { name, options, key, kept });
     return kept.host;
-  }
-
-  private use(kept: KeptHost): void {
-    if (kept.used === this.generation) return;
-    kept.used = this.generation;
-    this.used++;
   }
 }

@@ -79,8 +79,13 @@ function portHosts(
     };
     return { host, warnings };
   });
-  const hosts = kept.map((k) => k.host);
-  const warnings = new Set(kept.flatMap((k) => k.warnings));
+  // Loops, not map and flatMap: 10,000 hosts per generation, nearly all without warnings.
+  const hosts: IrVirtualHost[] = [];
+  const warnings = new Set<string>();
+  for (const k of kept) {
+    hosts.push(k.host);
+    for (const w of k.warnings) warnings.add(w);
+  }
   const chains = isolation && group.protocol === 'HTTPS' ? sniChains(name, hosts, isolation) : undefined;
   return { virtualHosts: hosts, sniChains: chains, warnings: [...warnings] };
 }
