@@ -21,7 +21,7 @@ import { writeScaleConfig } from './scale-config.js';
 import { REAL_ENVOY_ADDRESSES } from './scale-fleet-setup.js';
 import { type ThreadHeap, inspectorUrl, threadHeaps } from './inspector-gc.js';
 import type { XdsClientStatus } from '../extproc/src/xds/ads-server.js';
-import { generations, xdsDelivered } from './scale-fleet-xds.js';
+import { generations, xdsDelivered, xdsStatus } from './scale-fleet-xds.js';
 import { freePort, memoryMiB, sleep, startCli, stopCli, until } from './scale-process.js';
 
 const { values: opts } = parseArgs({
@@ -35,6 +35,8 @@ const { values: opts } = parseArgs({
     output: { type: 'string' },
     /** Also each thread's V8 heap, space by space, when the client was served (serve runs with an inspector). */
     heaps: { type: 'boolean', default: false },
+    /** Also serve's RSS and each thread's CPU every 100 ms until the client was served: where the peak falls. */
+    timeline: { type: 'boolean', default: false },
   },
 });
 
@@ -64,6 +66,13 @@ function compilerThread(pid: number): number {
 interface Run {
   readySeconds: number;
   servedSeconds: number;
+  /** VmHWM when /readyz answered: the peak of loading alone, before any client asked for anything. */
+  readyPeakMiB: number;
+  /**
+   * The first load's stages, in seconds from the start as /readyz is: the read begun, the compile
+   * taken and answered on its thread, the answer back, the snapshot built (serve's own clocks).
+   */
+  load?: { read: number; thread: number; threadDone: number; received: number; built: number };
   peakMiB: number;
   restMiB: number;
   /** CPU until the client was served, in ms: the main thread's and the compiler thread's (its first compile). */
@@ -72,6 +81,49 @@ interface Run {
   edits: { main: number; compiler: number; other: number; seconds: number }[];
   /** Each thread's heap when the client was served (--heaps): the main thread's first. */
   heaps?: ThreadHeap[];
+  /** --timeline: one line per 100 ms until the client was served. */
+  timeline?: string[];
+}
+
+/**
+ * Samples serve's RSS every 10 ms and, per 100 ms, says the highest RSS and the CPU its main
+ * thread, its busiest other thread (the compiler's, during the first compile) and the rest used.
+ */
+function timeline(pid: number, t0: number): { mark: (what: string) => void; stop: () => string[] } {
+  const lines: string[] = [];
+  let marks: string[] = [];
+  let high = 0;
+  let last = threadCpuMs(pid);
+  let slot = 0;
+  const line = (t: number): void => {
+    const now = threadCpuMs(pid);
+    const used = [...now].map(([tid, ms]) => [tid, ms - (last.get(tid) ?? 0)] as const);
+    const main = used.find(([tid]) => tid === pid)?.[1] ?? 0;
+    const others = used.filter(([tid]) => tid !== pid).sort((x, y) => y[1] - x[1]);
+    const rest = others.slice(1).reduce((sum, [, ms]) => sum + ms, 0);
+    lines.push(
+      `  ${(t / 1000).toFixed(1)} s: RSS up to ${high.toFixed(0)} MiB; CPU main ${main.toFixed(0)}, ` +
+        `busiest other ${(others[0]?.[1] ?? 0).toFixed(0)}, rest ${rest.toFixed(0)} ms${marks.join('')}`,
+    );
+    marks = [];
+    last = now;
+    high = 0;
+  };
+  const sample = setInterval(() => {
+    high = Math.max(high, memoryMiB(pid, 'VmRSS'));
+    const t = performance.now() - t0;
+    if (t < (slot + 1) * 100) return;
+    slot = Math.floor(t / 100);
+    line(t);
+  }, 10);
+  return {
+    mark: (what) => marks.push(`  <- ${what}`),
+    stop: () => {
+      if (marks.length > 0) line(performance.now() - t0);
+      clearInterval(sample);
+      return lines;
+    },
+  };
 }
 
 const MIB = 1024 * 1024;
@@ -117,11 +169,27 @@ async function timeEdits(
   return edits;
 }
 
+/** The first load's stages (the generation /readyz serves), in seconds from `epoch0`, serve's start. */
+async function firstLoad(adminPort: number, epoch0: number): Promise<Run['load']> {
+  const times = (await xdsStatus(adminPort)).generation?.load;
+  const at = (ms: number | undefined) => ((ms ?? Number.NaN) - epoch0) / 1000;
+  return (
+    times && {
+      read: at(times.readAt),
+      thread: at(times.threadAt),
+      threadDone: at(times.threadDoneAt),
+      received: at(times.receivedAt),
+      built: at(times.builtAt),
+    }
+  );
+}
+
 async function oneRun(n: number): Promise<Run> {
   const dir = mkdtempSync(join(tmpdir(), `steadfast-start-memory-${n}-`));
   const [listener, adminPort, xdsPort] = [await freePort(), await freePort(), await freePort()];
   writeScaleConfig(dir, n, { listener, backend: 9 }, 'files');
   const t0 = performance.now();
+  const epoch0 = performance.timeOrigin + t0;
   const cli = startCli(
     [
       ...['serve', '--config', dir, '--xds', `127.0.0.1:${xdsPort}`],
@@ -132,6 +200,7 @@ async function oneRun(n: number): Promise<Run> {
     opts.bin,
   );
   const pid = cli.child.pid ?? -1;
+  const samples = opts.timeline ? timeline(pid, t0) : undefined;
   const limit = Math.max(60_000, n * 20);
   let client: LightEnvoy | undefined;
   try {
@@ -142,9 +211,14 @@ async function oneRun(n: number): Promise<Run> {
       cli.alive,
     );
     const readySeconds = (performance.now() - t0) / 1000;
+    const readyPeakMiB = memoryMiB(pid, 'VmHWM');
+    samples?.mark('ready');
+    const load = await firstLoad(adminPort, epoch0);
     client = new LightEnvoy(`127.0.0.1:${xdsPort}`, 'start-memory', REAL_ENVOY_ADDRESSES[0], envoyVersion());
     const envoys = await xdsDelivered(adminPort, 1, limit);
     const servedSeconds = (performance.now() - t0) / 1000;
+    samples?.mark('served');
+    const lines = samples?.stop();
     const peakMiB = memoryMiB(pid, 'VmHWM');
     const restMiB = memoryMiB(pid, 'VmRSS');
     const cpu = threadCpuMs(pid);
@@ -155,11 +229,23 @@ async function oneRun(n: number): Promise<Run> {
     const url = inspectorUrl(cli.output());
     const heaps = opts.heaps && url !== undefined ? await threadHeaps(url) : undefined;
     const edits = await timeEdits({ pid, dir, n, adminPort, limit }, envoys);
-    return { readySeconds, servedSeconds, peakMiB, restMiB, startCpu, edits, ...(heaps ? { heaps } : {}) };
+    return {
+      readySeconds,
+      servedSeconds,
+      readyPeakMiB,
+      ...(load ? { load } : {}),
+      peakMiB,
+      restMiB,
+      startCpu,
+      edits,
+      ...(heaps ? { heaps } : {}),
+      ...(lines ? { timeline: lines } : {}),
+    };
   } catch (e) {
     process.stderr.write(`${cli.output().slice(-3000)}\n`);
     throw e;
   } finally {
+    samples?.stop();
     client?.close();
     await stopCli(cli.child);
     if (opts.output !== undefined) writeFileSync(opts.output, cli.output());
@@ -183,9 +269,18 @@ async function main(): Promise<void> {
           `on the client ${medianOf(e.map((x) => x.seconds)).toFixed(2)} s`;
     console.log(
       `${label}: ${n} routes: ready ${run.readySeconds.toFixed(2)} s, first client served ` +
-        `${run.servedSeconds.toFixed(2)} s, peak ${run.peakMiB.toFixed(0)} MiB (RSS then ${run.restMiB.toFixed(0)}), ` +
+        `${run.servedSeconds.toFixed(2)} s, peak ${run.peakMiB.toFixed(0)} MiB (at ready ${run.readyPeakMiB.toFixed(0)}, ` +
+        `RSS once served ${run.restMiB.toFixed(0)}), ` +
         `CPU until then main ${run.startCpu.main.toFixed(0)} ms, compiler ${run.startCpu.compiler.toFixed(0)} ms${edits}`,
     );
+    const l = run.load;
+    if (l) {
+      console.log(
+        `  first load: read at ${l.read.toFixed(2)} s, compiled on its thread ${l.thread.toFixed(2)}-${l.threadDone.toFixed(2)} s, ` +
+          `back ${l.received.toFixed(2)} s, snapshot built ${l.built.toFixed(2)} s, ready ${run.readySeconds.toFixed(2)} s`,
+      );
+    }
+    for (const line of run.timeline ?? []) console.log(line);
     run.heaps?.forEach((h, i) =>
       console.log(`  ${i === 0 ? 'main thread' : `worker ${i}`} heap ${heapLine(h)}`),
     );
