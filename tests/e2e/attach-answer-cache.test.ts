@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FILTER_BUILDS, filterCounter } from '../support/filter-builds.js';
 import { type AttachStack, startAttachStack, within } from './support/attach-stack.js';
 import { curl } from './support/curl.js';
+import { POLICY_HEADER, type PolicyStack, answeredInTime } from './support/with-policy.js';
 
 /** The staleness bound docs/attach.md promises: a reload applies within this. */
 const STALENESS_BOUND_MS = 1000;
@@ -53,6 +54,8 @@ spec:
 }
 
 let stack: AttachStack;
+/** The stack as support/with-policy.ts reads it. */
+let attached: PolicyStack;
 
 async function stat(name: string): Promise<number> {
   return (await stack.envoy.stats()).get(name) ?? 0;
@@ -63,24 +66,30 @@ async function hits(): Promise<number> {
 const STREAMS = 'http.ingress.ext_proc.streams_started';
 const HITS = 'steadfast_answer_cache_hit_total';
 
-/** One request: its status, the policy the filter applied, and whether it asked ext_proc. */
-async function request(
+/**
+ * One request: its status, the policy the filter applied, and whether it asked ext_proc. One
+ * whose ext_proc answer came too late went on without any (and left nothing in the cache), and
+ * is sent again (support/with-policy.ts).
+ */
+function request(
   path: string,
   host: string,
   headers: readonly string[] = [],
 ): Promise<{ status: number; policy: string | undefined; askedExtProc: boolean }> {
-  const before = await stat(STREAMS);
-  const res = await curl(`${stack.url}${path}`, [
-    '-H',
-    `Host: ${host}`,
-    ...headers.flatMap((h) => ['-H', h]),
-  ]);
-  const after = await stat(STREAMS);
-  return {
-    status: res.status,
-    policy: res.headers.get('x-steadfast-policy')?.[0],
-    askedExtProc: after > before,
-  };
+  return answeredInTime(attached, async () => {
+    const before = await stat(STREAMS);
+    const res = await curl(`${stack.url}${path}`, [
+      '-H',
+      `Host: ${host}`,
+      ...headers.flatMap((h) => ['-H', h]),
+    ]);
+    const after = await stat(STREAMS);
+    return {
+      status: res.status,
+      policy: res.headers.get(POLICY_HEADER)?.[0],
+      askedExtProc: after > before,
+    };
+  });
 }
 
 async function resolved(
@@ -105,6 +114,7 @@ describe.each(FILTER_BUILDS)('attach mode with the %s filter: the answer cache',
       answerCache: process.env.NOCACHE ? false : true,
       build,
     });
+    attached = { mode: build === 'native' ? 'attach-native' : 'attach', envoy: stack.envoy };
   }, 60_000);
 
   afterAll(async () => {
@@ -253,10 +263,13 @@ describe('attach mode: the answer cache turned off', () => {
     const streams = async () => (await off.envoy.stats()).get(STREAMS) ?? 0;
     const policies: Array<string | undefined> = [];
     for (let i = 0; i < 3; i++) {
-      const before = await streams();
-      const res = await curl(`${off.url}/cart/1`, ['-H', 'Host: shop.example']);
-      expect(await streams()).toBe(before + 1);
-      policies.push(res.headers.get('x-steadfast-policy')?.[0]);
+      const [res, asked] = await answeredInTime({ mode: 'attach-uncached', envoy: off.envoy }, async () => {
+        const before = await streams();
+        const r = await curl(`${off.url}/cart/1`, ['-H', 'Host: shop.example']);
+        return [r, (await streams()) - before] as const;
+      });
+      expect(asked).toBe(1);
+      policies.push(res.headers.get(POLICY_HEADER)?.[0]);
     }
     expect(policies[0]).toMatch(/^sf1;id=httproute\/default\/shop\/rule\/0;/);
     expect(new Set(policies).size).toBe(1);
