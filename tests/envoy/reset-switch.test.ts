@@ -1,0 +1,139 @@
+// A route configuration most of whose routes want the idempotent methods' `reset` filter
+// switches it on once and the others off (http-filters.ts resetSwitch), instead of each route
+// switching it on. Every route must run the filter exactly where it would with each route
+// saying it alone (envoyRoutes without resetOnForAll), whichever way the balance tips, on an
+// HTTP port and on an HTTPS port's SNI chains (misdirected hosts answer 421 and never run it);
+// and a memoized generation must equal a fresh one when the balance tips between two.
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { IDEMPOTENT_RESET_FILTER_NAME } from '../../extproc/src/envoy/envoy-names.js';
+import { generateGatewayResources } from '../../extproc/src/envoy/gateway-config.js';
+import { GenerationMemo } from '../../extproc/src/envoy/generation-memo.js';
+import { envoyRoutes } from '../../extproc/src/envoy/route-action.js';
+import { buildIr } from '../../extproc/src/ir/build-ir.js';
+import type { GatewayIr } from '../../extproc/src/ir/gateway-ir.js';
+import type { Json } from '../../extproc/src/json.js';
+import { compileSnapshot } from '../../extproc/src/pipeline/snapshot.js';
+import type { PolicyTable, TableListener } from '../../extproc/src/policy/policy-table.js';
+
+const INPUT = join(dirname(fileURLToPath(import.meta.url)), 'testdata', 'reset-switch.in.yaml');
+const OPTIONS = { wasmPath: 'x.wasm', sessionKeys: [] };
+
+/** Whether a route runs the filter: its own switch, else its route configuration's (off by default). */
+function runs(route: Json, rc: Json): boolean {
+  const own = ((route['typed_per_filter_config'] as Json | undefined) ?? {})[IDEMPOTENT_RESET_FILTER_NAME] as
+    Json | undefined;
+  if (own) return own['disabled'] !== true;
+  return IDEMPOTENT_RESET_FILTER_NAME in ((rc['typed_per_filter_config'] as Json | undefined) ?? {});
+}
+
+/** Each route's name and whether it runs the filter, by route configuration. */
+function generated(ir: GatewayIr, memo?: GenerationMemo): Map<string, [string, boolean][]> {
+  const { routeConfigurations } = generateGatewayResources(ir, OPTIONS, undefined, undefined, memo);
+  return new Map(
+    routeConfigurations.map((rc) => [
+      rc['name'] as string,
+      (rc['virtual_hosts'] as Json[]).flatMap((h) =>
+        (h['routes'] as Json[]).map((r): [string, boolean] => [String(r['name']), runs(r, rc)]),
+      ),
+    ]),
+  );
+}
+
+/** The same, with each route switching the filter on alone (the form before the switch moved). */
+function routeByRoute(ir: GatewayIr): Map<string, [string, boolean][]> {
+  const out = new Map<string, [string, boolean][]>();
+  for (const port of ir.ports) {
+    const listener = { port: port.port, https: port.protocol === 'HTTPS' };
+    for (const c of port.sniChains ?? [{ name: port.name, virtualHosts: port.virtualHosts }]) {
+      out.set(
+        c.name,
+        c.virtualHosts.flatMap((h) =>
+          h.misdirected
+            ? [['undefined', false] as [string, boolean]]
+            : h.entries
+                .flatMap((e) => envoyRoutes(e, { listener }))
+                .map((r): [string, boolean] => [String(r['name']), runs(r, {})]),
+        ),
+      );
+    }
+  }
+  return out;
+}
+
+/** The input's table, with `plain` rules without retries added to tip the balance. */
+function table(plain: number): PolicyTable {
+  const rules = Array.from(
+    { length: plain },
+    (_, i) =>
+      `    - matches: [{ path: { value: /plain-${i} } }]\n      backendRefs: [{ name: web, port: 80 }]`,
+  );
+  const extra = `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: { name: plain }
+spec:
+  parentRefs: [{ name: gw }]
+  hostnames: [shop.example.com]
+  rules:
+${rules.join('\n')}
+`;
+  const text = readFileSync(INPUT, 'utf8') + (plain > 0 ? extra : '');
+  return compileSnapshot([{ path: 'reset-switch.in.yaml', text }]).table;
+}
+
+/** The table on an HTTPS port whose two listeners have hostnames: SNI chains, misdirected hosts. */
+function onSniChains(t: PolicyTable): PolicyTable {
+  const [first] = t.listeners as [TableListener];
+  const https = (name: string, hostname: string): TableListener => ({
+    ...first,
+    id: `${first.id}-${name}`,
+    name,
+    protocol: 'HTTPS',
+    hostname,
+    tls: { certificates: ['secret/default/cert'] },
+  });
+  const listeners = [https('shop', 'shop.example.com'), https('other', 'other.example.com')];
+  const routes = t.routes.map((r) => ({ ...r, listeners: listeners.map((l) => l.id) }));
+  return { ...t, listeners, routes };
+}
+
+describe('the reset filter switched on once per route configuration', () => {
+  for (const plain of [0, 4, 12]) {
+    for (const [form, of] of [
+      ['an HTTP port', (t: PolicyTable) => t],
+      ['an HTTPS port with SNI chains', onSniChains],
+    ] as const) {
+      it(`${form}, ${plain} more rules without retries: every route runs it where it would alone`, () => {
+        const ir = buildIr(of(table(plain)));
+        const got = generated(ir);
+        expect([...got.values()].flat().length).toBeGreaterThan(8);
+        expect(got).toEqual(routeByRoute(ir));
+      });
+    }
+  }
+
+  it('on once when most routes want it, on each route otherwise', () => {
+    const configurationSwitch = (plain: number) =>
+      generateGatewayResources(buildIr(table(plain)), OPTIONS).routeConfigurations.map(
+        (rc) => rc['typed_per_filter_config'] !== undefined,
+      );
+    expect(configurationSwitch(0)).toEqual([true]);
+    expect(configurationSwitch(12)).toEqual([false]);
+  });
+
+  it('a memoized generation equals a fresh one as the balance tips one way and back', () => {
+    for (const of of [(t: PolicyTable) => t, onSniChains]) {
+      const memo = new GenerationMemo(OPTIONS);
+      for (const plain of [0, 12, 0]) {
+        const ir = buildIr(of(table(plain)));
+        const fresh = generateGatewayResources(ir, OPTIONS).routeConfigurations;
+        expect(generateGatewayResources(ir, OPTIONS, undefined, undefined, memo).routeConfigurations).toEqual(
+          fresh,
+        );
+      }
+    }
+  });
+});
