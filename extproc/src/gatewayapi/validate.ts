@@ -52,6 +52,53 @@ function duplicate(src: SourceObject, obj: AnyObject, first: SourceObject): Diag
   };
 }
 
+/** What one source adds to a validation: its key and object (unless ignored), and its diagnostics. */
+export interface SourceValidation {
+  /** `kind/namespace/name`; undefined for a kind steadfast does not read. */
+  readonly key: string | undefined;
+  /** The decoded object; undefined for an unknown kind or a duplicate. */
+  readonly object: AnyObject | undefined;
+  readonly diagnostics: readonly Diagnostic[];
+  readonly duplicate: boolean;
+}
+
+/** The first source of each key, as far as a validation has come. */
+export interface SeenKeys {
+  get(key: string): SourceObject | undefined;
+  set(key: string, src: SourceObject): unknown;
+}
+
+const NONE: readonly Diagnostic[] = [];
+
+/** One source validated after the sources `seen` holds (their keys); records its key there. */
+export function validateSource(
+  src: SourceObject,
+  decodeObject: DecodeObject,
+  seen: SeenKeys,
+): SourceValidation {
+  // A kind is the document's own string: `toString` must not find Object.prototype's.
+  const entry = Object.hasOwn(KINDS, src.kind) ? KINDS[src.kind] : undefined;
+  if (!entry || !entry.versions.includes(src.apiVersion)) {
+    return {
+      key: undefined,
+      object: undefined,
+      diagnostics: [unknownKind(src, entry?.versions)],
+      duplicate: false,
+    };
+  }
+  const obj = decodeObject(src, entry.decode);
+  const key = `${obj.kind}/${obj.namespace}/${obj.name}`;
+  const first = seen.get(key);
+  if (first) return { key, object: undefined, diagnostics: [duplicate(src, obj, first)], duplicate: true };
+  seen.set(key, src);
+  return {
+    key,
+    object: obj,
+    diagnostics: obj.errors.length > 0 ? objectDiagnostics(obj) : NONE,
+    duplicate: false,
+  };
+}
+
 export function validateObjects(
   sources: readonly SourceObject[],
   decodeObject: DecodeObject = (src, decode) => decode(src),
@@ -60,28 +107,15 @@ export function validateObjects(
   const objects: AnyObject[] = [];
   const seen = new Map<string, SourceObject>();
   for (const src of sources) {
-    // A kind is the document's own string: `toString` must not find Object.prototype's.
-    const entry = Object.hasOwn(KINDS, src.kind) ? KINDS[src.kind] : undefined;
-    if (!entry || !entry.versions.includes(src.apiVersion)) {
-      diagnostics.push(unknownKind(src, entry?.versions));
-      continue;
-    }
-    const obj = decodeObject(src, entry.decode);
-    const key = `${obj.kind}/${obj.namespace}/${obj.name}`;
-    const first = seen.get(key);
-    if (first) {
-      diagnostics.push(duplicate(src, obj, first));
-      continue;
-    }
-    seen.set(key, src);
-    objects.push(obj);
-    if (obj.errors.length > 0) diagnostics.push(...objectDiagnostics(obj));
+    const v = validateSource(src, decodeObject, seen);
+    if (v.object) objects.push(v.object);
+    for (const d of v.diagnostics) diagnostics.push(d);
   }
   return { model: modelOf(objects), objects, diagnostics };
 }
 
 /** The objects by kind, each list in input order: one pass, not one per kind (10,000 routes). */
-function modelOf(objects: readonly AnyObject[]): Model {
+export function modelOf(objects: readonly AnyObject[]): Model {
   const model = {
     gatewayClasses: [] as AnyObject[],
     gateways: [] as AnyObject[],

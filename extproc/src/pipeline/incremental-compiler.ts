@@ -25,6 +25,7 @@ import {
 } from '../gatewayapi/parse.js';
 import type { ProvidedConfig } from '../provider/provider.js';
 import { IrMemo } from '../ir/ir-memo.js';
+import { ValidateMemo } from '../gatewayapi/validate-memo.js';
 import { type PieceSpan, type Recut, documentSpans, recut } from './file-pieces.js';
 import { type Snapshot, compileConfig } from './snapshot.js';
 import { TranslateMemo } from '../translate/translate-memo.js';
@@ -104,6 +105,8 @@ export class IncrementalCompiler {
    */
   private readonly moved = new WeakMap<SourceObject, SourceObject>();
   private readonly given = new WeakMap<SourceObject, AnyObject>();
+  /** What validation keeps between compiles. */
+  private readonly validateMemo = new ValidateMemo();
   /** What translation keeps between compiles. */
   private readonly translateMemo = new TranslateMemo();
   /** What the IR keeps between builds (read only where the snapshot is used, not on the thread). */
@@ -126,6 +129,7 @@ export class IncrementalCompiler {
       parseDocuments: (files) => this.parse(files),
       parseObjects: (inputs) => this.parseVersioned(inputs),
       decodeObject: (src, decode) => this.decode(src, decode),
+      validateMemo: this.validateMemo,
       translateMemo: this.translateMemo,
       irMemo: this.irMemo,
     });

@@ -10,6 +10,7 @@ import {
   parseObjects,
 } from '../gatewayapi/parse.js';
 import { type DecodeObject, validateObjects } from '../gatewayapi/validate.js';
+import type { ValidateMemo } from '../gatewayapi/validate-memo.js';
 import { type GatewayIr } from '../ir/gateway-ir.js';
 import { buildIr } from '../ir/build-ir.js';
 import type { IrMemo } from '../ir/ir-memo.js';
@@ -71,6 +72,8 @@ export interface CompileStages {
   readonly parseDocuments?: (files: readonly ConfigFile[]) => ParseResult;
   readonly parseObjects?: (inputs: readonly ObjectInput[]) => ParseResult;
   readonly decodeObject?: DecodeObject;
+  /** What validation keeps between compiles (the incremental compiler's). */
+  readonly validateMemo?: ValidateMemo;
   /** What translation keeps between compiles (the incremental compiler's). */
   readonly translateMemo?: TranslateMemo;
   /** What the IR keeps between builds (the incremental compiler's). */
@@ -83,7 +86,9 @@ export function compileConfig(provided: ProvidedConfig, stages: CompileStages = 
   const parsedDiagnostics = [...documents.diagnostics, ...objects.diagnostics];
   const sources =
     objects.objects.length === 0 ? documents.objects : [...documents.objects, ...objects.objects];
-  const validated = validateObjects(sources, stages.decodeObject);
+  const validated = stages.validateMemo
+    ? stages.validateMemo.validate(sources, stages.decodeObject ?? ((src, decode) => decode(src)))
+    : validateObjects(sources, stages.decodeObject);
   const { table, tls, statuses } = translate(validated, stages.translateMemo);
   // Built on first read: the compiler thread never reads them (the service builds its own
   // from the table it receives), so it does not pay for them on every reload.
