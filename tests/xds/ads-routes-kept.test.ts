@@ -1,8 +1,10 @@
 // RouteResources keeps each virtual host's VHDS resource from one generation to the next (by
 // route configuration and hostname, while the host's encoding is the same): after every step of
-// seeded random edits, what it makes must be exactly what a fresh one makes of the same input.
+// seeded random edits, what it makes must be exactly what a fresh one makes of the same input, and
+// the step from the map it made last to this one (known, not worked out) what working it out gives.
 import { describe, expect, it } from 'vitest';
 import type { Resource } from '../../extproc/src/xds/ads-resource.js';
+import { step } from '../../extproc/src/xds/ads-delta-step.js';
 import { RouteResources } from '../../extproc/src/xds/ads-routes.js';
 import { pick, rng } from '../resolve/random-table.js';
 
@@ -78,13 +80,19 @@ describe('RouteResources kept across generations', () => {
       const configs: Configs = new Map([['http-8080', [host('a.example', '/', 200)]]]);
       const kept = new RouteResources();
       const steps: string[] = [];
-      for (let step = 0; step < 80; step++) {
+      let held: ReadonlyMap<string, Resource> | undefined;
+      for (let k = 0; k < 80; k++) {
         const input = configurations(configs);
         const encoded = kept.encode(input);
         const fresh = new RouteResources().encode(input);
         // Some generations are never asked for their virtual hosts (no VHDS stream took them).
-        if (rnd() < 0.8)
-          expect(view(encoded.virtualHosts()), steps.join('; ')).toEqual(view(fresh.virtualHosts()));
+        if (rnd() < 0.8) {
+          const made = encoded.virtualHosts();
+          expect(view(made), steps.join('; ')).toEqual(view(fresh.virtualHosts()));
+          // The step a delta stream holding the last map is sent: as worked out over copies of both.
+          if (held) expect(step(held, made), steps.join('; ')).toEqual(step(new Map(held), new Map(made)));
+          held = made;
+        }
         expect(view(encoded.heads), steps.join('; ')).toEqual(view(fresh.heads));
         steps.push(edit(configs, rnd));
       }

@@ -29,6 +29,33 @@ export function step(older: Whole, newer: Whole): DeltaPush {
   return push;
 }
 
+/**
+ * Records the step from `older` to `newer` where the caller knows what differs: every name but
+ * those of `candidates` (newer's resources, in its order) and `lost` (older's names, in its
+ * order) has the same resource object in both. step() then gives what working it out would,
+ * without a pass over every resource (ads-routes.ts: one changed virtual host among 10,000).
+ */
+export function knownStep(
+  older: Whole,
+  newer: Whole,
+  candidates: readonly Resource[],
+  lost: readonly string[],
+): void {
+  const changed = candidates.filter((r) => {
+    const was = older.get(r.name);
+    return was !== r && was?.hash !== r.hash;
+  });
+  let from = steps.get(newer);
+  if (!from) steps.set(newer, (from = new WeakMap()));
+  from.set(
+    older,
+    deltaPush(
+      changed,
+      lost.filter((n) => !newer.has(n)),
+    ),
+  );
+}
+
 /** The step itself: one pass over the newer map, and one over the older only when it lost names. */
 function workedOut(older: Whole, newer: Whole): DeltaPush {
   const changed: Resource[] = [];

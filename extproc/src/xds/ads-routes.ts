@@ -13,13 +13,21 @@ import { TYPE_ROUTE_CONFIGURATION } from '../envoy/envoy-names.js';
 import { TYPE_VIRTUAL_HOST, VHDS } from '../envoy/xds-resources.js';
 import type { Json } from '../json.js';
 import { type Resource, resource } from './ads-resource.js';
+import { type Whole, knownStep } from './ads-delta-step.js';
+import { sameEnds } from '../json.js';
 import { encodeAny } from './envoy-protos.js';
 import { RouteFileEncoder, type RouteParts } from './route-files.js';
 
-/** A VirtualHost resource, and the host's encoding it was made from. */
-interface KeptHost {
-  readonly bytes: Uint8Array;
-  readonly resource: Resource;
+/** A route configuration's VirtualHost resources as last made, one per host's parts (the encoder's objects). */
+interface KeptResources {
+  readonly hosts: RouteParts['hosts'];
+  readonly resources: readonly Resource[];
+}
+
+/** The virtual hosts last made, every configuration's, and the resources each had. */
+interface LastMade {
+  readonly map: ReadonlyMap<string, Resource>;
+  readonly configurations: ReadonlyMap<string, KeptResources>;
 }
 
 /**
@@ -68,10 +76,11 @@ function renamed(bytes: Uint8Array, name: string): Buffer {
 export class RouteResources {
   private readonly encoder = new RouteFileEncoder();
   /**
-   * By route configuration, then by hostname: the VirtualHost resource last made, and the host's
-   * encoding it was made from (the encoder's object, the same while the host is).
+   * The virtual hosts last made: a route configuration's hosts whose parts are the same objects
+   * at the same place from its start or its end keep their resources, a host between keeps its
+   * resource while its encoding is the same, and the step from that map to the next is known.
    */
-  private readonly virtualHostCache = new Map<string, Map<string, KeptHost>>();
+  private last: LastMade | undefined;
 
   /**
    * The route configurations of one generation, for both kinds of stream. Every host is encoded
@@ -98,15 +107,7 @@ export class RouteResources {
           return [name, resource(name, { type_url: TYPE_ROUTE_CONFIGURATION, value })];
         }),
       );
-    const makeVirtualHosts = () => {
-      const made = new Map<string, Resource>();
-      for (const { name, parts } of all) {
-        for (const r of this.virtualHostsOf(name, parts.hosts)) made.set(r.name, r);
-        if (parts.hosts.length === 0) made.set(`${name}/${NO_HOST}`, noHost(`${name}/${NO_HOST}`));
-      }
-      this.forgetConfigurationsBut(all);
-      return made;
-    };
+    const makeVirtualHosts = () => this.virtualHosts(all);
     return {
       whole: () => (whole ??= makeWhole()),
       heads,
@@ -124,37 +125,77 @@ export class RouteResources {
   }
 
   /**
-   * A route configuration's VirtualHost resources, in its hosts' order: a host whose encoding is
-   * the one its resource was made from keeps that resource (found by its hostname, without
-   * making its resource name again); hosts the configuration no longer has are let go.
+   * Every configuration's VirtualHost resources, in order, and the step from the map last made
+   * to this one (ads-delta-step.ts), found from what changed between each list's ends.
    */
-  private virtualHostsOf(name: string, hosts: RouteParts['hosts']): Resource[] {
-    let kept = this.virtualHostCache.get(name);
-    if (!kept) this.virtualHostCache.set(name, (kept = new Map()));
-    const made = hosts.map((h) => {
-      let k = kept.get(h.name);
-      if (k?.bytes !== h.bytes) {
-        const id = `${name}/${h.name}`;
-        k = {
-          bytes: h.bytes,
-          resource: resource(id, { type_url: TYPE_VIRTUAL_HOST, value: renamed(h.bytes, id) }),
-        };
-        kept.set(h.name, k);
+  private virtualHosts(all: readonly { readonly name: string; readonly parts: RouteParts }[]): Whole {
+    const last = this.last;
+    const made = new Map<string, Resource>();
+    const configurations = new Map<string, KeptResources>();
+    // Resources that may differ from the last map's: in this map's order.
+    const changed: Resource[] = [];
+    // Each configuration's last resources between its ends, whose names may be gone.
+    const between = new Map<string, readonly Resource[]>();
+    for (const { name, parts } of all) {
+      const was = last?.configurations.get(name);
+      const { resources, start, end } = this.virtualHostsOf(name, parts.hosts, was);
+      for (const r of resources) made.set(r.name, r);
+      for (let i = start; i < resources.length - end; i++) changed.push(resources[i] as Resource);
+      if (was) between.set(name, was.resources.slice(start, was.resources.length - end));
+      if (parts.hosts.length === 0) {
+        const none = noHost(`${name}/${NO_HOST}`);
+        made.set(none.name, none);
+        changed.push(none);
       }
-      return k.resource;
-    });
-    if (kept.size > hosts.length) {
-      const now = new Set(hosts.map((h) => h.name));
-      for (const hostname of kept.keys()) if (!now.has(hostname)) kept.delete(hostname);
+      configurations.set(name, { hosts: parts.hosts, resources });
     }
+    if (last) knownStep(last.map, made, changed, this.lost(last, between));
+    this.last = { map: made, configurations };
     return made;
   }
 
-  /** Lets go of the kept hosts of route configurations a generation no longer has. */
-  private forgetConfigurationsBut(all: readonly { readonly name: string }[]): void {
-    if (this.virtualHostCache.size <= all.length) return;
-    const now = new Set(all.map((c) => c.name));
-    for (const name of this.virtualHostCache.keys()) if (!now.has(name)) this.virtualHostCache.delete(name);
+  /** The names of the last map that may be gone, in its order: those between ends, and every one of a configuration gone. */
+  private lost(last: LastMade, between: ReadonlyMap<string, readonly Resource[]>): string[] {
+    const names: string[] = [];
+    for (const [name, was] of last.configurations) {
+      for (const r of between.get(name) ?? was.resources) names.push(r.name);
+      if (was.hosts.length === 0) names.push(`${name}/${NO_HOST}`);
+    }
+    return names;
+  }
+
+  /**
+   * A route configuration's VirtualHost resources, in its hosts' order: those at the same place
+   * from the start or the end of its last list (the same parts objects) are the last ones; a
+   * host between keeps its last resource while its encoding is the same (the encoder's object).
+   */
+  private virtualHostsOf(
+    name: string,
+    hosts: RouteParts['hosts'],
+    was: KeptResources | undefined,
+  ): { resources: Resource[]; start: number; end: number } {
+    const { start, end } = was ? sameEnds(was.hosts, hosts) : { start: 0, end: 0 };
+    const before = new Map<string, { bytes: Uint8Array; resource: Resource }>();
+    if (was) {
+      for (let i = start; i < was.hosts.length - end; i++) {
+        const h = was.hosts[i] as RouteParts['hosts'][number];
+        before.set(h.name, { bytes: h.bytes, resource: was.resources[i] as Resource });
+      }
+    }
+    const middle: Resource[] = [];
+    for (let i = start; i < hosts.length - end; i++) {
+      const h = hosts[i] as RouteParts['hosts'][number];
+      const kept = before.get(h.name);
+      if (kept?.bytes === h.bytes) middle.push(kept.resource);
+      else {
+        const id = `${name}/${h.name}`;
+        middle.push(resource(id, { type_url: TYPE_VIRTUAL_HOST, value: renamed(h.bytes, id) }));
+      }
+    }
+    const resources = was
+      ? was.resources.slice(0, start).concat(middle, was.resources.slice(was.resources.length - end))
+      : middle;
+    return { resources, start, end };
   }
 }
 

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import protobuf from 'protobufjs';
 import { TYPE_ROUTE_CONFIGURATION } from '../envoy/envoy-names.js';
 import { TYPE_VIRTUAL_HOST } from '../envoy/xds-resources.js';
-import type { Json } from '../json.js';
+import { type Json, sameEnds } from '../json.js';
 import { encodeAny, envoyProtoRoot } from './envoy-protos.js';
 
 /** The field number of RouteConfiguration.virtual_hosts, from Envoy's own proto. */
@@ -59,11 +59,19 @@ export interface RouteParts {
   readonly hosts: readonly { readonly name: string; readonly bytes: Uint8Array }[];
 }
 
-/** One virtual host's encoding, under the digest of its JSON, and the last generation that used it. */
+/** One virtual host's encoding, under the digest of its JSON, and how many places in the kept lists hold it. */
 interface KeptEncoding {
   readonly key: string;
   readonly bytes: Uint8Array;
-  used: number;
+  holders: number;
+}
+
+/** A route configuration's hosts as last encoded: their JSON, their parts, and the encoding behind each. */
+interface KeptConfiguration {
+  readonly json: readonly Json[];
+  readonly hosts: RouteParts['hosts'];
+  readonly kept: readonly KeptEncoding[];
+  generation: number;
 }
 
 export class RouteFileEncoder {
@@ -73,9 +81,8 @@ export class RouteFileEncoder {
   hashedHosts = 0;
   /**
    * Each virtual host's encoding by a digest of its JSON (the JSON itself as the key held 17 MB
-   * at 10,000 hosts and raised the service's peak), kept while a generation uses it: one not
-   * used by a generation is let go at its end. A generation marks what it uses rather than
-   * building the map again (10,000 insertions per one-route change).
+   * at 10,000 hosts and raised the service's peak), while a route configuration as last encoded
+   * holds it: one no longer held is let go.
    */
   private readonly byKey = new Map<string, KeptEncoding>();
   /**
@@ -83,28 +90,33 @@ export class RouteFileEncoder {
    * envoy/generation-memo.ts) is neither written out nor hashed again.
    */
   private readonly byObject = new WeakMap<Json, KeptEncoding>();
+  /**
+   * By route configuration name, its hosts as last encoded: a list whose start and end are the
+   * same host objects takes their parts over and looks at the hosts between alone.
+   */
+  private readonly configurations = new Map<string, KeptConfiguration>();
   private generation = 0;
-  /** Kept encodings the current generation used. */
-  private used = 0;
   private field: number | undefined;
 
-  /** Encodings kept by their digest: after a generation's end, at most the hosts it used. */
+  /** Encodings kept by their digest: after a generation's end, those of the hosts it used. */
   get keptHosts(): number {
     return this.byKey.size;
   }
 
-  /** Starts a generation: what the generation before it encoded and this one does not use is let go at its end. */
+  /** Starts a generation: the route configurations it does not encode are let go at its end. */
   begin(): void {
     this.generation++;
-    this.used = 0;
     this.encodedHosts = 0;
     this.hashedHosts = 0;
   }
 
   /** Ends a generation: only what it used is kept for the next. */
   end(): void {
-    if (this.byKey.size === this.used) return;
-    for (const [key, kept] of this.byKey) if (kept.used !== this.generation) this.byKey.delete(key);
+    for (const [name, c] of this.configurations) {
+      if (c.generation === this.generation) continue;
+      for (const k of c.kept) this.release(k);
+      this.configurations.delete(name);
+    }
   }
 
   /** The file of one RouteConfiguration (its JSON, as the generator wrote it). */
@@ -140,44 +152,73 @@ export class RouteFileEncoder {
   /**
    * A RouteConfiguration apart: the message without its virtual hosts (`head`), and each
    * host's encoding with its name (a delta stream sends them as VHDS resources, ads-routes.ts).
+   * The hosts at the same place from the start or the end of the configuration's last list
+   * (the same objects) keep their parts, the same objects too; the others are looked up or
+   * encoded.
    */
   parts(routeConfiguration: Json): RouteParts {
     const { virtual_hosts: hosts, ...rest } = routeConfiguration;
     const head = encodeAny({ '@type': TYPE_ROUTE_CONFIGURATION, ...rest }, 'route configuration').value;
     const list = Array.isArray(hosts) ? (hosts as Json[]) : [];
-    return {
-      head,
-      hosts: list.map((host, i) => ({ name: host['name'] as string, bytes: this.host(host, i) })),
-    };
+    const name = String(routeConfiguration['name']);
+    const last = this.configurations.get(name);
+    const { start, end } = last ? sameEnds(last.json, list) : { start: 0, end: 0 };
+    const madeParts: { name: string; bytes: Uint8Array }[] = [];
+    const madeKept: KeptEncoding[] = [];
+    // Encoded by this list and not held yet: a second host of the same content takes it.
+    const fresh = new Map<string, KeptEncoding>();
+    for (let i = start; i < list.length - end; i++) {
+      const host = list[i] as Json;
+      const kept = this.host(host, i, fresh);
+      madeParts.push({ name: host['name'] as string, bytes: kept.bytes });
+      madeKept.push(kept);
+    }
+    // Held by the new list before the last one's are let go: a host in both stays.
+    for (const k of madeKept) this.hold(k);
+    if (last) for (let i = start; i < last.kept.length - end; i++) this.release(last.kept[i] as KeptEncoding);
+    const ends = <T>(kept: readonly T[] | undefined, middle: T[]): T[] =>
+      kept ? kept.slice(0, start).concat(middle, kept.slice(kept.length - end)) : middle;
+    const parts = ends(last?.hosts, madeParts);
+    this.configurations.set(name, {
+      json: list,
+      hosts: parts,
+      kept: ends(last?.kept, madeKept),
+      generation: this.generation,
+    });
+    return { head, hosts: parts };
   }
 
-  /** One virtual host's encoding: kept from the generation before when its JSON is the same. */
-  private host(host: Json, i: number): Uint8Array {
+  private hold(k: KeptEncoding): void {
+    if (k.holders++ === 0) this.byKey.set(k.key, k);
+  }
+
+  private release(k: KeptEncoding): void {
+    if (--k.holders === 0 && this.byKey.get(k.key) === k) this.byKey.delete(k.key);
+  }
+
+  /** One virtual host's encoding: kept from an earlier generation when its JSON is the same. */
+  private host(host: Json, i: number, fresh: Map<string, KeptEncoding>): KeptEncoding {
     let kept = this.byObject.get(host);
+    // Let go since, and the same content encoded again meanwhile: that one, held by others.
+    if (kept?.holders === 0) kept = this.byKey.get(kept.key) ?? kept;
     if (!kept) {
-      kept = this.byDigest(host, i);
+      kept = this.byDigest(host, i, fresh);
       this.byObject.set(host, kept);
     }
-    if (kept.used !== this.generation) {
-      // One the last generation did not use was let go at its end: kept again.
-      if (kept.used !== this.generation - 1) this.byKey.set(kept.key, kept);
-      kept.used = this.generation;
-      this.used++;
-    }
-    return kept.bytes;
+    return kept;
   }
 
   /** A host not seen as this object: its encoding found by the digest of its JSON, or made. */
-  private byDigest(host: Json, i: number): KeptEncoding {
+  private byDigest(host: Json, i: number, fresh: Map<string, KeptEncoding>): KeptEncoding {
     this.hashedHosts++;
     const key = createHash('sha256').update(JSON.stringify(host)).digest('base64');
-    const kept = this.byKey.get(key);
+    const kept = this.byKey.get(key) ?? fresh.get(key);
     if (kept) return kept;
     this.encodedHosts++;
     const bytes = encodeAny({ '@type': TYPE_VIRTUAL_HOST, ...host }, `virtual_hosts[${i}]`).value;
-    // In the map as one the last generation used: this one marks it.
-    const made = { key, bytes, used: this.generation - 1 };
-    this.byKey.set(key, made);
+    // In byKey once the list holds it.
+    const made = { key, bytes, holders: 0 };
+    fresh.set(key, made);
     return made;
   }
 }
