@@ -14,12 +14,15 @@ function clockTicks(): number {
   return ticksPerSecond;
 }
 
-/** Microseconds of CPU (user + system) used so far by `pid`, or undefined if unreadable. */
-export function processCpuUs(pid: number | undefined): number | undefined {
+/**
+ * Microseconds of CPU (user + system) used so far by `pid`, or undefined if unreadable; with
+ * `tid`, by that thread of it alone (a process's first thread has its pid).
+ */
+export function processCpuUs(pid: number | undefined, tid?: number): number | undefined {
   if (pid === undefined) return undefined;
   let stat: string;
   try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
   } catch {
     return undefined;
   }
@@ -46,4 +49,16 @@ export class CpuMeter {
       return a === undefined || b === undefined ? undefined : b - a;
     });
   }
+}
+
+/** The CPU (µs) `pid` has used once it has used none for 300 ms (Envoy done with an update). */
+export async function quietCpuUs(pid: number | undefined): Promise<number> {
+  let last = processCpuUs(pid) ?? 0;
+  for (let still = 0; still < 3;) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = processCpuUs(pid) ?? 0;
+    still = now === last ? still + 1 : 0;
+    last = now;
+  }
+  return last;
 }

@@ -21,7 +21,7 @@ import { IDEMPOTENT_METHODS } from '../extproc/src/ir/router-plan.js';
 import { type EnvoyProcess, startEnvoy } from '../extproc/src/local/envoy-process.js';
 import { compileSnapshot } from '../extproc/src/pipeline/snapshot.js';
 import type { Json } from '../extproc/src/json.js';
-import { processCpuUs } from './process-cpu.js';
+import { quietCpuUs } from './process-cpu.js';
 import { baseYaml, routesYaml } from './scale-config.js';
 import { freePort, sleep } from './scale-process.js';
 
@@ -152,18 +152,6 @@ async function startShape(shape: Shape, config: Json, generatedRc: Json, dir: st
   });
   const counter = `http.${String(hcm['stat_prefix'])}.rds.${name}.update_success`;
   return { shape, envoy, routeConfig: rc, file, counter, cpuMs: [] };
-}
-
-/** Envoy's CPU (µs) once it has stopped using any for 300 ms. */
-async function quietCpuUs(pid: number | undefined): Promise<number> {
-  let last = processCpuUs(pid) ?? 0;
-  for (let still = 0; still < 3;) {
-    await sleep(100);
-    const now = processCpuUs(pid) ?? 0;
-    still = now === last ? still + 1 : 0;
-    last = now;
-  }
-  return last;
 }
 
 /** One route renamed (the first host's first route): Envoy rebuilds the whole table. */
