@@ -8,6 +8,7 @@
 // keys before it, which change only if a changed source has the key of a kept one — then, and
 // while any duplicate is there, the sources are validated whole as validateObjects (validate.ts) does.
 // A test holds the result equal to validateObjects' after seeded random changes.
+import { sameEnds } from '../json.js';
 import type { Diagnostic } from './diagnostic.js';
 import type { AnyObject } from './model.js';
 import type { SourceObject } from './parse.js';
@@ -32,14 +33,10 @@ interface Between {
   readonly newTo: number;
 }
 
-/** Where two lists differ, as the first and last positions where their items are not the same object. */
+/** Where two lists differ: between the same objects at their start and at their end (sameEnds). */
 function between(last: readonly object[], next: readonly object[]): Between {
-  const n = Math.min(last.length, next.length);
-  let from = 0;
-  while (from < n && last[from] === next[from]) from++;
-  let end = 0;
-  while (end < n - from && last[last.length - 1 - end] === next[next.length - 1 - end]) end++;
-  return { from, to: last.length - end, newTo: next.length - end };
+  const { start, end } = sameEnds(last, next);
+  return { from: start, to: last.length - end, newTo: next.length - end };
 }
 
 /** `counts` for the new list: the last one's before `from` and after `to`, moved by the change, with `middle` between. */

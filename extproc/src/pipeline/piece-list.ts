@@ -4,6 +4,7 @@
 // reader took crosses as that item's position there. A change to one route among 10,000 then
 // copies one item's text across. The writer keeps each item's digest, not its text: an item
 // that stays the same object between compiles is written and digested once.
+import { sameEnds } from '../json.js';
 import { jsonDigest } from '../policy/table-digest.js';
 
 export interface PieceList {
@@ -106,11 +107,18 @@ function pieceAt(list: PieceList | PackedPieceList): {
   };
 }
 
+/** The last list written: its id, items, each item's digest, and each digest's first position. */
+interface WrittenList<T> {
+  readonly id: number;
+  readonly items: readonly T[];
+  readonly digests: readonly string[];
+  readonly at: Map<string, number>;
+}
+
 /** Writes lists for one reader. */
 export class PieceWriter<T extends object> {
   private readonly digests = new WeakMap<T, string>();
-  /** The last list written: its id, and each item's position by digest. */
-  private last: { readonly id: number; readonly at: ReadonlyMap<string, number> } | undefined;
+  private last: WrittenList<T> | undefined;
 
   /**
    * The list as it crosses, and each item's digest. `held` is the id of the list the reader
@@ -122,27 +130,85 @@ export class PieceWriter<T extends object> {
     held: number | undefined,
     pack?: TextPack,
   ): { list: PieceList; digests: string[] } {
-    const base = held !== undefined && this.last?.id === held ? this.last.at : undefined;
+    const base = held !== undefined && this.last?.id === held ? this.last : undefined;
+    // Kept from each end while every item of the list held has a digest of its own: its
+    // items' positions are then their digests' positions.
+    if (base && base.at.size === base.items.length) return this.writeChanged(base, items, id, pack);
     const at = new Map<string, number>();
     const digests: string[] = [];
     const pieces = items.map((item, i) => {
-      let digest = this.digests.get(item);
-      let text: string | undefined;
-      if (digest === undefined) {
-        text = JSON.stringify(item);
-        digest = jsonDigest(text);
-        this.digests.set(item, digest);
-      }
+      const { digest, text } = this.digestOf(item);
       digests.push(digest);
       if (!at.has(digest)) at.set(digest, i);
-      const position = base?.get(digest);
-      if (position !== undefined) return position;
-      const json = text ?? JSON.stringify(item);
-      return pack ? pack.add(json) : json;
+      return base?.at.get(digest) ?? this.text(item, text, pack);
     });
-    this.last = { id, at };
-    return { list: { items: pieces, ...(base && held !== undefined ? { base: held } : {}) }, digests };
+    this.last = { id, items, digests, at };
+    return { list: { items: pieces, ...(base ? { base: base.id } : {}) }, digests };
   }
+
+  /**
+   * The list written against `base`, the last one, which the reader holds: the items that are
+   * the same objects at its start and at its end (sameEnds) are at the same positions there
+   * (before the change) or moved by it (after), and only those between are digested and looked
+   * up. The positions of the items after the change are moved in the map for the next write.
+   */
+  private writeChanged(
+    base: WrittenList<T>,
+    items: readonly T[],
+    id: number,
+    pack: TextPack | undefined,
+  ): { list: PieceList; digests: string[] } {
+    const { start, end } = sameEnds(base.items, items);
+    const to = base.items.length - end;
+    const newTo = items.length - end;
+    const pieces: (string | number)[] = new Array<string | number>(items.length);
+    for (let i = 0; i < start; i++) pieces[i] = i;
+    const middle: string[] = [];
+    for (let i = start; i < newTo; i++) {
+      const item = items[i] as T;
+      const { digest, text } = this.digestOf(item);
+      middle.push(digest);
+      pieces[i] = base.at.get(digest) ?? this.text(item, text, pack);
+    }
+    for (let k = 0; k < end; k++) pieces[newTo + k] = to + k;
+    const digests = base.digests.slice(0, start).concat(middle, base.digests.slice(to));
+    const at = base.at;
+    for (let i = start; i < to; i++) at.delete(base.digests[i] as string);
+    if (newTo !== to) for (let i = newTo; i < items.length; i++) at.set(digests[i] as string, i);
+    let unique = true;
+    for (let i = start; i < newTo; i++) {
+      const digest = digests[i] as string;
+      if (at.has(digest)) unique = false;
+      else at.set(digest, i);
+    }
+    // An item of the same JSON as another: each digest's first position, from the whole list.
+    this.last = { id, items, digests, at: unique ? at : firstPositions(digests) };
+    return { list: { items: pieces, base: base.id }, digests };
+  }
+
+  /** The item's digest, and its JSON when it was made for it now. */
+  private digestOf(item: T): { digest: string; text: string | undefined } {
+    const digest = this.digests.get(item);
+    if (digest !== undefined) return { digest, text: undefined };
+    const text = JSON.stringify(item);
+    const made = jsonDigest(text);
+    this.digests.set(item, made);
+    return { digest: made, text };
+  }
+
+  /** The item as it crosses in text: its JSON, or where `pack` put it. */
+  private text(item: T, text: string | undefined, pack: TextPack | undefined): string | number {
+    const json = text ?? JSON.stringify(item);
+    return pack ? pack.add(json) : json;
+  }
+}
+
+function firstPositions(digests: readonly string[]): Map<string, number> {
+  const at = new Map<string, number>();
+  digests.forEach((d, i) => {
+    if (!at.has(d)) at.set(d, i);
+  });
+  return at;
 }
 
 /** Reads lists from one writer, keeping the items of the last one for the next. */
