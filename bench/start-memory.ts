@@ -13,6 +13,8 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { TYPE_CLUSTER } from '../extproc/src/envoy/envoy-names.js';
+import { TYPE_VIRTUAL_HOST } from '../extproc/src/envoy/xds-resources.js';
 import { envoyVersion } from '../extproc/src/local/envoy-binary.js';
 import { LightEnvoy } from './ads-light-client.js';
 import { median } from './round-stats.js';
@@ -21,7 +23,7 @@ import { writeScaleConfig } from './scale-config.js';
 import { REAL_ENVOY_ADDRESSES } from './scale-fleet-setup.js';
 import { type ThreadHeap, inspectorUrl, threadHeaps } from './inspector-gc.js';
 import type { XdsClientStatus } from '../extproc/src/xds/ads-server.js';
-import { generations, xdsDelivered, xdsStatus } from './scale-fleet-xds.js';
+import { generations, xdsDelivered, xdsEnvoys, xdsStatus } from './scale-fleet-xds.js';
 import { freePort, memoryMiB, sleep, startCli, stopCli, until } from './scale-process.js';
 
 const { values: opts } = parseArgs({
@@ -169,6 +171,22 @@ async function timeEdits(
   return edits;
 }
 
+/**
+ * Waits until the client took the generation's virtual hosts too. The client subscribes to them
+ * after it answered for the route configurations, which lands the generation (/v1/xds: nothing in
+ * flight) before the virtual hosts are even made: a peak read then missed them.
+ */
+async function virtualHostsTaken(adminPort: number, limit: number): Promise<readonly XdsClientStatus[]> {
+  let envoys: readonly XdsClientStatus[] = [];
+  await until('the client took the virtual hosts', limit, async () => {
+    envoys = await xdsEnvoys(adminPort);
+    return envoys.every(
+      (e) => e.inFlight === undefined && e.acked[TYPE_VIRTUAL_HOST] === e.acked[TYPE_CLUSTER],
+    );
+  });
+  return envoys;
+}
+
 /** The first load's stages (the generation /readyz serves), in seconds from `epoch0`, serve's start. */
 async function firstLoad(adminPort: number, epoch0: number): Promise<Run['load']> {
   const times = (await xdsStatus(adminPort)).generation?.load;
@@ -215,7 +233,8 @@ async function oneRun(n: number): Promise<Run> {
     samples?.mark('ready');
     const load = await firstLoad(adminPort, epoch0);
     client = new LightEnvoy(`127.0.0.1:${xdsPort}`, 'start-memory', REAL_ENVOY_ADDRESSES[0], envoyVersion());
-    const envoys = await xdsDelivered(adminPort, 1, limit);
+    await xdsDelivered(adminPort, 1, limit);
+    const envoys = await virtualHostsTaken(adminPort, limit);
     const servedSeconds = (performance.now() - t0) / 1000;
     samples?.mark('served');
     const lines = samples?.stop();
