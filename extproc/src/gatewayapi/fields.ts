@@ -3,6 +3,9 @@
 import type { DiagnosticCode } from './codes.js';
 import type { FieldPath } from './diagnostic.js';
 
+// The decoders' lists are kept for as long as their object: grown by push, each is copied exactly.
+export { exact } from '../json.js';
+
 export interface FieldError {
   readonly path: FieldPath;
   readonly code: DiagnosticCode;
@@ -10,15 +13,6 @@ export interface FieldError {
 }
 
 export type Rec = Readonly<Record<string, unknown>>;
-
-/**
- * A list grown item by item, as a decoded object keeps it: V8 leaves a list grown by push room
- * for 17 items, so each one-item list a route keeps (its parentRefs, hostnames, rules, matches,
- * backendRefs) would hold 128 bytes it never uses; the copy is exactly as long as the list.
- */
-export function exact<T>(list: T[]): T[] {
-  return list.length === 0 ? [] : list.slice();
-}
 
 export interface StringRule {
   readonly required?: boolean;

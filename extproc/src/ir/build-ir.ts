@@ -2,6 +2,7 @@
 // Gateway mode's parts (rules' actions, clusters, virtual hosts) are built on first read, so
 // attach mode never pays for them; an IrMemo keeps what an unchanged rule or match made from one
 // build to the next. Pure: reads only the table.
+import { exact } from '../json.js';
 import type { PolicyTable, TableListener, TableMatch, TableRoute } from '../policy/policy-table.js';
 import { headersReadBy } from '../policy/headers-read.js';
 import { matchRe2Problem } from '../policy/re2-syntax.js';
@@ -74,7 +75,7 @@ function portHosts(
     }
     const host = {
       hostname: vh.hostname,
-      entries,
+      entries: exact(entries),
       countsAttempts: entries.some((e) => e.rule.countsAttempts),
     };
     return { host, warnings };

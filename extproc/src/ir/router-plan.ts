@@ -47,6 +47,28 @@ export interface RouterPlan {
 
 const NO_RETRY: RouterRetry = { retryOn: [], numRetries: 0, codes: [] };
 
+/**
+ * The conditions without gRPC reasons, one list per case shared by every rule, by
+ * (idempotent ? 1 : 0) + (status codes ? 2 : 0): a list per rule (two per rule, each spread into
+ * V8's 17-slot backing store) held 4 MiB at 10,000 routes.
+ */
+const RETRY_ON: readonly (readonly string[])[] = [
+  RETRY_ON_CONNECTION,
+  [...RETRY_ON_CONNECTION, RETRY_ON_AFTER_SEND],
+  [...RETRY_ON_CONNECTION, RETRY_ON_CODES],
+  [...RETRY_ON_CONNECTION, RETRY_ON_AFTER_SEND, RETRY_ON_CODES],
+];
+
+/** Envoy's `retry_on`, in its fixed order: connection failures, reset, status codes, then the gRPC reasons. */
+function retryConditions(
+  idempotent: boolean,
+  codes: boolean,
+  grpcReasons: readonly string[],
+): readonly string[] {
+  const shared = RETRY_ON[(idempotent ? 1 : 0) + (codes ? 2 : 0)] as readonly string[];
+  return grpcReasons.length === 0 ? shared : shared.concat(grpcReasons);
+}
+
 function routerRetry(policy: Policy, idempotent: boolean): RouterRetry {
   const retry = policy.retry;
   if (!retry) {
@@ -56,19 +78,10 @@ function routerRetry(policy: Policy, idempotent: boolean): RouterRetry {
     // with no retries; the filter raises the count to one for a
     // request it pinned.
     if (!policy.session) return NO_RETRY;
-    return {
-      retryOn: [...RETRY_ON_CONNECTION, ...(idempotent ? [RETRY_ON_AFTER_SEND] : [])],
-      numRetries: 0,
-      codes: [],
-    };
+    return { retryOn: retryConditions(idempotent, false, []), numRetries: 0, codes: [] };
   }
   return {
-    retryOn: [
-      ...RETRY_ON_CONNECTION,
-      ...(idempotent ? [RETRY_ON_AFTER_SEND] : []),
-      ...(retry.codes.length > 0 ? [RETRY_ON_CODES] : []),
-      ...retry.grpcReasons,
-    ],
+    retryOn: retryConditions(idempotent, retry.codes.length > 0, retry.grpcReasons),
     numRetries: retry.attempts,
     codes: retry.codes,
   };

@@ -12,6 +12,7 @@
 // by weight between them. Unresolved backendRefs get a share of that split that names no
 // cluster: "the proportion of requests that would otherwise have been routed to an invalid
 // backend MUST receive a 500 status code".
+import { exact } from '../json.js';
 import type { TableBackend, TableBackendTls, TableRouteKind, TableRule } from '../policy/policy-table.js';
 import type { HeaderModifier } from '../policy/route-filters.js';
 import { type ClusterProtocol, clusterProtocol } from './cluster-protocol.js';
@@ -178,9 +179,10 @@ export function ruleClusters(kind: TableRouteKind, rule: TableRule, holdsRetries
     made(name, content(clusterProtocol(kind, m.backend.protocol), [m.backend], false, m.backend.tls));
     mirrors.push({ cluster: name, perMillion: m.perMillion });
   });
+  // Kept by the IR for as long as the rule is: exactly as long as they are.
   return {
-    clusters,
-    targets,
+    clusters: exact(clusters),
+    targets: exact(targets),
     mirrors,
     unresolved: groups.some((g) => g.key === 'invalid'),
     websocket: groups.some((g) => g.protocol === 'ws' || g.protocol === 'wss'),
