@@ -118,7 +118,8 @@ function virtualHost(
     // The upstream half of a rule with a backoff tells a retry from a first attempt by
     // the router's x-envoy-attempt-count (http-filters.ts).
     ...(h.countsAttempts ? { include_request_attempt_count: true } : {}),
-    routes: h.misdirected ? misdirectedRoutes(routeOptions) : made.flat(),
+    // A host of one entry (most) takes its routes as they are: a flattened copy held 1.75 MiB at 10,000.
+    routes: h.misdirected ? misdirectedRoutes(routeOptions) : made.length === 1 ? made[0] : made.flat(),
   });
   // Misdirected or not, a host without entries makes the same `made`: the key tells them apart,
   // and a misdirected host's route by its `reset` switch.
