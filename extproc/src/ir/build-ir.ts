@@ -2,49 +2,123 @@
 // Gateway mode's parts (rules' actions, clusters, virtual hosts) are built on first read, so
 // attach mode never pays for them; an IrMemo keeps what an unchanged rule or match made from one
 // build to the next. Pure: reads only the table.
-import { exact } from '../json.js';
-import type { PolicyTable, TableListener, TableMatch, TableRoute } from '../policy/policy-table.js';
+import { exact, sameEnds } from '../json.js';
+import type {
+  PolicyTable,
+  TableListener,
+  TableMatch,
+  TableRoute,
+  TableRule,
+} from '../policy/policy-table.js';
 import { headersReadBy } from '../policy/headers-read.js';
 import { matchRe2Problem } from '../policy/re2-syntax.js';
 import { policyTableDigest } from '../policy/table-digest.js';
-import { type IrCluster, nameRuleClusters, shareRuleClusters } from './cluster-sharing.js';
+import {
+  type DecidedClusters,
+  type IrCluster,
+  type NamingClusters,
+  nameRuleClusters,
+  shareRuleClusters,
+} from './cluster-sharing.js';
 import type { GatewayIr, IrPort, IrSniChain, IrVirtualHost, ServedRoute } from './gateway-ir.js';
 import { IrMemo } from './ir-memo.js';
 import { portIsolation } from './listener-isolation.js';
 import { type PortGroup, portGroups, servedOn } from './listener-ports.js';
 import { sniChains } from './misdirected.js';
 import { type IrEntry, type IrRule, ruleAction, ruleEntry } from './rule-action.js';
-import { ruleClusters } from './rule-clusters.js';
-import { routerPlan } from './router-plan.js';
+import { type RuleClusters, ruleClusters } from './rule-clusters.js';
+import { type RouterPlan, routerPlan } from './router-plan.js';
+
+/** A rule's own clusters: none for a rule that fails closed or a redirect (a backendRef's included never reached). */
+function ownClusters(route: TableRoute, rule: TableRule, plan: RouterPlan): RuleClusters | undefined {
+  return rule.invalid || rule.redirect ? undefined : ruleClusters(route.kind, rule, plan.backoffMs > 0);
+}
+
+/** Keeps a rule's decision in the memo (portHosts reads it there). */
+function keepRule(memo: IrMemo, rule: TableRule, own: RuleClusters | undefined, ir: IrRule): void {
+  // Plain literals: a literal that starts with a spread gets a map of its own (json.ts sharedShape).
+  memo.rules.set(rule, own ? { clusters: own, ir } : { ir });
+}
 
 /**
- * Every rule's action, kept in the memo by its table rule (portHosts reads it there), and the
- * clusters they name, shared, in the order rules first name them. A rule kept from the last
- * build only names its clusters again: its targets name them already.
+ * Every rule's action, kept in the memo by its table rule, and the clusters they name, shared,
+ * in the order rules first name them: the last build's, when the rules a change brought and
+ * took name only clusters the routes before it named (decideBetween); else all of them.
  */
-function decide(routes: readonly TableRoute[], memo: IrMemo): IrCluster[] {
+function decide(routes: readonly TableRoute[], memo: IrMemo): readonly IrCluster[] {
+  const last = memo.decided;
+  return (last && decideBetween(routes, last, memo)) ?? decideAll(routes, memo);
+}
+
+/** Every rule: a rule kept from the last build only names its clusters again (its targets name them already). */
+function decideAll(routes: readonly TableRoute[], memo: IrMemo): IrCluster[] {
   memo.names.begin();
   const clusters: IrCluster[] = [];
-  for (const route of routes) {
+  const keys: string[] = [];
+  const firstAt: number[] = [];
+  routes.forEach((route, at) => {
     for (const rule of route.rules) {
       const kept = memo.rules.get(rule);
       if (kept) {
         // Names come from content, which comes from the rule: only the clusters' order is new.
-        if (kept.clusters) nameRuleClusters(kept.clusters, memo.names, clusters);
+        if (kept.clusters) nameRuleClusters(kept.clusters, memo.names, clusters, keys);
         continue;
       }
       const plan = routerPlan(rule.policy);
-      // A redirect (a backendRef's included) never reaches a backend: no cluster for it.
-      const own =
-        rule.invalid || rule.redirect ? undefined : ruleClusters(route.kind, rule, plan.backoffMs > 0);
-      const shared = own ? shareRuleClusters(own, memo.names, clusters) : undefined;
-      const ir = ruleAction(rule, plan, own, shared);
-      // Plain literals: a literal that starts with a spread gets a map of its own (json.ts sharedShape).
-      memo.rules.set(rule, own ? { clusters: own, ir } : { ir });
+      const own = ownClusters(route, rule, plan);
+      const shared = own ? shareRuleClusters(own, memo.names, clusters, keys) : undefined;
+      keepRule(memo, rule, own, ruleAction(rule, plan, own, shared));
+    }
+    while (firstAt.length < clusters.length) firstAt.push(at);
+  });
+  memo.names.end();
+  memo.decided = { routes, clusters, firstAt, position: new Map(keys.map((k, i) => [k, i])) };
+  return clusters;
+}
+
+/**
+ * The last build's clusters, when the routes between the same start and end of the two route
+ * lists (json.ts sameEnds), before and now, name only clusters a route of that start names: then
+ * no cluster comes, goes or moves, and each is the object that start's first naming gives (a
+ * full build names each by its first naming too), so only the rules between are decided.
+ * Undefined otherwise (decideAll).
+ */
+function decideBetween(
+  routes: readonly TableRoute[],
+  last: DecidedClusters,
+  memo: IrMemo,
+): readonly IrCluster[] | undefined {
+  const { start, end } = sameEnds(last.routes, routes);
+  const atStart = (key: string): IrCluster | undefined => {
+    const at = last.position.get(key);
+    return at !== undefined && (last.firstAt[at] as number) < start ? last.clusters[at] : undefined;
+  };
+  for (let i = start; i < last.routes.length - end; i++)
+    for (const rule of (last.routes[i] as TableRoute).rules)
+      if (memo.rules.get(rule)?.clusters?.clusters.some((c) => !atStart(c.key))) return undefined;
+  // The start's names, read alone: the memo's names stay the last build's, which they are.
+  const names: NamingClusters = {
+    cluster: (_content, key) => ({ cluster: atStart(key) as IrCluster, first: false }),
+  };
+  for (let i = start; i < routes.length - end; i++) {
+    const route = routes[i] as TableRoute;
+    for (const rule of route.rules) {
+      const kept = memo.rules.get(rule);
+      if (kept) {
+        if (kept.clusters?.clusters.some((c) => !atStart(c.key))) return undefined;
+        continue;
+      }
+      const plan = routerPlan(rule.policy);
+      const own = ownClusters(route, rule, plan);
+      if (own?.clusters.some((c) => !atStart(c.key))) return undefined;
+      keepRule(memo, rule, own, ruleAction(rule, plan, own, own && shareRuleClusters(own, names, [])));
     }
   }
-  memo.names.end();
-  return clusters;
+  // No cluster was first named between: those first named after it move with the end.
+  const shift = routes.length - last.routes.length;
+  const firstAt = last.firstAt.map((at) => (at < start ? at : at + shift));
+  memo.decided = { routes, clusters: last.clusters, firstAt, position: last.position };
+  return last.clusters;
 }
 
 function entryOf(rule: IrRule, match: TableMatch, memo: IrMemo): IrEntry {
@@ -100,7 +174,7 @@ export function buildIr(table: PolicyTable, memo: IrMemo = new IrMemo()): Gatewa
       );
     }
   }
-  let decided: IrCluster[] | undefined;
+  let decided: readonly IrCluster[] | undefined;
   const decideOnce = () => (decided ??= decide(table.routes, memo));
   const ports = portGroups(table, (w) => warnings.push(w)).map((group): IrPort => {
     const routes: ServedRoute[] = [];

@@ -10,6 +10,7 @@
 // (over ADS those travel apart, as the cluster's ClusterLoadAssignment), and every replica
 // computes the same one.
 import { createHash } from 'node:crypto';
+import type { TableRoute } from '../policy/policy-table.js';
 import type { IrClusterContent, IrMirror, IrTarget, RuleClusters } from './rule-clusters.js';
 
 /** A cluster the routes name: its content, under the name every rule that needs it uses. */
@@ -31,6 +32,23 @@ function clusterName(content: IrClusterContent, key: string): string {
   return `backend/${shown.join('+')}/${hash}`;
 }
 
+/** What names a build's clusters: ClusterNames, or a kept build's names read alone (build-ir.ts). */
+export interface NamingClusters {
+  /** The cluster of this content (`key`: it but the endpoints), and whether this build named it first. */
+  cluster(content: IrClusterContent, key: string): { cluster: IrCluster; first: boolean };
+}
+
+/**
+ * A build's clusters in order, as build-ir.ts decide keeps them for the next: the routes they
+ * come from, and per cluster the index of the route that named it first, and by key its place.
+ */
+export interface DecidedClusters {
+  readonly routes: readonly TableRoute[];
+  readonly clusters: readonly IrCluster[];
+  readonly firstAt: readonly number[];
+  readonly position: ReadonlyMap<string, number>;
+}
+
 /** The same endpoints, locality by locality (the rest of two contents of one key is equal). */
 function sameEndpoints(a: IrClusterContent, b: IrClusterContent): boolean {
   return JSON.stringify(a.localities) === JSON.stringify(b.localities);
@@ -41,7 +59,7 @@ function sameEndpoints(a: IrClusterContent, b: IrClusterContent): boolean {
  * next while its whole content is the same (what is generated from it in envoy/ is kept by
  * that object); new endpoints make a new object under the same name.
  */
-export class ClusterNames {
+export class ClusterNames implements NamingClusters {
   private last = new Map<string, IrCluster>();
   private next = new Map<string, IrCluster>();
 
@@ -73,10 +91,18 @@ export class ClusterNames {
  * Names a rule's own clusters in this build: `out` gets each cluster the first time a build
  * names it, in order. What a rule kept from the last build does: its targets name them already.
  */
-export function nameRuleClusters(rc: RuleClusters, names: ClusterNames, out: IrCluster[]): void {
+export function nameRuleClusters(
+  rc: RuleClusters,
+  names: NamingClusters,
+  out: IrCluster[],
+  keys?: string[],
+): void {
   for (const c of rc.clusters) {
     const { cluster, first } = names.cluster(c.content, c.key);
-    if (first) out.push(cluster);
+    if (first) {
+      out.push(cluster);
+      keys?.push(c.key);
+    }
   }
 }
 
@@ -84,11 +110,19 @@ export function nameRuleClusters(rc: RuleClusters, names: ClusterNames, out: IrC
  * A rule's own clusters under their shared names: `out` gets each cluster the first time a
  * build names it, in order.
  */
-export function shareRuleClusters(rc: RuleClusters, names: ClusterNames, out: IrCluster[]): SharedTargets {
+export function shareRuleClusters(
+  rc: RuleClusters,
+  names: NamingClusters,
+  out: IrCluster[],
+  keys?: string[],
+): SharedTargets {
   const renamed = new Map<string, string>();
   for (const c of rc.clusters) {
     const { cluster, first } = names.cluster(c.content, c.key);
-    if (first) out.push(cluster);
+    if (first) {
+      out.push(cluster);
+      keys?.push(c.key);
+    }
     renamed.set(c.name, cluster.name);
   }
   // Targets that name no cluster (unresolved backendRefs) keep their name: it still names none.

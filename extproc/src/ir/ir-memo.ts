@@ -5,13 +5,15 @@
 // Envoy equal to a fresh build after random edit sequences). What the IR keeps stays the same
 // object, and envoy/generation-memo.ts keeps what it generated from it by that object.
 import type { TableMatch, TableRule } from '../policy/policy-table.js';
-import { ClusterNames } from './cluster-sharing.js';
+import { ClusterNames, type DecidedClusters } from './cluster-sharing.js';
 import { PortHostsMemo } from './port-hosts-memo.js';
 import type { IrEntry, IrRule } from './rule-action.js';
 import type { RuleClusters } from './rule-clusters.js';
 
 export class IrMemo {
   readonly names = new ClusterNames();
+  /** The last build's clusters, in order, with what a next build needs to keep them (build-ir.ts decide). */
+  decided: DecidedClusters | undefined;
   /** Each rule's own clusters (none for a rule that fails closed) and decided action. */
   readonly rules = new WeakMap<TableRule, { readonly clusters?: RuleClusters; readonly ir: IrRule }>();
   /** Each match's entry, while its rule's decision is the same object. */
