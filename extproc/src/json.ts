@@ -32,6 +32,39 @@ export function sameEnds(
   return { start, end };
 }
 
+/** The changed part of a list: items [from, to) of the last one stand where [from, newTo) of the next do. */
+export interface ChangedPart {
+  readonly from: number;
+  readonly to: number;
+  readonly newTo: number;
+}
+
+/** Where two lists differ: between the same objects at their start and at their end (sameEnds). */
+export function changedPart(last: readonly unknown[], next: readonly unknown[]): ChangedPart {
+  const { start, end } = sameEnds(last, next);
+  return { from: start, to: last.length - end, newTo: next.length - end };
+}
+
+/**
+ * Running counts (how many of something the items before each position gave: one more than
+ * the items) for the next list: the last one's up to `from` and from `to` on, moved by the
+ * change, with `middle` (the counts after each item between, in order) between.
+ */
+export function countsAround(
+  counts: Int32Array,
+  at: ChangedPart,
+  middle: readonly number[],
+  length: number,
+): Int32Array {
+  const out = new Int32Array(length + 1);
+  out.set(counts.subarray(0, at.from + 1));
+  for (let k = 0; k < middle.length; k++) out[at.from + 1 + k] = middle[k] as number;
+  const shift = (middle[middle.length - 1] ?? out[at.from] ?? 0) - (counts[at.to] ?? 0);
+  for (let i = at.to + 1, j = at.newTo + 1; i < counts.length; i++, j++)
+    out[j] = (counts[i] as number) + shift;
+  return out;
+}
+
 /**
  * Two JSON values are the same: equal primitives, or lists and objects whose items and own
  * keys are the same. Key order is not compared: objects made by the same code for the same

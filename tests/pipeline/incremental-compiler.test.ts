@@ -589,6 +589,36 @@ describe('IncrementalCompiler', () => {
     });
   }
 
+  it('walks every route again once the routes are of one kind after a walk of both', () => {
+    // An HTTPRoute that lost its hostname to an older GRPCRoute (kind-conflicts.ts), and another:
+    // with the GRPCRoute gone the loser is accepted, though it stands where it stood.
+    const route = (kind: string, name: string, day: number) => `apiVersion: gateway.networking.k8s.io/v1
+kind: ${kind}
+metadata: { name: ${name}, namespace: default, creationTimestamp: '2026-01-0${day}T00:00:00Z' }
+spec:
+  parentRefs: [{ name: edge }]
+  hostnames: ['shared.example']
+  rules:
+    - backendRefs: [{ name: app, port: 80 }]
+`;
+    // The GRPCRoute in a file of its own: the HTTPRoutes stay the same objects when it comes and goes.
+    const files = (grpc: boolean) => {
+      const f: Files = new Map([
+        ['base.yaml', BASE.map((text) => ({ text, before: '' }))],
+        [
+          'routes.yaml',
+          [route('HTTPRoute', 'r', 2), route('HTTPRoute', 's', 3)].map((text) => ({ text, before: '' })),
+        ],
+      ]);
+      if (grpc) f.set('grpc.yaml', [{ text: route('GRPCRoute', 'g', 1), before: '' }]);
+      return provided(f);
+    };
+    const compiler = new IncrementalCompiler();
+    for (const input of [files(false), files(true), files(false)]) {
+      expect(view(compiler.compile(input))).toEqual(view(compileConfig(input)));
+    }
+  });
+
   it('parses and decodes only the edited document of a large file', () => {
     const rnd = random(9);
     const docs = Array.from({ length: 200 }, (_, i) => routeYaml(rnd, `route-${i}`));

@@ -8,7 +8,7 @@
 // keys before it, which change only if a changed source has the key of a kept one — then, and
 // while any duplicate is there, the sources are validated whole as validateObjects (validate.ts) does.
 // A test holds the result equal to validateObjects' after seeded random changes.
-import { sameEnds } from '../json.js';
+import { changedPart, countsAround } from '../json.js';
 import type { Diagnostic } from './diagnostic.js';
 import type { AnyObject } from './model.js';
 import type { SourceObject } from './parse.js';
@@ -24,30 +24,6 @@ interface Last {
   /** How many objects, and diagnostics, the sources before each position gave (one more than sources). */
   readonly objectsBefore: Int32Array;
   readonly diagnosticsBefore: Int32Array;
-}
-
-/** The changed part: sources [from, to) of the last list stand where [from, newTo) of the new one do. */
-interface Between {
-  readonly from: number;
-  readonly to: number;
-  readonly newTo: number;
-}
-
-/** Where two lists differ: between the same objects at their start and at their end (sameEnds). */
-function between(last: readonly object[], next: readonly object[]): Between {
-  const { start, end } = sameEnds(last, next);
-  return { from: start, to: last.length - end, newTo: next.length - end };
-}
-
-/** `counts` for the new list: the last one's before `from` and after `to`, moved by the change, with `middle` between. */
-function recount(counts: Int32Array, at: Between, middle: readonly number[], length: number): Int32Array {
-  const out = new Int32Array(length + 1);
-  out.set(counts.subarray(0, at.from + 1));
-  for (let k = 0; k < middle.length; k++) out[at.from + 1 + k] = middle[k] as number;
-  const shift = (middle[middle.length - 1] ?? out[at.from] ?? 0) - (counts[at.to] ?? 0);
-  for (let i = at.to + 1, j = at.newTo + 1; i < counts.length; i++, j++)
-    out[j] = (counts[i] as number) + shift;
-  return out;
 }
 
 export class ValidateMemo {
@@ -93,7 +69,7 @@ export class ValidateMemo {
     sources: readonly SourceObject[],
     decodeObject: DecodeObject,
   ): ValidateResult | undefined {
-    const at = between(last.sources, sources);
+    const at = changedPart(last.sources, sources);
     const gone = new Set<string>();
     for (let i = at.from; i < at.to; i++) {
       const key = last.keys[i];
@@ -132,8 +108,8 @@ export class ValidateMemo {
       diagnostics: last.diagnostics
         .slice(0, diagnosticsFrom)
         .concat(diagnostics, last.diagnostics.slice(diagnosticsTo)),
-      objectsBefore: recount(last.objectsBefore, at, objectsBefore, sources.length),
-      diagnosticsBefore: recount(last.diagnosticsBefore, at, diagnosticsBefore, sources.length),
+      objectsBefore: countsAround(last.objectsBefore, at, objectsBefore, sources.length),
+      diagnosticsBefore: countsAround(last.diagnosticsBefore, at, diagnosticsBefore, sources.length),
     };
     this.last = next;
     return { model: modelOf(next.objects), objects: next.objects, diagnostics: next.diagnostics };

@@ -74,6 +74,11 @@ export class KeptRoutes {
   private usable = false;
   /** Routes the last translation kept whole. */
   keptCount = 0;
+  /**
+   * What was kept of every route before this translation holds in it: the last translation
+   * kept routes too, and nothing was let go since (translate/route-run.ts takes its walk up).
+   */
+  continued = false;
 
   /**
    * Starts a translation: what was kept holds while the world (compared as TranslateMemo
@@ -88,12 +93,20 @@ export class KeptRoutes {
     same: (a: readonly AnyObject[], b: readonly AnyObject[]) => boolean,
   ): void {
     const world = worldOf(model);
-    if (!same(world, this.world) || answers !== this.answers) this.kept = new WeakMap();
+    const held = same(world, this.world) && answers === this.answers;
+    if (!held) this.kept = new WeakMap();
     this.world = world;
     this.answers = answers;
+    const wasUsable = this.usable;
     this.usable = !bothKinds(model.routes);
     if (!this.usable) this.kept = new WeakMap();
+    this.continued = held && wasUsable && this.usable;
     this.keptCount = 0;
+  }
+
+  /** Counts routes kept whole without being looked up (taken over from the last walk). */
+  taken(routes: number): void {
+    this.keptCount += routes;
   }
 
   get(route: Route): KeptRoute | undefined {

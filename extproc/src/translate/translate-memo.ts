@@ -21,6 +21,7 @@ import { type ObjectStatus, type ObjectStatusBody, type ObjectWarning, objectKey
 import type { Attachment } from './attach.js';
 import type { BackendContext } from './backends.js';
 import { KeptRoutes } from './kept-routes.js';
+import { RouteRun } from './route-run.js';
 import { KeptOlderFirst } from './precedence.js';
 
 /** What was made for a route and its rules, with the rules it was made for. */
@@ -130,6 +131,8 @@ export class TranslateMemo {
   readonly kept = new KeptRoutes();
   /** The routes oldest first, sorted from the last order. */
   readonly order = new KeptOlderFirst<Route>();
+  /** The last walk over the routes, taken up by the next (translate/route-run.ts). */
+  readonly run = new RouteRun();
   private context: readonly AnyObject[] = [];
   private policies = '';
   private rules = new WeakMap<RouteRule, KeptRule>();

@@ -26,6 +26,7 @@ import {
 } from './gateways.js';
 import { type KeptRoute, type RouteReach, contextOf, listenersOf } from './kept-routes.js';
 import { KindConflicts } from './kind-conflicts.js';
+import { RouteRun } from './route-run.js';
 import type { CertificateMaterial, TlsMaterial } from '../policy/tls-material.js';
 import { grpcMatch, httpMatch } from './matches.js';
 import { type PolicyResult, type SessionSource, evaluatePolicies, policyAncestors } from './policies.js';
@@ -416,7 +417,8 @@ interface RouteWorld {
 
 /**
  * Every route, oldest first (a conflict goes to the older one): attached, translated, and its
- * status; a route the memo kept whole (translate/kept-routes.ts) as it was made last time.
+ * status; a route the memo kept whole (translate/kept-routes.ts) as it was made last time, and
+ * the walk taken up from the last one while what was kept holds (translate/route-run.ts).
  */
 function translateRoutes(
   model: Model,
@@ -435,24 +437,28 @@ function translateRoutes(
     memo,
     positions: new Map(listeners.map((l, i) => [l, i])),
   };
-  const reach: Reach = new Map();
-  const table: TableRoute[] = [];
-  const status = new Map<Route, ObjectStatusBody>();
-  const warnings = new Map<Route, ObjectWarning[]>();
-  for (const route of memo ? memo.order.sorted(model.routes) : sortedOlderFirst(model.routes)) {
+  const make = (route: Route): KeptRoute => {
     let made = memo?.kept.get(route);
     if (!made) {
       made = translateRoute(route, world);
       memo?.kept.set(route, made);
     }
-    if (made.entry) table.push(made.entry);
-    for (const at of made.attachedTo) (listeners[at] as ListenerState).attachedRoutes++;
-    status.set(route, made.status);
-    // Only warnings there are: a status is made the same without an empty list.
-    if (made.warnings && made.warnings.length > 0) warnings.set(route, made.warnings);
-    if (made.reached) recordReach(reach, made.reached);
-  }
-  return { table, status, warnings, reach };
+    return made;
+  };
+  const order = memo ? memo.order.sorted(model.routes) : sortedOlderFirst(model.routes);
+  const walk = (memo?.run ?? new RouteRun()).walk(
+    order,
+    listeners.length,
+    memo?.kept.continued ?? false,
+    make,
+  );
+  memo?.kept.taken(walk.reused);
+  walk.attached.forEach((n, at) => ((listeners[at] as ListenerState).attachedRoutes += n));
+  const reach: Reach = new Map();
+  // Only policies' status reads what routes reach (and routes record it only then).
+  if (policies.targets.size > 0)
+    for (const made of walk.made) if (made.reached) recordReach(reach, made.reached);
+  return { table: walk.table, status: walk.status, warnings: walk.warnings, reach };
 }
 
 /** One route attached (its conflicts settled with the older ones), translated, and its status. */
