@@ -14,13 +14,8 @@ import {
   edgeOverloadManager,
 } from './edge-defaults.js';
 import { PIN_HEADER, TYPE_HCM } from './envoy-names.js';
-import {
-  clusterRetryHoldFilters,
-  type FilterOptions,
-  gatewayHttpFilters,
-  resetByMethodRouteFilters,
-} from './http-filters.js';
-import { answeredByEnvoy, envoyRoutes, type RouteOptions } from './route-action.js';
+import { clusterRetryHoldFilters, type FilterOptions, gatewayHttpFilters } from './http-filters.js';
+import { envoyRoutes, type RouteOptions } from './route-action.js';
 import type { OutlierDetectionOptions } from './outlier-detection.js';
 import { type ClusterOptions, envoyCluster } from './backend-clusters.js';
 import type { Json } from '../json.js';
@@ -83,30 +78,12 @@ const DEFAULT_SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
 const UPSTREAM_IDLE_TIMEOUT = '50s';
 
 /** The one route of a virtual host whose hosts belong to another SNI chain's listener. */
-function misdirectedRoutes(options: RouteOptions): Json[] {
-  return [{ match: { prefix: '/' }, direct_response: { status: 421 }, ...answeredByEnvoy(options) }];
-}
-
-/**
- * Whether most of these hosts' routes want the idempotent methods' `reset` filter on, so that
- * their route configuration switches it on once and the others switch it off (http-filters.ts
- * resetSwitch). Counted by IR entry (an entry's CORS preflights aside); a misdirected host is
- * one route that does not.
- */
-function resetWantedByMost(virtualHosts: readonly IrVirtualHost[]): boolean {
-  let balance = 0;
-  for (const h of virtualHosts) {
-    if (h.misdirected) balance--;
-    else for (const e of h.entries) balance += e.route.resetByMethod ? 1 : -1;
-  }
-  return balance > 0;
-}
+const MISDIRECTED_ROUTES: readonly Json[] = [{ match: { prefix: '/' }, direct_response: { status: 421 } }];
 
 /** A virtual host spelled out anew (or kept by the memo while made of the same routes). */
 function virtualHost(
   h: IrVirtualHost,
   name: string,
-  routeOptions: RouteOptions,
   optionsKey: string,
   entryRoutes: (entry: IrEntry) => readonly Json[],
   memo: GenerationMemo | undefined,
@@ -119,23 +96,19 @@ function virtualHost(
     // the router's x-envoy-attempt-count (http-filters.ts).
     ...(h.countsAttempts ? { include_request_attempt_count: true } : {}),
     // A host of one entry (most) takes its routes as they are: a flattened copy held 1.75 MiB at 10,000.
-    routes: h.misdirected ? misdirectedRoutes(routeOptions) : made.length === 1 ? made[0] : made.flat(),
+    routes: h.misdirected ? structuredClone(MISDIRECTED_ROUTES) : made.length === 1 ? made[0] : made.flat(),
   });
-  // Misdirected or not, a host without entries makes the same `made`: the key tells them apart,
-  // and a misdirected host's route by its `reset` switch.
-  const misdirected = routeOptions.resetOnForAll ? '\0misdirected\0reset-on' : '\0misdirected';
-  const key = `${name}\0${h.hostname}${h.misdirected ? misdirected : ''}`;
+  // Misdirected or not, a host without entries makes the same `made`: the key tells them apart.
+  const key = `${name}\0${h.hostname}${h.misdirected ? '\0misdirected' : ''}`;
   return memo ? memo.host(h, name, optionsKey, key, made, host) : host();
 }
 
 function routeConfiguration(
   name: string,
   virtualHosts: readonly IrVirtualHost[],
-  portOptions: RouteOptions,
+  routeOptions: RouteOptions,
   memo: GenerationMemo | undefined,
 ): Json {
-  const resetOnForAll = resetWantedByMost(virtualHosts);
-  const routeOptions: RouteOptions = resetOnForAll ? { ...portOptions, resetOnForAll } : portOptions;
   const optionsKey = JSON.stringify(routeOptions);
   const entryRoutes = (entry: IrEntry) =>
     memo
@@ -149,13 +122,12 @@ function routeConfiguration(
     internal_only_headers: [PIN_HEADER],
     // An unresolved backendRef's share names no cluster and answers 500 (ir/rule-clusters.ts).
     validate_clusters: false,
-    ...(resetOnForAll ? { typed_per_filter_config: resetByMethodRouteFilters() } : {}),
     // With a memo, only the IR hosts a change moved are looked at (10,000 per generation otherwise).
     virtual_hosts: memo
       ? memo.virtualHosts(name, optionsKey, virtualHosts, (h) =>
-          virtualHost(h, name, routeOptions, optionsKey, entryRoutes, memo),
+          virtualHost(h, name, optionsKey, entryRoutes, memo),
         )
-      : virtualHosts.map((h) => virtualHost(h, name, routeOptions, optionsKey, entryRoutes, memo)),
+      : virtualHosts.map((h) => virtualHost(h, name, optionsKey, entryRoutes, memo)),
   };
 }
 

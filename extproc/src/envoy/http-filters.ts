@@ -162,27 +162,10 @@ export function sessionRouteFilters(): Json {
 
 /**
  * What a route whose retries differ by method says to switch on the filter that adds `reset`
- * for the idempotent methods (idempotentResetFilter), which the listener holds off. A route
- * configuration most of whose routes want it says it once instead (resetSwitch).
+ * for the idempotent methods (idempotentResetFilter), which the listener holds off.
  */
 export function resetByMethodRouteFilters(): Json {
   return { [IDEMPOTENT_RESET_FILTER_NAME]: { '@type': TYPE_FILTER_CONFIG, config: {} } };
-}
-
-/** What a route says to keep that filter off where its route configuration switched it on. */
-export function resetOffRouteFilters(): Json {
-  return { [IDEMPOTENT_RESET_FILTER_NAME]: { '@type': TYPE_FILTER_CONFIG, disabled: true } };
-}
-
-/**
- * The `reset` filter's switch on one route: on where the retries differ by method, off
- * elsewhere. Said on each route that differs from its route configuration: Envoy builds a
- * route's switch for every route of the table on every update, so a table most of whose
- * routes want the filter switches it on once (`onForAll`) and the others say off.
- */
-export function resetSwitch(wanted: boolean, onForAll: boolean): Json {
-  if (wanted === onForAll) return {};
-  return wanted ? resetByMethodRouteFilters() : resetOffRouteFilters();
 }
 
 /** One predicate: the request's `:method` is exactly `method`. */
