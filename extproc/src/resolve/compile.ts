@@ -108,7 +108,6 @@ export class ResolverMemo {
   ): PortBuckets {
     const byHostname = routesByHostname(routes, touched);
     const buckets = new Map(last.buckets);
-    const exact = new Map(last.exact);
     const wildcard = new Map(last.wildcard);
     let size = last.size;
     for (const hostname of touched) {
@@ -116,16 +115,16 @@ export class ResolverMemo {
       const list = byHostname.get(hostname);
       if (!list && hostname !== '*') {
         buckets.delete(hostname);
-        placeBucket(exact, wildcard, hostname, undefined);
+        placeWildcard(wildcard, hostname, undefined);
         continue;
       }
       const kept = this.bucket(last, hostname, list ?? []);
       buckets.set(hostname, kept);
       size += kept.size;
-      placeBucket(exact, wildcard, hostname, kept.bucket);
+      placeWildcard(wildcard, hostname, kept.bucket);
     }
     const any = (buckets.get('*') as KeptBucket).bucket;
-    return { routes, buckets, exact, wildcard, any, size };
+    return { routes, buckets, wildcard, any, size };
   }
 
   /** The bucket of `hostname`, kept from `last` when it indexes the same routes. */
@@ -196,29 +195,32 @@ function buildBucket(hostname: string, routes: readonly ServedRoute[]): KeptBuck
  */
 interface PortBuckets {
   readonly routes: readonly ServedRoute[];
-  /** Every hostname's, `*` included. */
+  /** Every hostname's, `*` included: an exact hostname's bucket is looked up here (exactBucket). */
   readonly buckets: ReadonlyMap<string, KeptBucket>;
-  readonly exact: ReadonlyMap<string, HostBucket>;
   /** Keyed by the suffix after `*`, e.g. `.example.com`. */
   readonly wildcard: ReadonlyMap<string, HostBucket>;
   readonly any: HostBucket;
   readonly size: number;
 }
 
-/**
- * Puts a hostname's bucket in the lookup map it belongs to (undefined: takes it out): `*.x`
- * under its suffix `.x`, any other but `*` (the port's `any`) as an exact hostname.
- */
-function placeBucket(
-  exact: Map<string, HostBucket>,
+/** Puts a wildcard's bucket under its suffix (`*.x` under `.x`; undefined: takes it out); other hostnames have none. */
+function placeWildcard(
   wildcard: Map<string, HostBucket>,
   hostname: string,
   bucket: HostBucket | undefined,
 ): void {
-  if (hostname === '*') return;
-  const [map, key] = hostname.startsWith('*.') ? [wildcard, hostname.slice(1)] : [exact, hostname];
-  if (bucket) map.set(key, bucket);
-  else map.delete(key);
+  if (!hostname.startsWith('*.')) return;
+  if (bucket) wildcard.set(hostname.slice(1), bucket);
+  else wildcard.delete(hostname.slice(1));
+}
+
+/**
+ * The bucket of a request's host as an exact hostname: the hostname's own (a request naming a
+ * wildcard or `*` as its host gets none, as those are not exact hostnames). The buckets' map
+ * serves as the exact hostnames' map, so a change does not copy a second 10,000-entry map.
+ */
+function exactBucket(buckets: ReadonlyMap<string, KeptBucket>, host: string): HostBucket | undefined {
+  return host === '*' || host.startsWith('*.') ? undefined : buckets.get(host)?.bucket;
 }
 
 /** The lookup maps of every hostname's bucket (`*`'s among them). */
@@ -226,26 +228,25 @@ function portBucketsOf(
   routes: readonly ServedRoute[],
   buckets: ReadonlyMap<string, KeptBucket>,
 ): PortBuckets {
-  const exact = new Map<string, HostBucket>();
   const wildcard = new Map<string, HostBucket>();
   let size = 0;
   for (const [hostname, kept] of buckets) {
     size += kept.size;
-    placeBucket(exact, wildcard, hostname, kept.bucket);
+    placeWildcard(wildcard, hostname, kept.bucket);
   }
   const any = (buckets.get('*') as KeptBucket).bucket;
-  return { routes, buckets, exact, wildcard, any, size };
+  return { routes, buckets, wildcard, any, size };
 }
 
 function compileIndex(routes: readonly ServedRoute[], memo: ResolverMemo, key: string): PortIndex {
-  const { exact, wildcard, any, size } = memo.port(key, routes);
+  const { buckets, wildcard, any, size } = memo.port(key, routes);
   const wildcardSuffixes = wildcard.size > 0;
 
   return {
     size,
     consulted(host) {
       const out: HostBucket[] = [any];
-      const own = exact.get(host);
+      const own = exactBucket(buckets, host);
       if (own) out.push(own);
       if (wildcardSuffixes) {
         for (let dot = host.indexOf('.'); dot !== -1; dot = host.indexOf('.', dot + 1)) {
@@ -262,7 +263,7 @@ function compileIndex(routes: readonly ServedRoute[], memo: ResolverMemo, key: s
       const query = q === -1 ? '' : req.path.slice(q + 1);
       const { method, headers } = req;
       // Hostname precedence: the exact hostname, then wildcards from the longest suffix, then any host.
-      let b = exact.get(host);
+      let b = exactBucket(buckets, host);
       let e = b?.lookup(path, method, headers, query);
       if (b && e) return b.result(e);
       if (wildcardSuffixes) {
