@@ -30,7 +30,7 @@ import {
 } from '../envoy/xds-resources.js';
 import type { Json } from '../json.js';
 import { type LoadTimes, epochMs } from '../pipeline/load-times.js';
-import { type Resource, resource } from './ads-resource.js';
+import type { Resource } from './ads-resource.js';
 import { type Whole, step } from './ads-delta-step.js';
 import {
   type DiscoveryRequest,
@@ -42,9 +42,9 @@ import {
 } from './ads-stream.js';
 import { PeerTrust } from './ads-peer-trust.js';
 import { type AdsTlsFiles, AdsTlsProvider, type AdsTlsSource, adsTlsFileSource } from './ads-tls.js';
-import { encodeAny } from './envoy-protos.js';
 import { adsServiceDefinition } from './ads-service.js';
 import { type EncodedRoutes, RouteResources, routeConfigurationOf } from './ads-routes.js';
+import { KeptEncodings } from './kept-encodings.js';
 
 /** What follows the clusters, in order. */
 const AFTER_CLUSTERS = [TYPE_LISTENER, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET] as const;
@@ -154,6 +154,8 @@ export class AdsServer {
     { readonly type: string; readonly map: ReadonlyMap<string, Resource> }
   >();
   private routeLists = new WeakMap<readonly Json[], EncodedRoutes>();
+  /** The clusters', endpoints', listeners' and certificates' encodings, kept for the next generation. */
+  private readonly encodings = new KeptEncodings();
   private server: grpc.Server | undefined;
   private tls: AdsTlsProvider | undefined;
   /** With TLS: the open streams' client certificates, checked again on a CA change and at expiry. */
@@ -230,6 +232,7 @@ export class AdsServer {
     this.kindTimes = new Map();
     this.lists = new WeakMap();
     this.routeLists = new WeakMap();
+    this.encodings.rotate();
     this.version = version;
     this.encoded = new Map();
     this.generationError = undefined;
@@ -311,7 +314,7 @@ export class AdsServer {
     const map = new Map(
       list.map((r) => {
         const name = r[key] as string;
-        return [name, resource(name, encodeAny({ '@type': type, ...r }, `${type}/${name}`))];
+        return [name, this.encodings.resource(type, name, r)];
       }),
     );
     this.lists.set(list, { type, map });
