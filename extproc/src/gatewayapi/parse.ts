@@ -152,16 +152,18 @@ function addFastDocument(
  * for (a diagnostic or a status names it); a valid configuration never pays for it.
  */
 function lazyLineFinder(text: string, doc: FastDocument): (path: FieldPath) => number {
+  // Where the document stands, not the document: its value may be let go once decoded.
+  const { start, end, line } = doc;
   let find: ((path: FieldPath) => number) | undefined;
   return (path) => {
     if (!find) {
       const counter = new LineCounter();
-      const parsed = parseDocument(text.slice(doc.start, doc.end), {
+      const parsed = parseDocument(text.slice(start, end), {
         lineCounter: counter,
         prettyErrors: false,
       });
       const within = parsed.errors.length === 0 ? lineFinder(parsed, counter, 1) : () => 1;
-      find = (p) => doc.line + within(p) - 1;
+      find = (p) => line + within(p) - 1;
     }
     return find(path);
   };
