@@ -2,8 +2,9 @@
 // served half-written. The settle is timed with fake timers (what is asserted is the order of
 // changes and reads, never wall-clock time); a write during a read is made by the test's own
 // file reads, at a chosen point of the read.
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -173,6 +174,28 @@ describe('a file written while it is read', () => {
     const read = await readConfigFiles([path], io);
     expect(read.files.map((f) => f.text)).toEqual([routes(['/b'])]);
     expect(io.reads).toBe(2);
+  });
+
+  it('is read once, whole, when it is a pipe (`--config <(…)`), which has no size to check', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steadfast-steady-'));
+    const source = join(dir, 'source.yaml');
+    const fifo = join(dir, 'pipe.yaml');
+    writeFileSync(source, routes(['/a', '/b']));
+    execFileSync('mkfifo', [fifo]);
+    const writer = spawn('sh', ['-c', 'cat "$0" > "$1"', source, fifo], { stdio: 'ignore' });
+    const written = new Promise((done) => writer.on('exit', done));
+    // A second open of the drained pipe would wait for a writer that never comes: refused instead.
+    const io = {
+      reads: 0,
+      stat: (path: string) => stat(path, { bigint: true }),
+      readFile: (path: string) =>
+        ++io.reads > 1 ? Promise.reject(new Error('the pipe was read twice')) : readFile(path),
+    };
+    const read = await readConfigFiles([fifo], io);
+    expect(await written).toBe(0);
+    expect(read.diagnostics).toEqual([]);
+    expect(read.files.map((f) => f.text)).toEqual([routes(['/a', '/b'])]);
+    expect(io.reads).toBe(1);
   });
 
   it('is an io-error when it changes during every read, and the store keeps the last good configuration', async () => {

@@ -64,7 +64,7 @@ const stamp = (st: BigIntStats): string => `${st.ino}:${st.size}:${st.mtimeNs}:$
 /**
  * The file's text, read again while it changed between the stat before the read and the one
  * after it (or the bytes read are not its size then); a message when it is too large or kept
- * changing.
+ * changing. Anything but a regular file is read once.
  */
 async function readSteady(abs: string, io: FileReads): Promise<{ text: string } | { message: string }> {
   let before = await io.stat(abs);
@@ -74,6 +74,8 @@ async function readSteady(abs: string, io: FileReads): Promise<{ text: string } 
       return { message: `the file is ${mib(size)}; files over ${mib(MAX_CONFIG_FILE_BYTES)} are not read` };
     }
     const bytes = await io.readFile(abs);
+    // A pipe or a device (`--config <(…)`, /dev/stdin) has no size to check and cannot be read twice.
+    if (!before.isFile()) return { text: bytes.toString('utf8') };
     const after = await io.stat(abs);
     if (stamp(after) === stamp(before) && BigInt(bytes.length) === after.size)
       return { text: bytes.toString('utf8') };
