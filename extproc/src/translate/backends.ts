@@ -1,6 +1,7 @@
 // backendRefs → table backends: Service and port lookup, ReferenceGrant for other
 // namespaces, appProtocol → upstream protocol (GEP-1911), and endpoints resolved from
 // EndpointSlices the Kubernetes way (Service port → targetPort → EndpointSlice port).
+import { exact } from '../json.js';
 import { Reason } from '../gatewayapi/codes.js';
 import type {
   BackendRef,
@@ -116,7 +117,8 @@ function resolveEndpoints(svc: Service, sp: ServicePort, slices: readonly Endpoi
       }
     }
   }
-  return out;
+  // Kept with the rule's table entry: exactly as long as it is (1.1 MiB of slack at 10,000 rules).
+  return exact(out);
 }
 
 /**
