@@ -10,7 +10,6 @@ import type {
   TableRoute,
   TableRule,
 } from '../policy/policy-table.js';
-import { headersReadBy } from '../policy/headers-read.js';
 import { matchRe2Problem } from '../policy/re2-syntax.js';
 import { policyTableDigest } from '../policy/table-digest.js';
 import {
@@ -218,7 +217,7 @@ export function buildIr(table: PolicyTable, memo: IrMemo = new IrMemo()): Gatewa
     },
     warnings,
     get headersRead() {
-      return (headersRead ??= headersReadBy(table));
+      return (headersRead ??= memo.headers.read(table.routes));
     },
     get digest() {
       return (digest ??= policyTableDigest(table));

@@ -4,6 +4,7 @@
 // pure function of its key, so a kept value equals a fresh one (a test holds the whole way to
 // Envoy equal to a fresh build after random edit sequences). What the IR keeps stays the same
 // object, and envoy/generation-memo.ts keeps what it generated from it by that object.
+import { HeadersReadMemo } from '../policy/headers-read.js';
 import type { TableMatch, TableRule } from '../policy/policy-table.js';
 import { ClusterNames, type DecidedClusters } from './cluster-sharing.js';
 import { PortHostsMemo } from './port-hosts-memo.js';
@@ -20,4 +21,6 @@ export class IrMemo {
   readonly entries = new WeakMap<TableMatch, IrEntry>();
   /** Each port's virtual hosts, kept by hostname while the routes that reach it are the same. */
   readonly ports = new PortHostsMemo();
+  /** The header names the routes' matches read, counted. */
+  readonly headers = new HeadersReadMemo();
 }
