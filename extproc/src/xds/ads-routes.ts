@@ -81,6 +81,8 @@ export class RouteResources {
    * resource while its encoding is the same, and the step from that map to the next is known.
    */
   private last: LastMade | undefined;
+  /** Each route configuration's head as last made, and its JSON written out (it seldom changes). */
+  private heads = new Map<string, { readonly json: string; readonly resource: Resource }>();
 
   /**
    * The route configurations of one generation, for both kinds of stream. Every host is encoded
@@ -88,15 +90,19 @@ export class RouteResources {
    */
   encode(configurations: readonly Json[]): EncodedRoutes {
     const heads = new Map<string, Resource>();
+    const madeHeads = new Map<string, { readonly json: string; readonly resource: Resource }>();
     this.encoder.begin();
     // What the ways are made of later: names and encodings, not the configurations' JSON.
     const all = configurations.map((rc) => {
       const name = rc['name'] as string;
       // Made now, as an error must stop the generation here (they are small).
-      heads.set(name, this.head(name, rc));
+      const head = this.head(name, rc);
+      madeHeads.set(name, head);
+      heads.set(name, head.resource);
       return { name, parts: this.encoder.parts(rc) };
     });
     this.encoder.end();
+    this.heads = madeHeads;
     // Each made once, whichever kinds of Envoy share this generation's routes (ads-server.ts).
     let whole: ReadonlyMap<string, Resource> | undefined;
     let virtualHosts: ReadonlyMap<string, Resource> | undefined;
@@ -116,12 +122,13 @@ export class RouteResources {
   }
 
   /** A route configuration without its virtual hosts, naming ADS as their source. */
-  private head(name: string, rc: Json): Resource {
+  private head(name: string, rc: Json): { readonly json: string; readonly resource: Resource } {
     const { virtual_hosts: _hosts, ...rest } = rc;
-    return resource(
-      name,
-      encodeAny({ '@type': TYPE_ROUTE_CONFIGURATION, ...rest, vhds: VHDS }, `${name} (VHDS)`),
-    );
+    const json = JSON.stringify(rest);
+    const last = this.heads.get(name);
+    if (last?.json === json) return last;
+    const any = encodeAny({ '@type': TYPE_ROUTE_CONFIGURATION, ...rest, vhds: VHDS }, `${name} (VHDS)`);
+    return { json, resource: resource(name, any) };
   }
 
   /**

@@ -68,6 +68,9 @@ interface KeptEncoding {
 
 /** A route configuration's hosts as last encoded: their JSON, their parts, and the encoding behind each. */
 interface KeptConfiguration {
+  /** The configuration without its hosts, written out, and its encoding. */
+  readonly headJson: string;
+  readonly head: Uint8Array;
   readonly json: readonly Json[];
   readonly hosts: RouteParts['hosts'];
   readonly kept: readonly KeptEncoding[];
@@ -158,10 +161,15 @@ export class RouteFileEncoder {
    */
   parts(routeConfiguration: Json): RouteParts {
     const { virtual_hosts: hosts, ...rest } = routeConfiguration;
-    const head = encodeAny({ '@type': TYPE_ROUTE_CONFIGURATION, ...rest }, 'route configuration').value;
     const list = Array.isArray(hosts) ? (hosts as Json[]) : [];
     const name = String(routeConfiguration['name']);
     const last = this.configurations.get(name);
+    // The rest of a configuration seldom changes: written out, it is compared with the last.
+    const headJson = JSON.stringify(rest);
+    const head =
+      last?.headJson === headJson
+        ? last.head
+        : encodeAny({ '@type': TYPE_ROUTE_CONFIGURATION, ...rest }, 'route configuration').value;
     const { start, end } = last ? sameEnds(last.json, list) : { start: 0, end: 0 };
     const madeParts: { name: string; bytes: Uint8Array }[] = [];
     const madeKept: KeptEncoding[] = [];
@@ -180,6 +188,8 @@ export class RouteFileEncoder {
       kept ? kept.slice(0, start).concat(middle, kept.slice(kept.length - end)) : middle;
     const parts = ends(last?.hosts, madeParts);
     this.configurations.set(name, {
+      headJson,
+      head,
       json: list,
       hosts: parts,
       kept: ends(last?.kept, madeKept),
