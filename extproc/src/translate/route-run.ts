@@ -25,6 +25,8 @@ export interface RouteWalk {
   readonly attached: Int32Array;
   /** Routes taken over from the last walk without being looked at. */
   readonly reused: number;
+  /** The walk was taken up from the last one: every route that was in it made what it made then. */
+  readonly resumed: boolean;
 }
 
 interface Walked extends RouteWalk {
@@ -73,6 +75,7 @@ function whole(order: readonly Route[], listeners: number, make: (route: Route) 
     warnings: new Map(),
     attached: new Int32Array(listeners),
     reused: 0,
+    resumed: false,
     entriesBefore: new Int32Array(order.length + 1),
   };
   order.forEach((route, i) => {
@@ -118,6 +121,7 @@ function resume(last: Walked, order: readonly Route[], make: (route: Route) => K
     warnings,
     attached,
     reused: order.length - (at.newTo - at.from),
+    resumed: true,
     entriesBefore: countsAround(last.entriesBefore, at, entriesBefore, order.length),
   };
 }

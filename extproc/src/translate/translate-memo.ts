@@ -21,6 +21,7 @@ import { type ObjectStatus, type ObjectStatusBody, type ObjectWarning, objectKey
 import type { Attachment } from './attach.js';
 import type { BackendContext } from './backends.js';
 import { KeptRoutes } from './kept-routes.js';
+import { GivenStatuses } from './given-statuses.js';
 import { RouteRun } from './route-run.js';
 import { KeptOlderFirst } from './precedence.js';
 
@@ -146,10 +147,8 @@ export class TranslateMemo {
    */
   private routes = new Map<string, TableRoute>();
   private readonly madeRoutes: TableRoute[] = [];
-  /** The last statuses, by object (objectKey). */
-  private readonly statusesByKey = new Map<string, ObjectStatus>();
-  /** The statuses the last translation gave, so the 10,000 it gives again are not looked up by key. */
-  private given = new Set<ObjectStatus>();
+  /** The statuses given last time (given-statuses.ts). */
+  private readonly given = new GivenStatuses();
   /** Kept by the route (or object) itself: they hold nothing that outlives it. */
   private readonly routeStatuses = new WeakMap<Route, KeptRouteStatus>();
   private readonly objectStatuses = new WeakMap<AnyObject, KeptObjectStatus>();
@@ -258,7 +257,7 @@ export class TranslateMemo {
     if (kept && kept.body === body && kept.warnings === warnings) return kept.status;
     // Made anew: the last status given for its object when equal, as `statuses` would keep.
     const made = make();
-    const last = this.statusesByKey.get(objectKey(made));
+    const last = this.given.lastOf(objectKey(made));
     const status = last && sameJson(last, made) ? last : made;
     this.objectStatuses.set(o, { body, warnings, status });
     return status;
@@ -271,28 +270,19 @@ export class TranslateMemo {
    * whatever else changed.
    */
   statuses(list: readonly ObjectStatus[]): ObjectStatus[] {
-    const given = new Set<ObjectStatus>();
-    const out = list.map((s) => {
-      // Given last time: the last status of its object (keys are unique in a list), kept as is.
-      if (this.given.has(s)) {
-        given.add(s);
-        return s;
-      }
-      const key = objectKey(s);
-      const last = this.statusesByKey.get(key);
-      const kept = last && sameJson(last, s) ? last : s;
-      this.statusesByKey.set(key, kept);
-      given.add(kept);
-      return kept;
-    });
-    // The objects whose status is no longer given are gone (or given a new one, set above).
-    for (const s of this.given) {
-      if (given.has(s)) continue;
-      const key = objectKey(s);
-      if (this.statusesByKey.get(key) === s) this.statusesByKey.delete(key);
-    }
-    this.given = given;
-    return out;
+    return this.given.keep(list);
+  }
+
+  /**
+   * Each object's status, `one` making it, kept as `statuses` keeps them; only the objects a
+   * change can have touched are given one again when the route walk was taken up (`resumed`).
+   */
+  statusesOf(
+    objects: readonly AnyObject[],
+    resumed: boolean,
+    one: (o: AnyObject) => ObjectStatus,
+  ): ObjectStatus[] {
+    return this.given.of(objects, resumed, one);
   }
 
   /**

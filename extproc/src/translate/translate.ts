@@ -347,8 +347,7 @@ export function translate(input: ValidateResult, memo?: TranslateMemo): Translat
   const routes = translateRoutes(model, gateways, policies, ctx, memo);
   memo?.end(routes.table);
   const listeners = tableListeners(gateways);
-  const made = objectStatuses(input.objects, gateways, routes, policies, memo);
-  const statuses = memo ? memo.statuses(made) : made;
+  const statuses = objectStatuses(input.objects, gateways, routes, policies, memo);
   return {
     table: { version: POLICY_TABLE_VERSION, listeners, routes: routes.table },
     tls: { certificates },
@@ -401,6 +400,8 @@ interface TranslatedRoutes {
   readonly status: ReadonlyMap<Route, ObjectStatusBody>;
   readonly warnings: ReadonlyMap<Route, ObjectWarning[]>;
   readonly reach: Reach;
+  /** The walk was taken up from the last one (route-run.ts): each route made what it made then. */
+  readonly resumed: boolean;
 }
 
 /** What translating one route reads besides the route, shared by every route of a translation. */
@@ -458,7 +459,7 @@ function translateRoutes(
   // Only policies' status reads what routes reach (and routes record it only then).
   if (policies.targets.size > 0)
     for (const made of walk.made) if (made.reached) recordReach(reach, made.reached);
-  return { table: walk.table, status: walk.status, warnings: walk.warnings, reach };
+  return { table: walk.table, status: walk.status, warnings: walk.warnings, reach, resumed: walk.resumed };
 }
 
 /** One route attached (its conflicts settled with the older ones), translated, and its status. */
@@ -626,7 +627,7 @@ function objectStatuses(
   policies: PolicyResult,
   memo: TranslateMemo | undefined,
 ): ObjectStatus[] {
-  return objects.map((o) => {
+  const one = (o: AnyObject): ObjectStatus => {
     const body = statusBody(o, gateways, routes.status, policies, routes.reach);
     const warnings = routes.warnings.get(o as Route);
     const make = (): ObjectStatus => {
@@ -634,7 +635,8 @@ function objectStatuses(
       return warnings && warnings.length > 0 ? { ...status, warnings } : status;
     };
     return memo ? memo.objectStatus(o, body, warnings, make) : make();
-  });
+  };
+  return memo ? memo.statusesOf(objects, routes.resumed, one) : objects.map(one);
 }
 
 /**
