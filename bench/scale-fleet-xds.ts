@@ -2,6 +2,7 @@
 // each Envoy took of each type, what is in flight to it, and what it was sent (`sent`), read by
 // `bench:scale --fleet` to know when a change reached every Envoy and what it cost on the wire.
 import { TYPE_CLUSTER } from '../extproc/src/envoy/envoy-names.js';
+import { TYPE_VIRTUAL_HOST } from '../extproc/src/envoy/xds-resources.js';
 import type { XdsClientStatus, XdsStatus } from '../extproc/src/xds/ads-server.js';
 import type { SentPerChange } from './scale-fleet-row.js';
 import { until } from './scale-process.js';
@@ -23,7 +24,10 @@ export const generations = (envoys: readonly XdsClientStatus[]): Generations =>
 
 /**
  * Waits until `count` Envoys are connected, none has anything in flight or refused, all took
- * the same generation, and (given `before`) each a newer one than it had then. The envoys then.
+ * the same generation and some virtual hosts, and (given `before`) each a newer generation than
+ * it had then. The envoys then. Every client here is a delta one on VHDS: its first generation
+ * lands once it took the route configurations, before it subscribed to their virtual hosts
+ * (a later generation is in flight until its virtual hosts are answered too).
  */
 export async function xdsDelivered(
   adminPort: number,
@@ -37,7 +41,9 @@ export async function xdsDelivered(
     const taken = new Set(envoys.map((e) => e.acked[TYPE_CLUSTER]));
     return (
       envoys.length === count &&
-      envoys.every((e) => e.inFlight === undefined && e.nacked.length === 0) &&
+      envoys.every(
+        (e) => e.inFlight === undefined && e.nacked.length === 0 && e.acked[TYPE_VIRTUAL_HOST] !== undefined,
+      ) &&
       taken.size === 1 &&
       !taken.has(undefined) &&
       (before === undefined || envoys.every((e) => before.get(e.node) !== e.acked[TYPE_CLUSTER]))
