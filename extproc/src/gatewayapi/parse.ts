@@ -17,7 +17,10 @@ export interface SourceObject {
   /** `default` when absent (cluster-scoped kinds ignore it). */
   readonly namespace: string;
   readonly name: string;
-  /** The whole document as plain data. */
+  /**
+   * The whole document as plain data; empty once the incremental compiler decoded the object
+   * (pipeline/incremental-compiler.ts forgetBody): only the decoders read it.
+   */
   readonly body: Readonly<Record<string, unknown>>;
   readonly source: Source;
   /** The line of a field, or of its nearest present ancestor. */

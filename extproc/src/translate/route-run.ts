@@ -1,6 +1,6 @@
 // Translation's walk over the routes, oldest first, taken up from the last one: while what was
-// kept of every route still holds (translate/kept-routes.ts: the same world, one kind of route)
-// and no policy reads what routes reach, a route that is the same object at the same place
+// kept of every route still holds (translate/kept-routes.ts: the same world, one kind of route),
+// a route that is the same object at the same place
 // from the start or the end of the order as last time made what it made then, so the walk
 // looks only at the routes between (found as the resolver finds a change, by sameEnds) and
 // takes over the rest of the last walk: its table entries, statuses, warnings and the count of

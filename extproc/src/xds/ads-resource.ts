@@ -1,5 +1,5 @@
-// A resource as the ADS server sends it: encoded once per generation and kind of Envoy, with
-// a hash of its encoding (its version on a delta stream).
+// A resource as the ADS server sends it: encoded once, and kept for later generations while
+// its content is the same, with a hash of its encoding (its version on a delta stream).
 import { createHash } from 'node:crypto';
 
 /** google.protobuf.Any: the type URL and the encoded message. */
