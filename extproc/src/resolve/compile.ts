@@ -8,6 +8,7 @@ import { portIsolation } from '../ir/listener-isolation.js';
 import { touchedHostnames } from '../ir/touched-hostnames.js';
 import { compileEntry } from './entry.js';
 import { HostBucket } from './host-bucket.js';
+import { LayeredMap } from './layered-map.js';
 import { encodeAnswerScope, tableGeneration } from './answer-scope.js';
 import {
   type ListenerChoice,
@@ -107,22 +108,24 @@ export class ResolverMemo {
     touched: ReadonlySet<string>,
   ): PortBuckets {
     const byHostname = routesByHostname(routes, touched);
-    const buckets = new Map(last.buckets);
+    const changes = new Map<string, KeptBucket | undefined>();
     const wildcard = new Map(last.wildcard);
     let size = last.size;
     for (const hostname of touched) {
-      size -= buckets.get(hostname)?.size ?? 0;
+      size -= last.buckets.get(hostname)?.size ?? 0;
       const list = byHostname.get(hostname);
       if (!list && hostname !== '*') {
-        buckets.delete(hostname);
+        changes.set(hostname, undefined);
         placeWildcard(wildcard, hostname, undefined);
         continue;
       }
       const kept = this.bucket(last, hostname, list ?? []);
-      buckets.set(hostname, kept);
+      changes.set(hostname, kept);
       size += kept.size;
       placeWildcard(wildcard, hostname, kept.bucket);
     }
+    // The last compile's map with these changes, not a copy of its 10,000 entries.
+    const buckets = last.buckets.with(changes);
     const any = (buckets.get('*') as KeptBucket).bucket;
     return { routes, buckets, wildcard, any, size };
   }
@@ -196,7 +199,7 @@ function buildBucket(hostname: string, routes: readonly ServedRoute[]): KeptBuck
 interface PortBuckets {
   readonly routes: readonly ServedRoute[];
   /** Every hostname's, `*` included: an exact hostname's bucket is looked up here (exactBucket). */
-  readonly buckets: ReadonlyMap<string, KeptBucket>;
+  readonly buckets: LayeredMap<KeptBucket>;
   /** Keyed by the suffix after `*`, e.g. `.example.com`. */
   readonly wildcard: ReadonlyMap<string, HostBucket>;
   readonly any: HostBucket;
@@ -219,7 +222,7 @@ function placeWildcard(
  * wildcard or `*` as its host gets none, as those are not exact hostnames). The buckets' map
  * serves as the exact hostnames' map, so a change does not copy a second 10,000-entry map.
  */
-function exactBucket(buckets: ReadonlyMap<string, KeptBucket>, host: string): HostBucket | undefined {
+function exactBucket(buckets: LayeredMap<KeptBucket>, host: string): HostBucket | undefined {
   return host === '*' || host.startsWith('*.') ? undefined : buckets.get(host)?.bucket;
 }
 
@@ -235,7 +238,7 @@ function portBucketsOf(
     placeWildcard(wildcard, hostname, kept.bucket);
   }
   const any = (buckets.get('*') as KeptBucket).bucket;
-  return { routes, buckets, wildcard, any, size };
+  return { routes, buckets: LayeredMap.of(buckets), wildcard, any, size };
 }
 
 function compileIndex(routes: readonly ServedRoute[], memo: ResolverMemo, key: string): PortIndex {
