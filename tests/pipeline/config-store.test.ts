@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigStore, type ReloadFailure, errorLines } from '../../extproc/src/pipeline/config-store.js';
 import type { Snapshot } from '../../extproc/src/pipeline/snapshot.js';
-import type { ProvidedConfig, Provider } from '../../extproc/src/provider/provider.js';
 import { FileProvider } from '../../extproc/src/provider/file.js';
+import { type SettleProbe, settleProbe } from '../support/settle-probe.js';
 
 const route = (path: string) => `
 apiVersion: gateway.networking.k8s.io/v1
@@ -192,34 +192,8 @@ describe('ConfigStore reload errors', () => {
 });
 
 /** A provider that hands over one document and says it changed when told; records when it was read. */
-function countingProvider(
-  settleMs?: number,
-  maxWaitMs?: number,
-): Provider & { change(): void; readAt: number[] } {
-  let changed: ((what: string) => void) | undefined;
-  const readAt: number[] = [];
-  return {
-    description: 'test',
-    ...(settleMs !== undefined ? { settleMs } : {}),
-    ...(maxWaitMs !== undefined ? { maxWaitMs } : {}),
-    readAt,
-    change: () => changed?.('x'),
-    read: (): Promise<ProvidedConfig> => {
-      readAt.push(performance.now());
-      return Promise.resolve({
-        documents: [{ path: 'c.yaml', text: route(`/r${readAt.length}`) }],
-        objects: [],
-        diagnostics: [],
-      });
-    },
-    watch: (c) => {
-      changed = c;
-      return () => (changed = undefined);
-    },
-    report: () => undefined,
-    start: () => Promise.resolve(),
-    close: () => undefined,
-  };
+function countingProvider(settleMs?: number, maxWaitMs?: number): SettleProbe {
+  return settleProbe({ settleMs, maxWaitMs }, (n) => route(`/r${n}`));
 }
 
 describe('ConfigStore reload timing', () => {

@@ -11,7 +11,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigStore } from '../../extproc/src/pipeline/config-store.js';
 import { type FileReads, STEADY_READS, readConfigFiles } from '../../extproc/src/provider/config-files.js';
 import { FileProvider } from '../../extproc/src/provider/file.js';
-import type { ProvidedConfig, Provider } from '../../extproc/src/provider/provider.js';
+import type { Provider } from '../../extproc/src/provider/provider.js';
+import { settleProbe } from '../support/settle-probe.js';
 
 const routes = (paths: readonly string[]) => `
 apiVersion: gateway.networking.k8s.io/v1
@@ -36,34 +37,6 @@ spec:
 /** The settle the file provider asks for (nothing is watched: it is never started). */
 const files = new FileProvider({ paths: ['.'] });
 
-/** A provider with the file provider's settle that says it changed when told; records when it was read. */
-function settledProvider(): Provider & { change(): void; readAt: number[] } {
-  let changed: ((what: string) => void) | undefined;
-  const readAt: number[] = [];
-  return {
-    description: 'test',
-    settleMs: files.settleMs,
-    maxWaitMs: files.maxWaitMs,
-    readAt,
-    change: () => changed?.('x'),
-    read: (): Promise<ProvidedConfig> => {
-      readAt.push(performance.now());
-      return Promise.resolve({
-        documents: [{ path: 'c.yaml', text: routes([`/r${readAt.length}`]) }],
-        objects: [],
-        diagnostics: [],
-      });
-    },
-    watch: (c) => {
-      changed = c;
-      return () => (changed = undefined);
-    },
-    report: () => undefined,
-    start: () => Promise.resolve(),
-    close: () => undefined,
-  };
-}
-
 let store: ConfigStore | undefined;
 let dir = '';
 afterEach(() => {
@@ -77,7 +50,7 @@ afterEach(() => {
 describe('the file provider settles a save for 15 ms of quiet, at most 1 s (config-store.test.ts asks)', () => {
   it('reads a lone save 15 ms after its event', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
-    const provider = settledProvider();
+    const provider = settleProbe(files, (n) => routes([`/r${n}`]));
     store = new ConfigStore({ provider });
     await store.load();
     store.watch();
@@ -91,7 +64,7 @@ describe('the file provider settles a save for 15 ms of quiet, at most 1 s (conf
 
   it('reads a save whose writes come up to 14 ms apart once, 15 ms after its last', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
-    const provider = settledProvider();
+    const provider = settleProbe(files, (n) => routes([`/r${n}`]));
     store = new ConfigStore({ provider });
     await store.load();
     store.watch();
@@ -110,7 +83,7 @@ describe('the file provider settles a save for 15 ms of quiet, at most 1 s (conf
 
   it('is postponed at most 1 s by saves that never pause for 15 ms', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
-    const provider = settledProvider();
+    const provider = settleProbe(files, (n) => routes([`/r${n}`]));
     store = new ConfigStore({ provider });
     await store.load();
     store.watch();

@@ -7,7 +7,8 @@ import { ConfigStore } from '../../extproc/src/pipeline/config-store.js';
 import { type Snapshot, compileConfig } from '../../extproc/src/pipeline/snapshot.js';
 import type { KubeClient } from '../../extproc/src/provider/kubernetes/client.js';
 import { KubernetesProvider } from '../../extproc/src/provider/kubernetes/provider.js';
-import type { ProvidedConfig, Provider } from '../../extproc/src/provider/provider.js';
+import type { ProvidedConfig } from '../../extproc/src/provider/provider.js';
+import { settleProbe } from '../support/settle-probe.js';
 
 const route = (n: number) => `
 apiVersion: gateway.networking.k8s.io/v1
@@ -27,34 +28,6 @@ spec:
 
 /** The settle the Kubernetes provider asks for (nothing is started: the client is never used). */
 const kube = new KubernetesProvider({ client: { server: 'https://fake' } as unknown as KubeClient });
-
-/** A provider with the Kubernetes provider's settle that says it changed when told; records when it was read. */
-function watchedProvider(): Provider & { change(): void; readAt: number[] } {
-  let changed: ((what: string) => void) | undefined;
-  const readAt: number[] = [];
-  return {
-    description: 'test',
-    ...(kube.settleMs !== undefined ? { settleMs: kube.settleMs } : {}),
-    ...(kube.maxWaitMs !== undefined ? { maxWaitMs: kube.maxWaitMs } : {}),
-    readAt,
-    change: () => changed?.('x'),
-    read: (): Promise<ProvidedConfig> => {
-      readAt.push(performance.now());
-      return Promise.resolve({
-        documents: [{ path: 'c.yaml', text: route(readAt.length) }],
-        objects: [],
-        diagnostics: [],
-      });
-    },
-    watch: (c) => {
-      changed = c;
-      return () => (changed = undefined);
-    },
-    report: () => undefined,
-    start: () => Promise.resolve(),
-    close: () => undefined,
-  };
-}
 
 /** A compile that takes `ms` of fake time, after the first (the store's load before the test's changes). */
 function slowCompile(ms: number): (provided: ProvidedConfig) => Promise<Snapshot> {
@@ -80,7 +53,7 @@ describe('the Kubernetes provider settles a change briefly', () => {
 
   it('reads a lone change that finds the store idle 15 ms after it', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
-    const provider = watchedProvider();
+    const provider = settleProbe(kube, route);
     store = new ConfigStore({ provider });
     await store.load();
     store.watch();
@@ -96,7 +69,7 @@ describe('the Kubernetes provider settles a change briefly', () => {
 
   it("gathers one apply's objects, sent one after another, into one reload", async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
-    const provider = watchedProvider();
+    const provider = settleProbe(kube, route);
     store = new ConfigStore({ provider });
     await store.load();
     store.watch();
@@ -114,7 +87,7 @@ describe('the Kubernetes provider settles a change briefly', () => {
 
   it('is not postponed past 50 ms by changes that keep coming', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
-    const provider = watchedProvider();
+    const provider = settleProbe(kube, route);
     store = new ConfigStore({ provider });
     await store.load();
     store.watch();
@@ -129,7 +102,7 @@ describe('the Kubernetes provider settles a change briefly', () => {
 
   it('puts the changes that come during a compile into one next reload, started when it ends', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
-    const provider = watchedProvider();
+    const provider = settleProbe(kube, route);
     const compiled: number[] = [];
     const compile = slowCompile(50);
     store = new ConfigStore({
@@ -160,7 +133,7 @@ describe('the Kubernetes provider settles a change briefly', () => {
 
   it('never starves: under changes that never pause, every change is read within 50 ms and one compile', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
-    const provider = watchedProvider();
+    const provider = settleProbe(kube, route);
     store = new ConfigStore({ provider, compile: slowCompile(50) });
     await store.load();
     store.watch();
