@@ -7,18 +7,7 @@ import type { AnyObject } from '../../extproc/src/gatewayapi/model.js';
 import { type SourceObject, parseConfigFiles } from '../../extproc/src/gatewayapi/parse.js';
 import { type DecodeObject, validateObjects } from '../../extproc/src/gatewayapi/validate.js';
 import { ValidateMemo } from '../../extproc/src/gatewayapi/validate-memo.js';
-
-/** mulberry32: a small seeded generator, so every run makes the same sequence. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as random } from '../support/mulberry32.js';
 
 /** A new source: a route (sometimes with an error), a Service, or a kind steadfast does not read. */
 function source(rand: () => number, names: number, serial: number): SourceObject {

@@ -32,21 +32,10 @@ import { type Resolver, compileResolver } from '../../extproc/src/resolve/compil
 import type { PolicyTable } from '../../extproc/src/policy/policy-table.js';
 import type { ProvidedConfig } from '../../extproc/src/provider/provider.js';
 import { parseAllDocuments } from 'yaml';
+import { mulberry32 as random } from '../support/mulberry32.js';
 
 function parseAllYaml(text: string): unknown[] {
   return parseAllDocuments(text).map((d) => d.toJS() as unknown);
-}
-
-/** mulberry32: a small seeded generator, so every run makes the same sequence. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const BASE = [

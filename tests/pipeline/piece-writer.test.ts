@@ -6,18 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { PieceReader, PieceWriter } from '../../extproc/src/pipeline/piece-list.js';
 import { jsonDigest } from '../../extproc/src/policy/table-digest.js';
-
-/** mulberry32: a small seeded generator, so every run makes the same sequence. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 as random } from '../support/mulberry32.js';
 
 interface Item {
   readonly name: string;
