@@ -45,6 +45,9 @@ export class KubernetesProvider implements Provider {
   private readonly namedSecrets: NamedSecretTypes;
   private started: Promise<void> | undefined;
   private changed: ((what: string) => void) | undefined;
+  /** A report not handed to the status writer yet (report()), and whether close() was called. */
+  private reported: StatusReport | undefined;
+  private closed = false;
   /** A change seen before watch() was called (between the first read and the watch). */
   private missed: string | undefined;
   /** Each object's input for the compiler (inputOf). */
@@ -167,8 +170,20 @@ export class KubernetesProvider implements Provider {
     };
   }
 
+  /**
+   * Hands a generation's statuses to the writer on the event loop's next turn: the report comes
+   * right after the generation was handed to the ADS server, and its work (the statuses read,
+   * the first writes started) would hold the pushes' bytes back until it ends.
+   */
   report(status: StatusReport): void {
-    this.status?.report(status.objects, this.statusObjects());
+    const first = this.reported === undefined;
+    this.reported = status;
+    if (!first) return;
+    setImmediate(() => {
+      const latest = this.reported;
+      this.reported = undefined;
+      if (latest && !this.closed) this.status?.report(latest.objects, this.statusObjects());
+    });
   }
 
   leadership(): StatusLeadership {
@@ -180,6 +195,7 @@ export class KubernetesProvider implements Provider {
 
   /** Stops writing, waits for the writes in flight, then gives the Lease back. */
   async close(): Promise<void> {
+    this.closed = true;
     this.changed = undefined;
     for (const r of this.reflectors) r.stop();
     await this.status?.close();
