@@ -38,7 +38,7 @@ export class CpuMeter {
   private readonly before: Array<number | undefined>;
 
   constructor(private readonly pids: ReadonlyArray<number | undefined>) {
-    this.before = pids.map(processCpuUs);
+    this.before = pids.map((pid) => processCpuUs(pid));
   }
 
   /** Microseconds used since construction, per pid (undefined when a pid is absent). */
