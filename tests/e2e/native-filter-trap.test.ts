@@ -12,17 +12,10 @@ import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
 import type { RunningBackend } from '../../backends/running-backend.js';
 import type { LocalGateway } from '../../extproc/src/local/local-gateway.js';
 import { startLocalGateway } from '../../extproc/src/local/local-gateway.js';
-import { FileProvider } from '../../extproc/src/provider/file.js';
 import { filterCounter } from '../support/filter-builds.js';
 import { curl } from './support/curl.js';
 import { buildTrappingModule } from './support/trapping-module.js';
-import {
-  ConfigDir,
-  GATEWAY_PORT,
-  TEST_SESSION_KEY,
-  gatewayYaml,
-  serviceYaml,
-} from './support/gateway-fixture.js';
+import { ConfigDir, gatewayYaml, testGatewayOptions, serviceYaml } from './support/gateway-fixture.js';
 
 const ROUTES = `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -52,15 +45,8 @@ describe('a trap in the native filter', () => {
     config.write('services.yaml', serviceYaml('echo', backends));
     config.write('routes.yaml', ROUTES);
     gateway = await startLocalGateway({
-      provider: new FileProvider({ paths: [config.path] }),
-      address: '127.0.0.1',
-      adminPort: 0,
-      envoyAdminPort: 0,
-      sessionKeys: [TEST_SESSION_KEY],
-      listenerPorts: { [GATEWAY_PORT]: 0 },
+      ...testGatewayOptions(config),
       filterPath: module,
-      debounceMs: 50,
-      log: () => undefined,
     });
     url = gateway.envoy.url();
   }, 120_000);

@@ -7,10 +7,9 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { LocalGateway } from '../../extproc/src/local/local-gateway.js';
 import { startLocalGateway } from '../../extproc/src/local/local-gateway.js';
-import { FileProvider } from '../../extproc/src/provider/file.js';
 import { within } from './support/attach-stack.js';
 import { curl } from './support/curl.js';
-import { ConfigDir, GATEWAY_PORT, TEST_SESSION_KEY, gatewayYaml } from './support/gateway-fixture.js';
+import { ConfigDir, gatewayYaml, testGatewayOptions } from './support/gateway-fixture.js';
 import { type IdleClosingBackend, startIdleClosingBackend } from './support/idle-closing-backend.js';
 
 /** The backend's keep-alive timeout. */
@@ -54,16 +53,9 @@ describe('gateway mode: a backend that closes idle keep-alive connections', () =
     config.write('gateway.yaml', gatewayYaml());
     config.write('routes.yaml', routes(backend));
     gateway = await startLocalGateway({
-      provider: new FileProvider({ paths: [config.path] }),
-      address: '127.0.0.1',
-      adminPort: 0,
-      envoyAdminPort: 0,
-      sessionKeys: [TEST_SESSION_KEY],
-      listenerPorts: { [GATEWAY_PORT]: 0 },
+      ...testGatewayOptions(config),
       envoyArgs: ['--concurrency', '1'],
       upstreamIdleTimeout,
-      debounceMs: 50,
-      log: () => undefined,
     });
     return gateway.envoy.url();
   }

@@ -6,7 +6,11 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunningBackend } from '../../../backends/running-backend.js';
-import { type LocalGateway, startLocalGateway } from '../../../extproc/src/local/local-gateway.js';
+import {
+  type LocalGateway,
+  type LocalGatewayOptions,
+  startLocalGateway,
+} from '../../../extproc/src/local/local-gateway.js';
 import { FileProvider } from '../../../extproc/src/provider/file.js';
 
 /** A fixed test key (32 bytes of 9, base64): gateway tests do not depend on key handling. */
@@ -63,22 +67,26 @@ export class ConfigDir {
   }
 }
 
-export async function startTestGateway(
-  config: ConfigDir,
-  debounceMs = 50,
-  log: (line: string) => void = () => undefined,
-): Promise<LocalGateway> {
-  return startLocalGateway({
+/** A test gateway's options: `config`'s files, every port chosen by the system, the test key, quiet. */
+export function testGatewayOptions(config: ConfigDir, debounceMs = 50): LocalGatewayOptions {
+  return {
     provider: new FileProvider({ paths: [config.path] }),
     address: '127.0.0.1',
     adminPort: 0,
     envoyAdminPort: 0,
     sessionKeys: [TEST_SESSION_KEY],
     listenerPorts: { [GATEWAY_PORT]: 0 },
-    debug: true,
     debounceMs,
-    log,
-  });
+    log: () => undefined,
+  };
+}
+
+export async function startTestGateway(
+  config: ConfigDir,
+  debounceMs = 50,
+  log: (line: string) => void = () => undefined,
+): Promise<LocalGateway> {
+  return startLocalGateway({ ...testGatewayOptions(config, debounceMs), debug: true, log });
 }
 
 /** The URL of the gateway's one listener. */
