@@ -332,6 +332,7 @@ describe('an Envoy with the generated snippet added', () => {
             type: 'STATIC',
             outlier_detection: s['cluster_outlier_detection'],
             circuit_breakers: s['cluster_circuit_breakers'],
+            typed_extension_protocol_options: s['cluster_typed_extension_protocol_options'],
             load_assignment: {
               cluster_name: 'app',
               endpoints: [

@@ -60,6 +60,7 @@ describe('envoy/attach-example.yaml', () => {
     const app = (statics['clusters'] as Node[]).find((c) => c['name'] === 'app') as Node;
     expect(app['outlier_detection']).toEqual(s['cluster_outlier_detection']);
     expect(app['circuit_breakers']).toEqual(s['cluster_circuit_breakers']);
+    expect(app['typed_extension_protocol_options']).toEqual(s['cluster_typed_extension_protocol_options']);
     expect(example['layered_runtime']).toEqual(s['layered_runtime']);
   });
 

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import type { LeaseSettings } from '../provider/kubernetes/lease.js';
 import { type FlagSpecs, type ParsedArgs, flag } from './args.js';
 import { UsageError } from './command.js';
+import { durationMs } from './duration-flag.js';
 
 /** Where a pod finds its own namespace. */
 const POD_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -49,17 +50,6 @@ export const LEASE_FLAGS: FlagSpecs = {
     default: '2s',
   },
 };
-
-/** A duration flag in ms: `15s`, `500ms`, or a number of seconds. */
-function durationMs(parsed: ParsedArgs, name: string, fallbackMs: number): number {
-  const raw = flag(parsed, name);
-  if (raw === undefined) return fallbackMs;
-  const m = /^(\d+(?:\.\d+)?)(ms|s)?$/.exec(raw.trim());
-  if (!m) throw new UsageError(`--${name}: "${raw}" is not a duration such as 15s or 500ms`);
-  const ms = m[2] === 'ms' ? Number(m[1]) : Number(m[1]) * 1000;
-  if (ms <= 0) throw new UsageError(`--${name}: must be more than 0`);
-  return ms;
-}
 
 function defaultNamespace(inCluster: boolean): string {
   if (!inCluster) return 'steadfast-system';

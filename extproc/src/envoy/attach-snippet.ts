@@ -26,6 +26,7 @@ import {
   GATEWAY_PORT_METADATA_KEY,
 } from '../ir/listener-ports.js';
 import { type GatewayIr, routePorts } from '../ir/gateway-ir.js';
+import { UPSTREAM_IDLE_TIMEOUT } from './gateway-config.js';
 import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
 import { RETRY_BACK_OFF } from './route-action.js';
 import type { Json } from '../json.js';
@@ -63,6 +64,11 @@ export interface AttachSnippetOptions {
    * skips ext_proc; false: every request asks the control service.
    */
   readonly answerCache?: boolean;
+  /**
+   * What the snippet recommends for the operator's clusters' idle backend connections, as
+   * gateway mode sets on its own (GatewayConfigOptions.upstreamIdleTimeout; "0s": never closed).
+   */
+  readonly upstreamIdleTimeout?: string;
 }
 
 /**
@@ -294,8 +300,43 @@ function filterChainSections(ir: GatewayIr, options: AttachSnippetOptions): stri
   ];
 }
 
+/**
+ * The idle timeout of the operator's backend connections, in HTTP/1.1 as Envoy speaks to a
+ * cluster without protocol options (one that has them keeps its own protocol).
+ */
+function clusterProtocolOptions(idleTimeout: string): Json {
+  return {
+    'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+      '@type': TYPE_HTTP_PROTOCOL_OPTIONS,
+      common_http_protocol_options: { idle_timeout: idleTimeout },
+      explicit_http_config: { http_protocol_options: {} },
+    },
+  };
+}
+
+/** The comment over 5b's idle timeout: what it is for, or what `off` gives up. */
+function idleTimeoutComment(idleTimeout: string): string[] {
+  const why =
+    idleTimeout === '0s'
+      ? [
+          '    Idle backend connections stay open (--upstream-idle-timeout off) until the backend closes',
+          '    them, which can fail a request going out on one just then.',
+        ]
+      : [
+          `    And close a backend connection idle for ${idleTimeout} (Envoy keeps one an hour): a backend that`,
+          '    closes an idle connection first can do so as a request goes out on it, which then fails.',
+          "    Keep it under your backends' own keep-alive (docs/hardening.md; --upstream-idle-timeout).",
+        ];
+  return [
+    ...why,
+    '    Merge common_http_protocol_options into an existing HttpProtocolOptions and keep its',
+    '    protocol; explicit_http_config below is what Envoy speaks to a cluster without one.',
+  ];
+}
+
 /** Parts 4-5b: the routes' retry policy, the control service's cluster, the operator's clusters. */
 function routeAndClusterSections(ir: GatewayIr, options: AttachSnippetOptions): string[] {
+  const idleTimeout = options.upstreamIdleTimeout ?? UPSTREAM_IDLE_TIMEOUT;
   return [
     section(
       [
@@ -319,10 +360,12 @@ function routeAndClusterSections(ir: GatewayIr, options: AttachSnippetOptions): 
         '    so sessions and new requests stop trying it until it is back (merge into an existing',
         "    outlier_detection); and raise Envoy's limit of 3 concurrent retries per cluster, past",
         '    which a retry a rule asks for is silently dropped (or set a retry_budget instead).',
+        ...idleTimeoutComment(idleTimeout),
       ],
       {
         cluster_outlier_detection: outlierDetection(),
         cluster_circuit_breakers: { thresholds: [{ priority: 'DEFAULT', max_retries: 1024 }] },
+        cluster_typed_extension_protocol_options: clusterProtocolOptions(idleTimeout),
       },
     ),
   ];

@@ -75,7 +75,7 @@ const DEFAULT_SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
  * servers set up for load balancers keep idle connections, so those never close first
  * (docs/hardening.md).
  */
-const UPSTREAM_IDLE_TIMEOUT = '50s';
+export const UPSTREAM_IDLE_TIMEOUT = '50s';
 
 /** The one route of a virtual host whose hosts belong to another SNI chain's listener. */
 const MISDIRECTED_ROUTES: readonly Json[] = [{ match: { prefix: '/' }, direct_response: { status: 421 } }];

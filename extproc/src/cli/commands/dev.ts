@@ -28,6 +28,7 @@ import { RunGroup } from '../run/runner.js';
 import { KUBE_API_FLAGS } from '../kube-api-flags.js';
 import { LEASE_FLAGS } from '../lease-flags.js';
 import { readKeys, sourcesOf } from '../sources.js';
+import { UPSTREAM_IDLE_TIMEOUT_FLAG, upstreamIdleTimeoutOf } from '../upstream-idle-flag.js';
 
 export const DEV_FLAGS: FlagSpecs = {
   config: { ...CONFIG, description: `${CONFIG.description} (or --kubeconfig)` },
@@ -51,6 +52,7 @@ export const DEV_FLAGS: FlagSpecs = {
   },
   'allow-empty': ALLOW_EMPTY,
   filter: filterFlag('auto', 'the filter Envoy runs'),
+  'upstream-idle-timeout': UPSTREAM_IDLE_TIMEOUT_FLAG,
 };
 
 /** The session keys given, or one ephemeral key (with a warning) without any; `keep` leaves the source open. */
@@ -77,7 +79,7 @@ export type DevSettings = Required<
     'provider' | 'address' | 'adminPort' | 'envoyAdminPort' | 'sessionKeys' | 'debug' | 'filter'
   >
 > &
-  Pick<LocalGatewayOptions, 'followKeys'>;
+  Pick<LocalGatewayOptions, 'followKeys' | 'upstreamIdleTimeout'>;
 
 export async function devSettings(
   parsed: ParsedArgs,
@@ -86,6 +88,7 @@ export async function devSettings(
   defaults: { readonly debug: boolean } = { debug: false },
 ): Promise<DevSettings> {
   const log = (line: string) => io.err(`${prefix}: ${line}`);
+  const upstreamIdleTimeout = upstreamIdleTimeoutOf(parsed);
   const { provider, keys, configPaths } = await sourcesOf(parsed, log);
   if (!provider) throw new UsageError('give --config PATH (a Gateway API YAML file or directory)');
   // A Secret can change while dev runs: it is followed; a key file is read once.
@@ -102,6 +105,7 @@ export async function devSettings(
     ...(secret ? { followKeys: keys } : {}),
     debug: boolFlag(parsed, 'debug', defaults.debug),
     filter: filterChoiceOf(parsed, 'filter', 'auto'),
+    ...(upstreamIdleTimeout !== undefined ? { upstreamIdleTimeout } : {}),
   });
 }
 

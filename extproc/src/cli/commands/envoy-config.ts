@@ -25,6 +25,7 @@ import {
   requireConfigPaths,
 } from '../flags.js';
 import { readKeys, sourcesOf } from '../sources.js';
+import { UPSTREAM_IDLE_TIMEOUT_FLAG, upstreamIdleTimeoutOf } from '../upstream-idle-flag.js';
 import { ENVOY_CONFIG_XDS_FLAGS, printXdsBootstrap } from './envoy-config-xds.js';
 
 const ENVOY_CONFIG_FLAGS: FlagSpecs = {
@@ -75,6 +76,10 @@ const ENVOY_CONFIG_FLAGS: FlagSpecs = {
     description:
       'attach mode: reuse ext_proc answers for the requests they hold for, so those skip ext_proc (docs/attach.md)',
     default: 'on',
+  },
+  'upstream-idle-timeout': {
+    ...UPSTREAM_IDLE_TIMEOUT_FLAG,
+    description: `${UPSTREAM_IDLE_TIMEOUT_FLAG.description}; attach mode prints it for your own clusters`,
   },
   ...ENVOY_CONFIG_XDS_FLAGS,
   // The preset compose.yaml runs: listeners and admin on 0.0.0.0, the demo key, debug.
@@ -130,7 +135,13 @@ export const envoyConfigCommand: Command = {
   positionals: 'PATH... — the same as --config PATH',
   async run(parsed, io) {
     const xds = flag(parsed, 'xds');
-    if (xds !== undefined) return printXdsBootstrap(parsed, xds, io);
+    if (xds !== undefined) {
+      if (parsed.flags.has('upstream-idle-timeout'))
+        throw new UsageError(
+          '--upstream-idle-timeout with --xds: the bootstrap holds no backend cluster; give it to `serve --xds`, which makes them',
+        );
+      return printXdsBootstrap(parsed, xds, io);
+    }
     const configPaths = requireConfigPaths(parsed);
     const mode = flag(parsed, 'mode') ?? 'gateway';
     if (mode !== 'gateway' && mode !== 'attach')
@@ -139,6 +150,8 @@ export const envoyConfigCommand: Command = {
     const answerCache = flag(parsed, 'answer-cache') ?? 'on';
     if (answerCache !== 'on' && answerCache !== 'off')
       throw new UsageError(`--answer-cache must be on or off, not ${answerCache}`);
+    const upstreamIdleTimeout = upstreamIdleTimeoutOf(parsed);
+    const idle = upstreamIdleTimeout !== undefined ? { upstreamIdleTimeout } : {};
     const loaded = await loadSnapshot(configPaths, io);
     if (!loaded) return 2;
     const snap = loaded.snapshot;
@@ -156,11 +169,12 @@ export const envoyConfigCommand: Command = {
           ...(sessionKeys.length > 0 ? { sessionKeys } : {}),
           ...(boolFlag(parsed, 'forward-all-headers') ? { forwardAllHeaders: true } : {}),
           ...(answerCache === 'off' ? { answerCache: false } : {}),
+          ...idle,
         }),
       );
       return 0;
     }
-    printGatewayConfig(parsed, snap, { wasmPath, sessionKeys, debug }, io);
+    printGatewayConfig(parsed, snap, { wasmPath, sessionKeys, debug, ...idle }, io);
     return 0;
   },
 };
@@ -184,16 +198,25 @@ function reportProblems(snap: Snapshot, io: CommandIO): void {
 function printGatewayConfig(
   parsed: ParsedArgs,
   snap: Snapshot,
-  filter: { readonly wasmPath: string; readonly sessionKeys: readonly string[]; readonly debug: boolean },
+  filter: {
+    readonly wasmPath: string;
+    readonly sessionKeys: readonly string[];
+    readonly debug: boolean;
+    readonly upstreamIdleTimeout?: string;
+  },
   io: CommandIO,
 ): void {
-  const { wasmPath, sessionKeys, debug } = filter;
+  const { wasmPath, sessionKeys, debug, upstreamIdleTimeout } = filter;
+  const idle = upstreamIdleTimeout !== undefined ? { upstreamIdleTimeout } : {};
   for (const w of generateGatewayResources(snap.ir, { wasmPath, sessionKeys }).warnings) {
     io.err(`steadfast envoy-config: warning: ${w}`);
   }
   if (boolFlag(parsed, 'compose')) {
     io.out(
-      envoyYaml(generateGatewayConfig(snap.ir, composeGatewayOptions(sessionKeys), snap.tls), COMPOSE_HEADER),
+      envoyYaml(
+        generateGatewayConfig(snap.ir, { ...composeGatewayOptions(sessionKeys), ...idle }, snap.tls),
+        COMPOSE_HEADER,
+      ),
     );
     return;
   }
@@ -214,6 +237,7 @@ function printGatewayConfig(
       wasmPath,
       sessionKeys,
       ...(debug ? { debug } : {}),
+      ...idle,
       // A second Envoy started on the same ports fails to bind instead of sharing them.
       exclusiveListeners: true,
     },

@@ -14,6 +14,7 @@ import { EXT_PROC_ADDRESS_DEFAULT } from '../flags.js';
 import type { AdsSettings } from '../run/ads-runner.js';
 import type { ExtProcSettings } from '../run/ext-proc-runner.js';
 import { readKeys, sourcesOf } from '../sources.js';
+import { upstreamIdleTimeoutOf } from '../upstream-idle-flag.js';
 import { adsSettingsOf } from './xds-settings.js';
 
 export interface ServeSettings extends ExtProcSettings {
@@ -28,6 +29,8 @@ export interface ServeSettings extends ExtProcSettings {
   readonly tokenPolicy: readonly string[];
   readonly envoyFiles: string | undefined;
   readonly xds: AdsSettings | undefined;
+  /** The backend clusters' idle timeout in the Envoy files and over ADS; undefined: the generator's default. */
+  readonly upstreamIdleTimeout: string | undefined;
 }
 
 export async function serveSettings(
@@ -38,6 +41,7 @@ export async function serveSettings(
   const grpcAddress = flag(parsed, 'ext-proc-address') ?? EXT_PROC_ADDRESS_DEFAULT;
   if (!/^\S+:\d{1,5}$/.test(grpcAddress))
     throw new UsageError(`--ext-proc-address: "${grpcAddress}" is not HOST:PORT`);
+  const upstreamIdleTimeout = gatewayIdleTimeoutOf(parsed);
   const { provider, keys, configPaths, kube } = await sourcesOf(parsed, log);
   const staticToken = flag(parsed, 'policy-token');
   if (!provider && staticToken === undefined) {
@@ -76,7 +80,28 @@ export async function serveSettings(
     await checkConfigPaths(configPaths, boolFlag(parsed, 'allow-empty'), io, 'steadfast serve');
   }
   await checkServePortsFree(settings, xds?.address);
-  return Object.freeze({ ...settings, provider, keys, ring, staticToken, tokenPolicy, envoyFiles, xds });
+  return Object.freeze({
+    ...settings,
+    provider,
+    keys,
+    ring,
+    staticToken,
+    tokenPolicy,
+    envoyFiles,
+    xds,
+    upstreamIdleTimeout,
+  });
+}
+
+/** --upstream-idle-timeout, which only the clusters serve generates (--xds, --envoy-files) take. */
+function gatewayIdleTimeoutOf(parsed: ParsedArgs): string | undefined {
+  const timeout = upstreamIdleTimeoutOf(parsed);
+  if (timeout !== undefined && !parsed.flags.has('xds') && !parsed.flags.has('envoy-files')) {
+    throw new UsageError(
+      '--upstream-idle-timeout sets the clusters of --xds and --envoy-files; in attach mode the clusters are your own (envoy-config --mode attach prints it for them)',
+    );
+  }
+  return timeout;
 }
 
 /** The log lines that say what a fixed --policy-token does; a token that does not decode is a usage error. */

@@ -28,6 +28,7 @@ import { envoyFilesRunner } from '../run/envoy-files-runner.js';
 import { extProcRunner } from '../run/ext-proc-runner.js';
 import { keyWatchRunner } from '../run/key-watch-runner.js';
 import { SERVE_XDS_FLAGS } from './xds-settings.js';
+import { UPSTREAM_IDLE_TIMEOUT_FLAG } from '../upstream-idle-flag.js';
 import { providerRunner } from '../run/provider-runner.js';
 import { RunGroup } from '../run/runner.js';
 import { KUBE_API_FLAGS } from '../kube-api-flags.js';
@@ -82,6 +83,10 @@ const SERVE_FLAGS: FlagSpecs = {
       'also write a gateway-mode Envoy bootstrap and every reload into DIR, for an Envoy that runs elsewhere (docker compose)',
   },
   ...SERVE_XDS_FLAGS,
+  'upstream-idle-timeout': {
+    ...UPSTREAM_IDLE_TIMEOUT_FLAG,
+    description: `with --xds or --envoy-files: ${UPSTREAM_IDLE_TIMEOUT_FLAG.description}`,
+  },
 };
 
 export const serveCommand: Command = {
@@ -157,10 +162,21 @@ async function startServe(group: RunGroup, settings: ServeSettings, log: (line: 
       servedConfigRunner({ provider, metrics, log, whileCompiling: () => prepareWhileCompiling(settings) }),
     );
     if (settings.envoyFiles !== undefined) {
-      await group.start(envoyFilesRunner(settings.envoyFiles, config, settings.ring.keys, log));
+      const idle = settings.upstreamIdleTimeout;
+      const envoy = {
+        keys: settings.ring.keys,
+        ...(idle !== undefined ? { upstreamIdleTimeout: idle } : {}),
+      };
+      await group.start(envoyFilesRunner(settings.envoyFiles, config, envoy, log));
     }
     // Read at every push: a new key ring goes out with the next one.
-    const filter = { wasmPath: settings.xds?.wasmPath ?? '', sessionKeys: settings.ring.keys };
+    const filter = {
+      wasmPath: settings.xds?.wasmPath ?? '',
+      sessionKeys: settings.ring.keys,
+      ...(settings.upstreamIdleTimeout !== undefined
+        ? { upstreamIdleTimeout: settings.upstreamIdleTimeout }
+        : {}),
+    };
     if (settings.xds) ads = await group.start(adsRunner(settings.xds, config, filter, log));
     const served = config;
     await group.start(

@@ -28,6 +28,8 @@ const ANY_ADDRESS = '0.0.0.0';
 export interface FleetFilter {
   readonly wasmPath: string;
   sessionKeys: readonly string[];
+  /** The backend clusters' idle timeout (serve --upstream-idle-timeout); absent: the generator's default. */
+  readonly upstreamIdleTimeout?: string;
 }
 
 /**
@@ -95,7 +97,13 @@ function sharedGeneration(filter: FleetFilter): (snapshot: Snapshot, kind: strin
   let made:
     { readonly snapshot: Snapshot; readonly key: string; readonly resources: XdsResources } | undefined;
   return (snapshot, kind) => {
-    const options = { wasmPath: filter.wasmPath, sessionKeys: filter.sessionKeys, address: ANY_ADDRESS };
+    const idle = filter.upstreamIdleTimeout;
+    const options = {
+      wasmPath: filter.wasmPath,
+      sessionKeys: filter.sessionKeys,
+      address: ANY_ADDRESS,
+      ...(idle !== undefined ? { upstreamIdleTimeout: idle } : {}),
+    };
     const key = JSON.stringify(options);
     if (kept?.key !== key) kept = { key, options, memo: new GenerationMemo(options) };
     if (made?.snapshot !== snapshot || made.key !== key) {

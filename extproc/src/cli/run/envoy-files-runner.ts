@@ -16,9 +16,10 @@ import type { Runner } from './runner.js';
 export function envoyFilesRunner(
   directory: string,
   config: ServedConfig,
-  keys: readonly string[],
+  envoy: { readonly keys: readonly string[]; readonly upstreamIdleTimeout?: string },
   log: (line: string) => void,
 ): Runner<void> {
+  const { keys, upstreamIdleTimeout } = envoy;
   let unsubscribe: (() => void) | undefined;
   return {
     async start() {
@@ -28,7 +29,11 @@ export function envoyFilesRunner(
             `(${COMPOSE_DEMO_SESSION_KEY.slice(0, 8)}…): anyone can forge them. Use it for the demo only.`,
         );
       }
-      const files = new GatewayFiles(directory, { envoy: composeGatewayOptions(keys), log });
+      const options = {
+        ...composeGatewayOptions(keys),
+        ...(upstreamIdleTimeout !== undefined ? { upstreamIdleTimeout } : {}),
+      };
+      const files = new GatewayFiles(directory, { envoy: options, log });
       unsubscribe = config.onSwap((snapshot, generation) => {
         void files.apply(snapshot, generation).then((ok) => {
           if (ok) log(`configuration generation ${generation} written for Envoy (${directory})`);
