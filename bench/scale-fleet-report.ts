@@ -100,7 +100,7 @@ function memoryTable(rows: readonly FleetRow[]): string {
 }
 
 export function fleetTables(rows: readonly FleetRow[]): string {
-  const stages = rows.flatMap((r) => (r.stages ? [stagesTable(r.routes, r.stages)] : []));
+  const stages = rows.flatMap((r) => (r.stages ? [stagesTable(r.routes, r.stages, r.settle)] : []));
   const requests = requestsTable(rows);
   const tables = [
     changesTable(rows),

@@ -61,6 +61,8 @@ export interface FleetRow {
   readonly changes: Readonly<Record<ChangeKind, ChangeTimes>>;
   /** Where a change's time went, stage by stage (medians; absent in runs before session 16). */
   readonly stages?: Readonly<Record<ChangeKind, StageMedians>>;
+  /** The provider's settle it was measured with (scale-fleet-settle.ts); absent in rows recorded before. */
+  readonly settle?: string;
   /** API server: each change's request, from sending it to its answer read. */
   readonly requests?: Readonly<Record<ChangeKind, ChangeTimes>>;
   /**

@@ -12,7 +12,8 @@ export { epochMs };
 /** The stages, in order; per real Envoy the last six, each Envoy's own. */
 export const SERVICE_STAGES = [
   ['changed', 'the provider saw the change (a file event, or a watch event from the API server)'],
-  ['read', "its read began (after the provider's settle: files 15 ms quiet, API server 15 ms)"],
+  // The provider's settle follows, as the row recorded it (stagesTable).
+  ['read', 'its read began'],
   ['readDone', 'the files read'],
   ['thread', 'the compiler thread took the request'],
   ['threadDone', 'the compiler thread sent its answer'],
@@ -131,18 +132,31 @@ export function stageMedians(changes: readonly ChangeStages[]): StageMedians {
 const ms = (x: number | null | undefined): string =>
   x === undefined || x === null || Number.isNaN(x) ? '–' : `${Math.round(x)}`;
 
-/** A table per row: each stage's median (ms after the change began) for added, edited and deleted. */
+/** What the read waited for: the settle the row was measured with, or that it was not recorded. */
+function settleNote(settle: string | undefined): string {
+  return settle === undefined
+    ? "(after the provider's settle, not recorded with this run)"
+    : `(after the provider's settle: ${settle})`;
+}
+
+/**
+ * A table per row: each stage's median (ms after the change began) for added, edited and
+ * deleted; `settle`, the provider's settle the row recorded (FleetRow.settle).
+ */
 export function stagesTable(
   routes: number,
   byKind: Readonly<Record<'add' | 'edit' | 'delete', StageMedians>>,
+  settle?: string,
 ): string {
   const kinds = ['add', 'edit', 'delete'] as const;
   const lines = [
     `| ${routes.toLocaleString('en')} routes: median ms after the change began | added | edited | deleted |`,
     '|---|---:|---:|---:|',
   ];
-  for (const [k, what] of SERVICE_STAGES)
-    lines.push(`| ${what} | ${kinds.map((c) => ms(byKind[c].service[k])).join(' | ')} |`);
+  for (const [k, what] of SERVICE_STAGES) {
+    const label = k === 'read' ? `${what} ${settleNote(settle)}` : what;
+    lines.push(`| ${label} | ${kinds.map((c) => ms(byKind[c].service[k])).join(' | ')} |`);
+  }
   const envoys = Math.max(...kinds.map((c) => byKind[c].envoys.length));
   for (let i = 0; i < envoys; i++) {
     for (const [k, what] of ENVOY_STAGES)

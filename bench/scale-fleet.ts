@@ -23,6 +23,7 @@ import {
   untilOnEveryEnvoy,
 } from './scale-fleet-setup.js';
 import { type ChangeStages, changeStages, epochMs, stageMedians } from './scale-fleet-stages.js';
+import { providerSettle } from './scale-fleet-settle.js';
 import type { ChangeKind, ChangeTimes, FleetRow, MemoryPoint, SentPerChange } from './scale-fleet-row.js';
 import { generations, sentBetween, xdsDelivered, xdsStatus } from './scale-fleet-xds.js';
 import { type Change, kubectlCost, statusWritten } from './scale-changes.js';
@@ -272,6 +273,7 @@ async function measureSteps(
     envoyPeakMiB: memoryMiB(envoyPid(fleet.real[0]?.envoy.child.pid ?? -1), 'VmHWM'),
     changes: by((m) => times(m.map((x) => x.seconds))),
     stages: by((m) => stageMedians(m.flatMap((x) => (x.stages ? [x.stages] : [])))),
+    settle: await providerSettle(fleet.provider, fleet.kube?.steadfastConfig),
     ...(fleet.kube ? { requests: by((m) => times(m.map((x) => x.madeSeconds))) } : {}),
     ...(kubectl ? { kubectl: { kubectl: times(kubectl.kubectl), request: times(kubectl.request) } } : {}),
     sent: by((m) => medianSent(m.flatMap((x) => x.real))),
