@@ -1,4 +1,5 @@
-// `node dist/bench/start-memory.js [--routes N] [--runs R] [--edits E] [--node-arg FLAG]… [--bin PATH]`:
+// `node dist/bench/start-memory.js [--routes N] [--runs R] [--edits E] [--node-arg FLAG]… [--bin PATH]…
+// [--provider files|kubernetes]`:
 // `serve --xds`'s peak memory from its start until its first Envoy holds every route, and the
 // CPU of each thread per one-route edit after it, without real Envoys: a lighter companion to
 // `bench:scale --fleet`'s "control plane peak until then". One ADS client (ads-light-client.ts,
@@ -7,7 +8,10 @@
 // edits of one route in the 10,000-route file, each waited for on that client, with each
 // thread's CPU (/proc/PID/task/TID/schedstat) over them: the main thread, the compiler thread, and
 // the rest (V8's GC helpers, libuv). `--node-arg` passes a flag to `serve`'s Node; `--bin` runs
-// another build (a copy of bin/ and dist/ of an earlier commit), for A/B runs in one sitting.
+// another build (a copy of bin/ and dist/ of an earlier commit); given more than once, the runs
+// take each in turn, for A/B runs in one sitting. `--provider kubernetes` serves the objects from a
+// local API server (scripts/kube-local.mjs), started and filled once for every run, and edits
+// the route with a request: from the second run on, the routes hold the status the first wrote.
 // Numbers, never assertions.
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +22,14 @@ import { TYPE_VIRTUAL_HOST } from '../extproc/src/envoy/xds-resources.js';
 import { envoyVersion } from '../extproc/src/local/envoy-binary.js';
 import { LightEnvoy } from './ads-light-client.js';
 import { median } from './round-stats.js';
-import { fileChanges } from './scale-changes.js';
+import {
+  type Changes,
+  fileChanges,
+  kubeChanges,
+  kubeSource,
+  startKubeWith,
+  stopKube,
+} from './scale-changes.js';
 import { writeScaleConfig } from './scale-config.js';
 import { REAL_ENVOY_ADDRESSES } from './scale-fleet-setup.js';
 import { type ThreadHeap, inspectorUrl, threadHeaps } from './inspector-gc.js';
@@ -32,7 +43,8 @@ const { values: opts } = parseArgs({
     runs: { type: 'string', default: '1' },
     edits: { type: 'string', default: '10' },
     'node-arg': { type: 'string', multiple: true, default: [] },
-    bin: { type: 'string' },
+    bin: { type: 'string', multiple: true, default: [] },
+    provider: { type: 'string', default: 'files' },
     /** Where to write serve's output (with `--node-arg --trace-gc`: each isolate's heap at every collection). */
     output: { type: 'string' },
     /** Also each thread's V8 heap, space by space, when the client was served (serve runs with an inspector). */
@@ -143,20 +155,20 @@ function heapLine(heap: ThreadHeap): string {
 
 type Edit = Run['edits'][number];
 
-/** `--edits` edits of the last route's path, each until the client took it, and the CPU each thread used for it. */
+/** `--edits` edits of the last route's path (each run's its own), each until the client took it, and the CPU each thread used for it. */
 async function timeEdits(
-  at: { pid: number; dir: string; n: number; adminPort: number; limit: number },
+  at: { pid: number; changes: Changes; n: number; run: number; adminPort: number; limit: number },
   delivered: readonly XdsClientStatus[],
 ): Promise<Edit[]> {
-  const { pid, n } = at;
+  const { pid, n, changes } = at;
   const compiler = compilerThread(pid);
-  const changes = fileChanges(at.dir, n);
+  await changes.ready();
   const edits: Edit[] = [];
   let envoys = delivered;
   for (let k = 0; k < Number(opts.edits); k++) {
     const before = threadCpuMs(pid);
     const t = performance.now();
-    await changes.edit(n - 1, `/edited-${k}/${n - 1}`)();
+    await changes.edit(n - 1, `/edited-${at.run}-${k}/${n - 1}`)();
     envoys = await xdsDelivered(at.adminPort, 1, at.limit, generations(envoys));
     const seconds = (performance.now() - t) / 1000;
     // What the edit set off after the client took it (a collection) counts too.
@@ -167,7 +179,6 @@ async function timeEdits(
     for (const tid of after.keys()) if (tid !== pid && tid !== compiler) other += used(tid);
     edits.push({ main: used(pid), compiler: used(compiler), other, seconds });
   }
-  changes.close();
   return edits;
 }
 
@@ -202,25 +213,48 @@ async function firstLoad(adminPort: number, epoch0: number): Promise<Run['load']
   );
 }
 
-async function oneRun(n: number): Promise<Run> {
+/** Where a run's objects come from: `serve`'s flags for it and the edits it makes. */
+interface Source {
+  readonly args: readonly string[];
+  changes(): Changes;
+  close(): Promise<void>;
+}
+
+/** The files of N routes in a directory of the run's own, or a local API server holding them. */
+async function sourceOf(n: number, kubernetes: boolean): Promise<Source> {
   const dir = mkdtempSync(join(tmpdir(), `steadfast-start-memory-${n}-`));
-  const [listener, adminPort, xdsPort] = [await freePort(), await freePort(), await freePort()];
-  writeScaleConfig(dir, n, { listener, backend: 9 }, 'files');
+  writeScaleConfig(dir, n, { listener: await freePort(), backend: 9 }, kubernetes ? 'kubernetes' : 'files');
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  if (!kubernetes) {
+    return {
+      args: ['--config', dir],
+      changes: () => fileChanges(dir, n),
+      close: () => Promise.resolve(remove()),
+    };
+  }
+  const kube = await startKubeWith(dir);
+  remove();
+  return { args: kubeSource(kube), changes: () => kubeChanges(kube), close: () => stopKube(kube) };
+}
+
+async function oneRun(n: number, run: number, source: Source, bin: string | undefined): Promise<Run> {
+  const [adminPort, xdsPort] = [await freePort(), await freePort()];
   const t0 = performance.now();
   const epoch0 = performance.timeOrigin + t0;
   const cli = startCli(
     [
-      ...['serve', '--config', dir, '--xds', `127.0.0.1:${xdsPort}`],
+      ...['serve', ...source.args, '--xds', `127.0.0.1:${xdsPort}`],
       ...['--session-key', Buffer.alloc(32, 7).toString('base64')],
       ...['--admin-port', String(adminPort), '--ext-proc-address', '127.0.0.1:0'],
     ],
     [...opts['node-arg'], ...(opts.heaps ? ['--inspect=127.0.0.1:0'] : [])],
-    opts.bin,
+    bin,
   );
   const pid = cli.child.pid ?? -1;
   const samples = opts.timeline ? timeline(pid, t0) : undefined;
   const limit = Math.max(60_000, n * 20);
   let client: LightEnvoy | undefined;
+  const changes = source.changes();
   try {
     await until(
       'readyz',
@@ -247,7 +281,7 @@ async function oneRun(n: number): Promise<Run> {
     };
     const url = inspectorUrl(cli.output());
     const heaps = opts.heaps && url !== undefined ? await threadHeaps(url) : undefined;
-    const edits = await timeEdits({ pid, dir, n, adminPort, limit }, envoys);
+    const edits = await timeEdits({ pid, changes, n, run, adminPort, limit }, envoys);
     return {
       readySeconds,
       servedSeconds,
@@ -266,9 +300,9 @@ async function oneRun(n: number): Promise<Run> {
   } finally {
     samples?.stop();
     client?.close();
+    changes.close();
     await stopCli(cli.child);
     if (opts.output !== undefined) writeFileSync(opts.output, cli.output());
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -276,9 +310,21 @@ const medianOf = (xs: readonly number[]): number => median(xs) ?? Number.NaN;
 
 async function main(): Promise<void> {
   const n = Number(opts.routes);
-  const label = [opts.bin ?? 'this checkout', ...opts['node-arg']].join(' ');
+  if (opts.provider !== 'files' && opts.provider !== 'kubernetes')
+    throw new Error(`--provider is files or kubernetes, not ${opts.provider}`);
+  const source = await sourceOf(n, opts.provider === 'kubernetes');
+  try {
+    await runAll(n, source);
+  } finally {
+    await source.close();
+  }
+}
+
+async function runAll(n: number, source: Source): Promise<void> {
   for (let r = 0; r < Number(opts.runs); r++) {
-    const run = await oneRun(n);
+    const bin = opts.bin.length > 0 ? opts.bin[r % opts.bin.length] : undefined;
+    const label = [bin ?? 'this checkout', ...opts['node-arg']].join(' ');
+    const run = await oneRun(n, r, source, bin);
     const e = run.edits;
     const edits =
       e.length === 0
