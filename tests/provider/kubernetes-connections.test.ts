@@ -107,7 +107,7 @@ afterAll(async () => {
 
 describe('the Kubernetes client keeps its connections', () => {
   it('sends requests and watches over one connection, and resumes the TLS session on a new one', async () => {
-    const client = KubeClient.load(kubeconfig, { qps: -1, burst: 1 });
+    const client = await KubeClient.load(kubeconfig, { qps: -1, burst: 1 });
     try {
       for (let i = 0; i < 5; i++) await client.call('GET', '/api/v1/namespaces');
       const events: string[] = [];
@@ -127,7 +127,7 @@ describe('the Kubernetes client keeps its connections', () => {
   });
 
   it('presents a client certificate rotated on disk from the next request on, on a new connection', async () => {
-    const client = KubeClient.load(kubeconfig, { qps: -1, burst: 1 });
+    const client = await KubeClient.load(kubeconfig, { qps: -1, burst: 1 });
     const from = seen.requests.length;
     try {
       await client.call('GET', '/api/v1/namespaces');
@@ -148,7 +148,7 @@ describe('the Kubernetes client keeps its connections', () => {
   });
 
   it('sends a read that finds its kept connection closed once more on a new one, and not a write', async () => {
-    const client = KubeClient.load(kubeconfig, { qps: -1, burst: 1 });
+    const client = await KubeClient.load(kubeconfig, { qps: -1, burst: 1 });
     try {
       await client.call('GET', '/api/v1/namespaces');
       const before = seen.connections;

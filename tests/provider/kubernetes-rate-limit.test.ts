@@ -66,7 +66,7 @@ current-context: x
 
   it("sends the Lease client's request at once while the limited ones wait their turn", async () => {
     arrived.length = 0;
-    const limited = KubeClient.load(kubeconfig, { qps: 2, burst: 1 });
+    const limited = await KubeClient.load(kubeconfig, { qps: 2, burst: 1 });
     const lease = limited.unlimited();
     const queued = ['/a', '/b', '/c'].map((p) => limited.call('PUT', p, {}));
     await lease.call('PUT', '/lease', {});
@@ -79,7 +79,7 @@ current-context: x
 
   it('sends a read at once, ahead of a write waiting its turn', async () => {
     arrived.length = 0;
-    const limited = KubeClient.load(kubeconfig, { qps: 2, burst: 1 });
+    const limited = await KubeClient.load(kubeconfig, { qps: 2, burst: 1 });
     await limited.call('PUT', '/write', {});
     // No token left: the write asked next waits its turn, the list asked after it goes first.
     const next = limited.call('PUT', '/next', {});
@@ -91,7 +91,7 @@ current-context: x
 
   it('does not send a request its caller no longer wants once its turn comes', async () => {
     arrived.length = 0;
-    const limited = KubeClient.load(kubeconfig, { qps: 2, burst: 1 });
+    const limited = await KubeClient.load(kubeconfig, { qps: 2, burst: 1 });
     await limited.call('PUT', '/first', {});
     let wanted = true;
     const late = limited.call('PUT', '/status', {}, () => (wanted ? 1000 : 0));

@@ -6,8 +6,8 @@ import { FileProvider } from '../provider/file.js';
 import { KeyFileSource } from '../provider/key-files.js';
 import type { KeySource, SessionKeyRing } from '../provider/key-source.js';
 import type { Provider } from '../provider/provider.js';
-// Types only: the Kubernetes provider (and @kubernetes/client-node, 0.4 s to load) is loaded
-// when a command reads from a cluster, so serving files does not pay for it at start.
+// Types only: the Kubernetes provider is loaded when a command reads from a cluster, so serving
+// files does not pay for it at start.
 import type { KubeClient } from '../provider/kubernetes/client.js';
 import type { ParsedArgs } from './args.js';
 import { UsageError } from './command.js';
@@ -73,7 +73,7 @@ async function kubeClientOf(parsed: ParsedArgs): Promise<KubeClient | undefined>
   const limit = rateLimitOf(parsed);
   const { KubeClient } = await import('../provider/kubernetes/client.js');
   try {
-    return KubeClient.load(file, limit);
+    return await KubeClient.load(file, limit);
   } catch (e) {
     throw new UsageError((e as Error).message);
   }

@@ -1,12 +1,11 @@
-// A small JSON client for the Kubernetes API server. @kubernetes/client-node reads the
-// kubeconfig (or the in-cluster service account) and supplies the TLS settings and
-// credentials; requests go out as plain JSON so that every object reaches the decoders exactly
-// as the API server stores it — the typed clients would turn timestamps into Dates and drop
-// fields their models do not know.
+// A small JSON client for the Kubernetes API server. The kubeconfig (or the in-cluster service
+// account) supplies the TLS settings and credentials (kube-credentials.ts); requests go out as
+// plain JSON so that every object reaches the decoders exactly as the API server stores it —
+// the typed clients would turn timestamps into Dates and drop fields their models do not know.
 import { request as httpRequest } from 'node:http';
 import { type RequestOptions, request as httpsRequest } from 'node:https';
-import { KubeConfig } from '@kubernetes/client-node';
 import { ConnectionPool } from './connection-pool.js';
+import { type KubeCredentials, kubeCredentials } from './kube-credentials.js';
 import { DEFAULT_RATE_LIMIT, type RateLimit, TokenBucket } from './rate-limit.js';
 
 export interface KubeResponse<T> {
@@ -39,7 +38,7 @@ export interface WatchEvent {
 
 export class KubeClient {
   private constructor(
-    private readonly config: KubeConfig,
+    private readonly credentials: KubeCredentials,
     /** The API server's URL, for logs. */
     readonly server: string,
     /**
@@ -52,31 +51,18 @@ export class KubeClient {
 
   /**
    * From a kubeconfig file, or the pod's service account when `file` is undefined (in-cluster),
-   * its requests under `limit`. Throws with a readable message when neither works.
+   * its requests under `limit`. Rejects with a readable message when neither works.
    */
-  static load(file: string | undefined, limit: RateLimit = DEFAULT_RATE_LIMIT): KubeClient {
-    const kc = new KubeConfig();
-    if (file === undefined) {
-      if (!process.env.KUBERNETES_SERVICE_HOST) {
-        throw new Error(
-          'not running in a cluster (KUBERNETES_SERVICE_HOST is unset): give --kubeconfig FILE instead of --in-cluster',
-        );
-      }
-      try {
-        kc.loadFromCluster();
-      } catch (e) {
-        throw new Error(`cannot load the in-cluster configuration: ${(e as Error).message}`);
-      }
-    } else {
-      try {
-        kc.loadFromFile(file);
-      } catch (e) {
-        throw new Error(`cannot read the kubeconfig ${file}: ${(e as Error).message}`);
-      }
+  static async load(file: string | undefined, limit: RateLimit = DEFAULT_RATE_LIMIT): Promise<KubeClient> {
+    if (file === undefined && !process.env.KUBERNETES_SERVICE_HOST) {
+      throw new Error(
+        'not running in a cluster (KUBERNETES_SERVICE_HOST is unset): give --kubeconfig FILE instead of --in-cluster',
+      );
     }
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error(`the kubeconfig ${file ?? '(in-cluster)'} names no current cluster`);
-    return new KubeClient(kc, cluster.server.replace(/\/+$/, ''), new TokenBucket(limit));
+    const credentials = await kubeCredentials(file);
+    if (credentials.server === undefined)
+      throw new Error(`the kubeconfig ${file ?? '(in-cluster)'} names no current cluster`);
+    return new KubeClient(credentials, credentials.server.replace(/\/+$/, ''), new TokenBucket(limit));
   }
 
   /**
@@ -84,7 +70,7 @@ export class KubeClient {
    * the Lease, whose renewal must never wait behind thousands of status writes.
    */
   unlimited(): KubeClient {
-    return new KubeClient(this.config, this.server, undefined);
+    return new KubeClient(this.credentials, this.server, undefined);
   }
 
   /** Sends one request; resolves with the status and the parsed body, whatever the status. */
@@ -206,11 +192,11 @@ export class KubeClient {
       },
     };
     // Credentials (a token file re-read, an exec plugin) and TLS material, as the kubeconfig says.
-    await this.config.applyToHTTPSOptions(options);
+    await this.credentials.apply(options);
     if (opts.control?.aborted) throw new Error('watch stopped');
-    // applyToHTTPSOptions makes a new agent each time: the pool's is used instead, made again
-    // only when the TLS material it just read (files re-read, an exec plugin asked) changed.
-    if (url.protocol === 'https:' && !this.config.getCurrentCluster()?.proxyUrl) this.pool.use(options);
+    // The pool's agent, made again only when the TLS material just read (files re-read, an exec
+    // plugin asked) changed; @kubernetes/client-node's new agent per request is not used.
+    if (url.protocol === 'https:' && !this.credentials.proxied) this.pool.use(options);
     return this.exchange(url, options, payload, idleMs, opts.control);
   }
 
