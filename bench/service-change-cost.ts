@@ -71,7 +71,10 @@ function stagesOf(status: XdsStatus): Stages {
   const lastSent = Math.max(...status.envoys.flatMap((e) => Object.values(e.pushes).map((p) => p.sentAt)));
   const out: Stages = {
     'read (provider)': load.readDoneAt - load.readAt,
+    'read → the compiler thread took it': (load.threadAt ?? Number.NaN) - load.readDoneAt,
     'compiler thread': (load.threadDoneAt ?? Number.NaN) - (load.threadAt ?? Number.NaN),
+    'its answer → back on the main thread':
+      (load.receivedAt ?? Number.NaN) - (load.threadDoneAt ?? Number.NaN),
     'snapshot (table, IR ports, resolver)': load.builtAt - (load.receivedAt ?? Number.NaN),
     'swap → ADS update': g.updatedAt - load.builtAt,
   };
