@@ -86,6 +86,20 @@ export interface CompileWork {
   decoded: number;
 }
 
+/**
+ * A piece written key by key, so that every piece has the same hidden class: a literal that
+ * starts with a spread gets a map of its own (json.ts sharedShape), and the loops over a file's
+ * 10,000 pieces (recut, and gathering their objects) read them about 30 times slower then.
+ */
+function placedPiece(
+  span: PieceSpan,
+  parsed: PieceResult,
+  objects: readonly SourceObject[],
+  diagnostics: readonly Diagnostic[],
+): PlacedPiece {
+  return { start: span.start, end: span.end, linesBefore: span.linesBefore, parsed, objects, diagnostics };
+}
+
 /** A file's first cut: every piece is new. */
 function firstCut(text: string): Recut | undefined {
   const middle = documentSpans(text);
@@ -258,7 +272,9 @@ export class IncrementalCompiler {
       end: piece.end + shift,
       linesBefore: piece.linesBefore + lines,
     };
-    return lines === 0 ? { ...piece, ...span } : this.place(span, piece.parsed);
+    return lines === 0
+      ? placedPiece(span, piece.parsed, piece.objects, piece.diagnostics)
+      : this.place(span, piece.parsed);
   }
 
   /** A parsed piece located where it stands: its objects the same as last time when they did not move. */
@@ -278,7 +294,7 @@ export class IncrementalCompiler {
       parsed.diagnostics.length === 0
         ? parsed.diagnostics
         : parsed.diagnostics.map((d) => shiftedDiagnostic(d, span.linesBefore));
-    return { ...span, parsed, objects, diagnostics };
+    return placedPiece(span, parsed, objects, diagnostics);
   }
 
   private parsePiece(file: ConfigFile, text: string): PieceResult {
