@@ -14,7 +14,7 @@ export async function providerSettle(provider: Provider, kubeconfig: string | un
     const { KubeClient } = await import('../extproc/src/provider/kubernetes/client.js');
     const { KubernetesProvider } = await import('../extproc/src/provider/kubernetes/provider.js');
     // Made, never started: no request is sent.
-    source = new KubernetesProvider({ client: KubeClient.load(kubeconfig), writeStatus: false });
+    source = new KubernetesProvider({ client: await KubeClient.load(kubeconfig), writeStatus: false });
   }
   const quiet = source.settleMs === undefined ? 'the default quiet' : `${source.settleMs} ms of quiet`;
   const most = source.maxWaitMs === undefined ? '' : `, at most ${source.maxWaitMs} ms`;
