@@ -192,7 +192,8 @@ export class Reflector {
     }
     for (const [key, o] of next) {
       const before = this.objects.get(key);
-      if (readPart(before) === readPart(o)) continue;
+      // A new object is a change without comparing (the first list: every object).
+      if (before && readPart(before) === readPart(o)) continue;
       this.readVersions.set(key, ++this.serial);
       if (this.relevant(o) || this.relevant(before)) differs = true;
     }
