@@ -8,10 +8,9 @@ import type { Json } from '../extproc/src/json.js';
 export const SHAPES = [
   // As gateway mode sends it.
   'sent',
-  // The same behaviour between updates (not across one that tips the balance over VHDS,
-  // docs/fleet.md): the route configuration switches the `reset` filter on once, every route
-  // that must not run it switches it off, the others say nothing.
-  'switch-once',
+  // The same behaviour: each route that runs the `reset` filter switches it on alone, and the
+  // route configuration says nothing (the form before the switch moved to the configuration).
+  'switch-per-route',
   // Not the same: no route runs the `reset` filter.
   'no-switch',
   // Not the same: no retry policy (and so no switch).
@@ -70,24 +69,19 @@ function runsReset(r: Json, head: Json): boolean {
   return IDEMPOTENT_RESET_FILTER_NAME in ((head['typed_per_filter_config'] as Json | undefined) ?? {});
 }
 
-/** The switch said once, on the route configuration; each route that must not run the filter says off. */
-function switchOnce(t: RouteTable): RouteTable {
+/** Each route that runs the filter switches it on alone; the configuration says nothing. */
+function switchPerRoute(t: RouteTable): RouteTable {
   const on = { '@type': TYPE_FILTER_CONFIG, config: {} };
-  const off = { '@type': TYPE_FILTER_CONFIG, disabled: true };
   const hosts = t.hosts.map(({ name, host }) => ({
     name,
     host: withRoutes(host, (r) => {
       const rest = unswitched(r);
-      if (runsReset(r, t.head)) return rest;
+      if (!runsReset(r, t.head)) return rest;
       const perFilter = unswitchedMap(r['typed_per_filter_config'] as Json | undefined);
-      return { ...rest, typed_per_filter_config: { ...perFilter, [IDEMPOTENT_RESET_FILTER_NAME]: off } };
+      return { ...rest, typed_per_filter_config: { ...perFilter, [IDEMPOTENT_RESET_FILTER_NAME]: on } };
     }),
   }));
-  const perFilter = unswitchedMap(t.head['typed_per_filter_config'] as Json | undefined);
-  return {
-    head: { ...t.head, typed_per_filter_config: { ...perFilter, [IDEMPOTENT_RESET_FILTER_NAME]: on } },
-    hosts,
-  };
+  return { head: unswitched(t.head), hosts };
 }
 
 function eachRoute(t: RouteTable, each: (r: Json) => Json): RouteTable {
@@ -104,8 +98,8 @@ export function shaped(t: RouteTable, shape: Shape): RouteTable {
   switch (shape) {
     case 'sent':
       return t;
-    case 'switch-once':
-      return switchOnce(t);
+    case 'switch-per-route':
+      return switchPerRoute(t);
     case 'no-switch':
       return { ...eachRoute(t, unswitched), head: unswitched(t.head) };
     case 'no-retry':

@@ -111,28 +111,40 @@ function preflightMatch(tableMatch: TableMatch): Json {
 
 /**
  * The routes of a rule with CORS for one of its matches, from the routes it would have
- * without (`routes`, in order).
+ * without (`routes`, in order); each preflight's answer also carries `answered` (route-action.ts:
+ * what a route Envoy answers itself says to its route configuration's filters).
  */
-export function corsRoutes(cors: TableCors, tableMatch: TableMatch, routes: readonly Json[]): Json[] {
+export function corsRoutes(
+  cors: TableCors,
+  tableMatch: TableMatch,
+  routes: readonly Json[],
+  answered: Json = {},
+): Json[] {
   const first = routes[0];
   if (first === undefined) return [];
   const origin = allowedOriginMatcher(cors);
   const preflight = preflightMatch(tableMatch);
   const name = tableMatch.id;
-  const answered = (suffix: string, match: Json, status: number, headers: Json[]): Json => ({
+  const preflightAnswer = (suffix: string, match: Json, status: number, headers: Json[]): Json => ({
     name: `${name}/${suffix}`,
     match,
     direct_response: { status },
+    ...answered,
     ...(headers.length > 0 ? { response_headers_to_add: headers } : {}),
   });
   const out: Json[] = [];
   if (origin)
     out.push(
-      answered('cors-preflight', withMatchHeaders(preflight, [origin], 'last'), 204, preflightHeaders(cors)),
+      preflightAnswer(
+        'cors-preflight',
+        withMatchHeaders(preflight, [origin], 'last'),
+        204,
+        preflightHeaders(cors),
+      ),
     );
   if (!cors.allowOrigins.includes('*')) {
     out.push(
-      answered(
+      preflightAnswer(
         'cors-preflight-denied',
         withMatchHeaders(preflight, [{ name: 'origin', present_match: true }], 'last'),
         403,

@@ -7,6 +7,7 @@ import type { GatewayIr, IrPort, IrVirtualHost } from '../ir/gateway-ir.js';
 import type { TableListener } from '../policy/policy-table.js';
 import type { IrEntry } from '../ir/rule-action.js';
 import type { GenerationMemo } from './generation-memo.js';
+import { ResetDefaults } from './reset-default.js';
 import {
   type EdgeOptions,
   edgeConnectionManager,
@@ -14,8 +15,13 @@ import {
   edgeOverloadManager,
 } from './edge-defaults.js';
 import { PIN_HEADER, TYPE_HCM } from './envoy-names.js';
-import { clusterRetryHoldFilters, type FilterOptions, gatewayHttpFilters } from './http-filters.js';
-import { envoyRoutes, type RouteOptions } from './route-action.js';
+import {
+  clusterRetryHoldFilters,
+  type FilterOptions,
+  gatewayHttpFilters,
+  resetByMethodRouteFilters,
+} from './http-filters.js';
+import { answeredByEnvoy, envoyRoutes, type RouteOptions } from './route-action.js';
 import type { OutlierDetectionOptions } from './outlier-detection.js';
 import { type ClusterOptions, envoyCluster } from './backend-clusters.js';
 import type { Json } from '../json.js';
@@ -64,6 +70,12 @@ export interface GatewayResources {
   readonly secrets: readonly Json[];
   /** What could not be given to Envoy as written (and was left out). */
   readonly warnings: readonly string[];
+  /**
+   * The route configurations again, every route saying its own `reset` switch (made when called):
+   * their hosts are right under either switch of their route configuration, so a VHDS stream
+   * holds them while that switch changes (xds/ads-server.ts).
+   */
+  readonly explicitRouteConfigurations?: () => readonly Json[];
 }
 
 const DEFAULT_SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
@@ -78,12 +90,15 @@ const DEFAULT_SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
 export const UPSTREAM_IDLE_TIMEOUT = '50s';
 
 /** The one route of a virtual host whose hosts belong to another SNI chain's listener. */
-const MISDIRECTED_ROUTES: readonly Json[] = [{ match: { prefix: '/' }, direct_response: { status: 421 } }];
+function misdirectedRoutes(options: RouteOptions): Json[] {
+  return [{ match: { prefix: '/' }, direct_response: { status: 421 }, ...answeredByEnvoy(options) }];
+}
 
 /** A virtual host spelled out anew (or kept by the memo while made of the same routes). */
 function virtualHost(
   h: IrVirtualHost,
   name: string,
+  routeOptions: RouteOptions,
   optionsKey: string,
   entryRoutes: (entry: IrEntry) => readonly Json[],
   memo: GenerationMemo | undefined,
@@ -96,10 +111,13 @@ function virtualHost(
     // the router's x-envoy-attempt-count (http-filters.ts).
     ...(h.countsAttempts ? { include_request_attempt_count: true } : {}),
     // A host of one entry (most) takes its routes as they are: a flattened copy held 1.75 MiB at 10,000.
-    routes: h.misdirected ? structuredClone(MISDIRECTED_ROUTES) : made.length === 1 ? made[0] : made.flat(),
+    routes: h.misdirected ? misdirectedRoutes(routeOptions) : made.length === 1 ? made[0] : made.flat(),
   });
-  // Misdirected or not, a host without entries makes the same `made`: the key tells them apart.
-  const key = `${name}\0${h.hostname}${h.misdirected ? '\0misdirected' : ''}`;
+  // Misdirected or not, a host without entries makes the same `made`: the key tells them apart,
+  // and a misdirected host's route by its `reset` switch.
+  const reset = routeOptions.resetDefault;
+  const misdirected = reset && reset !== 'off' ? `\0misdirected\0reset-${reset}` : '\0misdirected';
+  const key = `${name}\0${h.hostname}${h.misdirected ? misdirected : ''}`;
   return memo ? memo.host(h, name, optionsKey, key, made, host) : host();
 }
 
@@ -122,12 +140,13 @@ function routeConfiguration(
     internal_only_headers: [PIN_HEADER],
     // An unresolved backendRef's share names no cluster and answers 500 (ir/rule-clusters.ts).
     validate_clusters: false,
+    ...(routeOptions.resetDefault === 'on' ? { typed_per_filter_config: resetByMethodRouteFilters() } : {}),
     // With a memo, only the IR hosts a change moved are looked at (10,000 per generation otherwise).
     virtual_hosts: memo
       ? memo.virtualHosts(name, optionsKey, virtualHosts, (h) =>
-          virtualHost(h, name, optionsKey, entryRoutes, memo),
+          virtualHost(h, name, routeOptions, optionsKey, entryRoutes, memo),
         )
-      : virtualHosts.map((h) => virtualHost(h, name, optionsKey, entryRoutes, memo)),
+      : virtualHosts.map((h) => virtualHost(h, name, routeOptions, optionsKey, entryRoutes, memo)),
   };
 }
 
@@ -161,6 +180,10 @@ interface PortContext {
   readonly routeSource: RouteSource;
   readonly tls: ListenerTls;
   readonly memo: GenerationMemo | undefined;
+  /** Each route configuration's `reset` switch, against the last generation's (reset-default.ts). */
+  readonly resetDefaults: ResetDefaults;
+  /** Each route configuration with every route saying its own switch, made when asked for. */
+  readonly explicit: (() => Json)[];
   /** Collect the port's warnings and the secrets its listeners name. */
   readonly warnings: Set<string>;
   readonly secrets: Map<string, Json>;
@@ -173,7 +196,13 @@ function portRouteConfigurations(group: IrPort, ctx: PortContext): Json[] {
     listener: { port: group.port, https: group.protocol === 'HTTPS' },
   };
   const configs = group.sniChains ?? [{ name: group.name, virtualHosts: group.virtualHosts }];
-  return configs.map((c) => routeConfiguration(c.name, c.virtualHosts, routeOptions, ctx.memo));
+  return configs.map((c) => {
+    const explicit: RouteOptions = { ...routeOptions, resetDefault: 'explicit' };
+    ctx.explicit.push(() => routeConfiguration(c.name, c.virtualHosts, explicit, undefined));
+    const on = ctx.resetDefaults.onForAll(c.name, c.virtualHosts);
+    const options: RouteOptions = on ? { ...routeOptions, resetDefault: 'on' } : routeOptions;
+    return routeConfiguration(c.name, c.virtualHosts, options, ctx.memo);
+  });
 }
 
 /** The connection manager of a filter chain whose routes are the route configuration `rc`. */
@@ -256,6 +285,8 @@ export function generateGatewayResources(
     routeSource,
     tls,
     memo,
+    resetDefaults: new ResetDefaults(memo),
+    explicit: [],
     warnings: new Set<string>(ir.warnings),
     secrets: new Map<string, Json>(),
   };
@@ -271,9 +302,12 @@ export function generateGatewayResources(
     if (listener) listeners.push(listener);
   }
   memo?.end();
+  ctx.resetDefaults.end();
+  const explicit = ctx.explicit;
   return {
     listeners,
     routeConfigurations,
+    explicitRouteConfigurations: () => explicit.map((make) => make()),
     clusters,
     secrets: [...ctx.secrets.values()],
     warnings: [...ctx.warnings],

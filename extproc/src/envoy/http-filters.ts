@@ -162,10 +162,35 @@ export function sessionRouteFilters(): Json {
 
 /**
  * What a route whose retries differ by method says to switch on the filter that adds `reset`
- * for the idempotent methods (idempotentResetFilter), which the listener holds off.
+ * for the idempotent methods (idempotentResetFilter), which the listener holds off. A route
+ * configuration most of whose routes want it says it once instead (resetSwitch).
  */
 export function resetByMethodRouteFilters(): Json {
   return { [IDEMPOTENT_RESET_FILTER_NAME]: { '@type': TYPE_FILTER_CONFIG, config: {} } };
+}
+
+/** What a route says to keep that filter off where its route configuration switched it on. */
+export function resetOffRouteFilters(): Json {
+  return { [IDEMPOTENT_RESET_FILTER_NAME]: { '@type': TYPE_FILTER_CONFIG, disabled: true } };
+}
+
+/**
+ * Where a route configuration leaves the `reset` filter: `off` (the listener's default: a route
+ * that wants it says on), `on` (switched on once: a route that does not want it says off), or
+ * `explicit` (every route says its own switch, right under either: what a VHDS stream holds
+ * while its route configuration's switch changes, xds/ads-server.ts).
+ */
+export type ResetDefault = 'off' | 'on' | 'explicit';
+
+/**
+ * The `reset` filter's switch on one route: on where the retries differ by method, off
+ * elsewhere. Said on each route that differs from its route configuration: Envoy builds a
+ * route's switch for every route of the table on every update, so a table most of whose
+ * routes want the filter switches it on once and the others say off (reset-default.ts).
+ */
+export function resetSwitch(wanted: boolean, configuration: ResetDefault): Json {
+  if (configuration !== 'explicit' && wanted === (configuration === 'on')) return {};
+  return wanted ? resetByMethodRouteFilters() : resetOffRouteFilters();
 }
 
 /** One predicate: the request's `:method` is exactly `method`. */

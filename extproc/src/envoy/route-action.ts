@@ -3,7 +3,8 @@
 // as `retry_policy` and `timeout`, header modifiers, the policy token in route metadata where
 // the filter reads it (session rules and rules with a backoff floor), the filter and
 // stateful_session switched on (session rules only), and the idempotent methods' `reset`
-// switched on where the retries differ by method; CORS wraps them (cors-routes.ts).
+// switched on where the retries differ by method (or, where the route configuration switches it
+// on for all, off everywhere else; or said on every route); CORS wraps them (cors-routes.ts).
 import type { HeaderModifier } from '../policy/route-filters.js';
 import type { IrEntry, IrForward, IrRule } from '../ir/rule-action.js';
 import type { IrTarget } from '../ir/rule-clusters.js';
@@ -11,7 +12,7 @@ import type { RouterRetry } from '../ir/router-plan.js';
 import { DEBUG_POLICY_HEADER, METADATA_NAMESPACE, METADATA_POLICY_KEY, PIN_HEADER } from './envoy-names.js';
 import { corsRoutes } from './cors-routes.js';
 import { durationMs } from './envoy-duration.js';
-import { resetByMethodRouteFilters, sessionRouteFilters } from './http-filters.js';
+import { type ResetDefault, resetSwitch, sessionRouteFilters } from './http-filters.js';
 import { type ListenerContext, redirectRoutes, rewriteFields } from './path-filters.js';
 import { RETRY_OTHER_HOSTS } from './retry-hosts.js';
 import { routeMatch, withMatchHeaders } from './route-match.js';
@@ -29,6 +30,11 @@ export interface RouteOptions {
   readonly debug?: boolean;
   /** The listener the routes serve (a redirect keeps its scheme and port); default HTTP on 80. */
   readonly listener?: ListenerContext;
+  /**
+   * Where their route configuration leaves the idempotent methods' `reset` filter (default off):
+   * a route says its own switch where it differs, or always (`explicit`; http-filters.ts).
+   */
+  readonly resetDefault?: ResetDefault;
 }
 
 const DEFAULT_LISTENER: ListenerContext = { port: 80, https: false };
@@ -119,10 +125,18 @@ function optional(key: string, value: Json | undefined): Json {
   return value === undefined ? {} : { [key]: value };
 }
 
+/** The per-filter configuration of a route that never runs the `reset` filter (a redirect, a direct answer). */
+export function answeredByEnvoy(options: RouteOptions): Json {
+  const perFilter = resetSwitch(false, options.resetDefault ?? 'off');
+  return Object.keys(perFilter).length > 0 ? { typed_per_filter_config: perFilter } : {};
+}
+
 /** The Envoy routes of one entry (its own, and CORS's around it), in the order Envoy must try them. */
 export function envoyRoutes(entry: IrEntry, options: RouteOptions = {}): Json[] {
   const routes = entryRoutes(entry, options);
-  return entry.rule.cors ? corsRoutes(entry.rule.cors, entry.match, routes) : routes;
+  return entry.rule.cors
+    ? corsRoutes(entry.rule.cors, entry.match, routes, answeredByEnvoy(options))
+    : routes;
 }
 
 /** Where a forwarding rule sends: its one cluster, or the weighted split of its backends. */
@@ -167,11 +181,19 @@ function entryRoutes(entry: IrEntry, options: RouteOptions): Json[] {
         ? { name: `${match.id}/host-port`, match: withMatchHeaders(base['match'] as Json, r.headers) }
         : {}),
       redirect: r.redirect,
+      ...answeredByEnvoy(options),
       ...modifiers(rule, options),
     }));
   }
   if (action.type === 'direct-response') {
-    return [{ ...base, direct_response: { status: action.status }, ...modifiers(rule, options) }];
+    return [
+      {
+        ...base,
+        direct_response: { status: action.status },
+        ...answeredByEnvoy(options),
+        ...modifiers(rule, options),
+      },
+    ];
   }
   const { route } = entry;
   // Only a session rule runs the filter and stateful_session, and only the filter reads the
@@ -179,7 +201,7 @@ function entryRoutes(entry: IrEntry, options: RouteOptions): Json[] {
   // a route with a retry policy may add `reset` for the idempotent methods (ir/rule-action.ts).
   const perFilter: Json = {
     ...(rule.session ? sessionRouteFilters() : {}),
-    ...(route.resetByMethod ? resetByMethodRouteFilters() : {}),
+    ...resetSwitch(route.resetByMethod, options.resetDefault ?? 'off'),
   };
   return [
     sharedShape({

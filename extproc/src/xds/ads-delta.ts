@@ -49,6 +49,27 @@ export class DeltaState {
     return push;
   }
 
+  /**
+   * The push that brings the Envoy these resources where it holds them otherwise, removing
+   * nothing (what it holds besides stays held), or undefined when it holds them already.
+   */
+  add(type: string, resources: readonly Resource[]): DeltaPush | undefined {
+    const had = this.held.get(type);
+    const changed = resources.filter((r) => !had || hashIn(had, r.name) !== r.hash);
+    if (changed.length === 0) return undefined;
+    this.before.set(type, had);
+    const own = new Map(had ? [...namesIn(had)].map((n) => [n, hashIn(had, n) ?? '']) : []);
+    for (const r of changed) own.set(r.name, r.hash);
+    this.held.set(type, { own });
+    return deltaPush(changed, []);
+  }
+
+  /** The version (content hash) the Envoy holds of a resource: '' when it said it holds it on a new stream. */
+  holds(type: string, name: string): string | undefined {
+    const had = this.held.get(type);
+    return had ? hashIn(had, name) : undefined;
+  }
+
   /** The last push of `type` was refused: the Envoy kept what it had. */
   refused(type: string): void {
     if (!this.before.has(type)) return;

@@ -43,6 +43,11 @@ export interface EncodedRoutes {
   readonly heads: ReadonlyMap<string, Resource>;
   /** `<route configuration>/<hostname>` → the VirtualHost (delta). */
   readonly virtualHosts: () => ReadonlyMap<string, Resource>;
+  /**
+   * The same names → the VirtualHost with every route saying its own `reset` switch, when the
+   * generation has that form (gateway-config.ts): sent before a changed head (ads-server.ts).
+   */
+  readonly explicitHosts?: () => ReadonlyMap<string, Resource>;
 }
 
 // VirtualHost.name is field 1, length-delimited.
@@ -88,7 +93,7 @@ export class RouteResources {
    * The route configurations of one generation, for both kinds of stream. Every host is encoded
    * (and checked) now; a way's resources are put together when first asked for.
    */
-  encode(configurations: readonly Json[]): EncodedRoutes {
+  encode(configurations: readonly Json[], explicit?: () => readonly Json[]): EncodedRoutes {
     const heads = new Map<string, Resource>();
     const madeHeads = new Map<string, { readonly json: string; readonly resource: Resource }>();
     this.encoder.begin();
@@ -114,10 +119,12 @@ export class RouteResources {
         }),
       );
     const makeVirtualHosts = () => this.virtualHosts(all);
+    let explicitMade: ReadonlyMap<string, Resource> | undefined;
     return {
       whole: () => (whole ??= makeWhole()),
       heads,
       virtualHosts: () => (virtualHosts ??= makeVirtualHosts()),
+      ...(explicit ? { explicitHosts: () => (explicitMade ??= hostResources(explicit())) } : {}),
     };
   }
 
@@ -204,6 +211,25 @@ export class RouteResources {
       : middle;
     return { resources, start, end };
   }
+}
+
+/**
+ * Route configurations' hosts as VirtualHost resources, encoded anew and kept by nobody: the
+ * bridge form is made only when a stream's route configuration head changes (rare), so its
+ * encodings are not held beside the kept ones.
+ */
+function hostResources(configurations: readonly Json[]): ReadonlyMap<string, Resource> {
+  const encoder = new RouteFileEncoder();
+  encoder.begin();
+  const made = new Map<string, Resource>();
+  for (const rc of configurations) {
+    const name = rc['name'] as string;
+    for (const h of encoder.parts(rc).hosts) {
+      const id = `${name}/${h.name}`;
+      made.set(id, resource(id, { type_url: TYPE_VIRTUAL_HOST, value: renamed(h.bytes, id) }));
+    }
+  }
+  return made;
 }
 
 /** The route configuration a VirtualHost resource belongs to (its name up to the last `/`). */

@@ -56,6 +56,8 @@ const SERVED: ReadonlySet<string> = new Set([
 ]);
 /** Where an encoded generation keeps its route configurations without virtual hosts (VHDS streams). */
 const ROUTE_HEADS = `${TYPE_ROUTE_CONFIGURATION}#vhds`;
+/** Where it keeps its virtual hosts with every route saying its own `reset` switch (the bridge). */
+const EXPLICIT_HOSTS = `${TYPE_VIRTUAL_HOST}#explicit`;
 /** Envoy takes `ads` as VHDS's source from this version on (on a delta ADS stream). */
 const VHDS_SINCE = { major: 1, minor: 38 };
 /** Types Envoy asks for by name (the others: everything there is). */
@@ -286,7 +288,7 @@ export class AdsServer {
     const byName = (type: string, list: readonly Json[], key = 'name') => this.byName(type, list, key);
     let routes = this.routeLists.get(generated.routeConfigurations);
     if (!routes) {
-      routes = this.routeEncoder.encode(generated.routeConfigurations);
+      routes = this.routeEncoder.encode(generated.routeConfigurations, generated.explicitRouteConfigurations);
       this.routeLists.set(generated.routeConfigurations, routes);
     }
     for (const w of generated.warnings) this.options.log(`warning: ${w}`);
@@ -301,6 +303,7 @@ export class AdsServer {
       new Map([
         [TYPE_ROUTE_CONFIGURATION, routes.whole],
         [TYPE_VIRTUAL_HOST, routes.virtualHosts],
+        ...(routes.explicitHosts ? [[EXPLICIT_HOSTS, routes.explicitHosts] as const] : []),
       ]),
     );
     this.kindTimes.set(kind, { startedAt, generatedAt, encodedAt: epochMs() });
@@ -398,10 +401,74 @@ export class AdsServer {
     if (!flight) return;
     if (flight.timer) clearTimeout(flight.timer);
     flight.timer = undefined;
+    if (this.sendBridge(s, flight)) return;
+    this.sendRest(s, flight);
+  }
+
+  private sendRest(s: Stream, flight: Flight): void {
+    if (flight.timer) clearTimeout(flight.timer);
+    flight.timer = undefined;
     flight.step = 'rest';
     for (const type of AFTER_CLUSTERS) if (s.names.has(type)) this.sendType(s, type, flight);
     this.sendVirtualHosts(s, flight);
     this.maybeLand(s);
+  }
+
+  /**
+   * Before a VHDS stream takes a changed head of a route configuration it holds, that
+   * configuration's hosts with every route saying its own `reset` switch: Envoy applies a head
+   * over the hosts it has, and these are right under the head before and the one after
+   * (docs/fleet.md). The heads follow their answer (pushRest again). Whether the rest waits:
+   * for that answer, or, on a new stream, for its asking for virtual hosts (bounded as the
+   * clusters' answer is).
+   */
+  private sendBridge(s: Stream, flight: Flight): boolean {
+    if (!s.vhds || !s.delta) return false;
+    const heads = flight.encoded.get(ROUTE_HEADS);
+    const changed = new Set<string>();
+    for (const name of s.names.get(TYPE_ROUTE_CONFIGURATION) ?? []) {
+      const held = s.delta.holds(TYPE_ROUTE_CONFIGURATION, name);
+      const head = heads?.get(name);
+      if (held !== undefined && head && held !== head.hash) changed.add(name);
+    }
+    // Made only now (LazyEncoded): most generations change no head.
+    const explicit = changed.size > 0 ? flight.encoded.get(EXPLICIT_HOSTS) : undefined;
+    if (!explicit) return false;
+    if (s.names.has(TYPE_VIRTUAL_HOST) && !s.unanswered.has(TYPE_VIRTUAL_HOST)) {
+      const hosts = [...explicit.values()].filter((r) => changed.has(routeConfigurationOf(r.name)));
+      // Held already (their answer came): the heads may go.
+      if (!s.send(TYPE_VIRTUAL_HOST, flight.version, hosts, true)) return false;
+    } else if (flight.step !== 'bridge') {
+      flight.timer = setTimeout(() => {
+        if (s.flight !== flight || flight.step !== 'bridge') return;
+        this.options.log(
+          `xds: ${shown(s.node)} has not asked for virtual hosts in ${this.clusterWaitMs / 1000} s; sending generation ${flight.version}'s route configurations without their bridge`,
+        );
+        this.sendRest(s, flight);
+      }, this.clusterWaitMs);
+      flight.timer.unref();
+    }
+    flight.step = 'bridge';
+    return true;
+  }
+
+  /**
+   * The answer to a bridge: taken, the heads follow; refused, the Envoy keeps the generation it
+   * has (its heads over the other hosts would run routes with the wrong switch).
+   */
+  private bridgeAnswered(s: Stream, refused: boolean): void {
+    const flight = s.flight;
+    if (!flight) return;
+    if (!refused) {
+      this.pushRest(s);
+      return;
+    }
+    if (flight.timer) clearTimeout(flight.timer);
+    s.flight = undefined;
+    this.options.log(
+      `xds: ${shown(s.node)} refused the virtual hosts sent before generation ${flight.version}'s route configurations; it keeps the generation it has`,
+    );
+    if (flight.version !== this.version) this.pushGeneration(s);
   }
 
   /**
@@ -411,14 +478,14 @@ export class AdsServer {
    */
   private sendVirtualHosts(s: Stream, g: { version: string; encoded: Encoded } | undefined): void {
     if (!s.vhds || !s.names.has(TYPE_VIRTUAL_HOST) || s.unanswered.has(TYPE_ROUTE_CONFIGURATION)) return;
-    if (s.flight?.step === 'clusters') return;
+    if (s.flight?.step === 'clusters' || s.flight?.step === 'bridge') return;
     this.sendType(s, TYPE_VIRTUAL_HOST, g);
   }
 
   /** Every push of the generation in flight answered: it is delivered, and a newer one follows. */
   private maybeLand(s: Stream): void {
     const flight = s.flight;
-    if (!flight || flight.step === 'clusters' || s.unanswered.size > 0) return;
+    if (!flight || flight.step === 'clusters' || flight.step === 'bridge' || s.unanswered.size > 0) return;
     // Delta: now that its routes name this generation's clusters only, the others are removed
     // (state of the world drops them with the next generation's clusters).
     if (flight.step === 'rest' && s.delta && s.names.has(TYPE_CLUSTER)) {
@@ -493,6 +560,8 @@ export class AdsServer {
     // delta stream the request may still change what it asks for).
     if (req.response_nonce && !answers && s.protocol === 'sotw') return;
     if (answers && last) this.onAnswer(s, type, last.version, req);
+    if (answers && type === TYPE_VIRTUAL_HOST && s.flight?.step === 'bridge')
+      this.bridgeAnswered(s, req.error_detail !== undefined);
     // Its route configurations taken (not refused: Envoy drops hosts of one it does not hold,
     // while the stream's state would count them held): now their virtual hosts.
     if (answers && !req.error_detail && type === TYPE_ROUTE_CONFIGURATION)
@@ -569,10 +638,12 @@ export class AdsServer {
       if (last === undefined && !s.flight) this.pushGeneration(s);
       else this.sendType(s, type, this.generationFor(s));
     } else if (type === TYPE_VIRTUAL_HOST) {
-      this.sendVirtualHosts(s, this.generationFor(s));
-    } else if (type === TYPE_ENDPOINTS || s.flight?.step !== 'clusters') {
+      // A bridge waiting for the stream to ask for virtual hosts is sent now.
+      if (s.flight?.step === 'bridge') this.pushRest(s);
+      else this.sendVirtualHosts(s, this.generationFor(s));
+    } else if (type === TYPE_ENDPOINTS || (s.flight?.step !== 'clusters' && s.flight?.step !== 'bridge')) {
       // Endpoints at once, as the clusters awaiting them do not warm without them; the rest
-      // waits while the clusters are awaited (pushRest sends these names then).
+      // waits while the clusters (or a bridge) are awaited (sendRest sends these names then).
       this.sendType(s, type, this.generationFor(s));
     }
   }

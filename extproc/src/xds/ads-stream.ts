@@ -64,9 +64,13 @@ export interface DiscoveryRequest {
 export interface Flight {
   readonly version: string;
   readonly encoded: Encoded;
-  /** Clusters sent; the rest sent; (delta) the clusters only the routes before named, removed. */
-  step: 'clusters' | 'rest' | 'cleanup';
-  /** While the rest waits for the Envoy's answer on the clusters. */
+  /**
+   * Clusters sent; (VHDS) the hosts of route configurations whose head changes sent in their
+   * bridge form, the heads to follow; the rest sent; (delta) the clusters only the routes before
+   * named, removed.
+   */
+  step: 'clusters' | 'bridge' | 'rest' | 'cleanup';
+  /** While the rest waits for the Envoy's answer on the clusters (or for its asking for virtual hosts). */
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -126,14 +130,17 @@ export class Stream {
 
   /**
    * Sends `resources` as the whole of `type` (state of the world), or what of them changed
-   * (delta: nothing at all when nothing did, and then no answer is waited for). Whether it sent.
+   * (delta: nothing at all when nothing did, and then no answer is waited for; with `only`, the
+   * rest of what the Envoy holds stays). Whether it sent.
    */
-  send(type: string, version: string, resources: readonly Resource[] | Whole): boolean {
+  send(type: string, version: string, resources: readonly Resource[] | Whole, only = false): boolean {
     if (this.closed) return false;
     let message: Json;
     let sent: readonly { readonly value: Buffer }[];
     if (this.delta) {
-      const push = this.delta.push(type, resources);
+      // `only`: these resources, nothing removed (a list, on a delta stream: ads-server.ts's bridge).
+      const push =
+        only && !isWhole(resources) ? this.delta.add(type, resources) : this.delta.push(type, resources);
       if (!push) return false;
       message = { system_version_info: version, type_url: type, ...push };
       sent = push.resources.map((r) => r.resource);

@@ -1,0 +1,197 @@
+// A route configuration's `reset` switch changing on a VHDS stream (docs/fleet.md): Envoy applies
+// a route configuration over the virtual hosts it holds, so before the changed head the stream
+// is sent the hosts whose bridge form (every route saying its own switch) differs from what it
+// holds, the head once it answered for them, and the hosts' new form once it answered for the
+// head. A refused bridge leaves the Envoy with the generation it has: no head follows. On a new
+// stream whose Envoy says it holds the route configuration and its hosts, the bridge comes first
+// too. A generation whose head does not change sends the one host it changed, nothing else.
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  IDEMPOTENT_RESET_FILTER_NAME,
+  TYPE_CLUSTER,
+  TYPE_FILTER_CONFIG,
+  TYPE_ROUTE_CONFIGURATION,
+} from '../../extproc/src/envoy/envoy-names.js';
+import type { GatewayResources } from '../../extproc/src/envoy/gateway-config.js';
+import { TYPE_VIRTUAL_HOST } from '../../extproc/src/envoy/xds-resources.js';
+import type { Json } from '../../extproc/src/json.js';
+import { AdsServer } from '../../extproc/src/xds/ads-server.js';
+import { decodeAny } from '../../extproc/src/xds/envoy-protos.js';
+import { AdsClient, type DeltaResponse } from '../support/ads-delta-client.js';
+import { waitUntil } from '../support/wait-until.js';
+
+const RC = TYPE_ROUTE_CONFIGURATION;
+const VH = TYPE_VIRTUAL_HOST;
+const ON = { [IDEMPOTENT_RESET_FILTER_NAME]: { '@type': TYPE_FILTER_CONFIG, config: {} } };
+const OFF = { [IDEMPOTENT_RESET_FILTER_NAME]: { '@type': TYPE_FILTER_CONFIG, disabled: true } };
+
+/** Hosts `a`, `b`, `c`: a's route wants the filter; b's and c's do not (`retrying` adds wanting ones). */
+function wants(host: string, retrying: readonly string[]): boolean {
+  return host === 'a' || retrying.includes(host);
+}
+
+/** A route's switch as said under the configuration's default: 'on', 'off' or 'explicit'. */
+function route(host: string, wanted: boolean, mode: 'on' | 'off' | 'explicit'): Json {
+  const say = mode === 'explicit' || wanted !== (mode === 'on');
+  return {
+    name: host,
+    match: { prefix: '/' },
+    direct_response: { status: 200 },
+    ...(say ? { typed_per_filter_config: wanted ? ON : OFF } : {}),
+  };
+}
+
+function configuration(retrying: readonly string[], mode: 'on' | 'off' | 'explicit'): Json {
+  return {
+    name: 'port/80',
+    ...(mode === 'on' ? { typed_per_filter_config: ON } : {}),
+    virtual_hosts: ['a', 'b', 'c'].map((h) => ({
+      name: h,
+      domains: [`${h}.example`],
+      routes: [route(h, wants(h, retrying), mode)],
+    })),
+  };
+}
+
+/** A generation: the switch on for all when most hosts want it, and its bridge form. */
+function generation(retrying: readonly string[]): GatewayResources {
+  const on = 1 + retrying.length > 1.5;
+  return {
+    clusters: [],
+    listeners: [],
+    routeConfigurations: [configuration(retrying, on ? 'on' : 'off')],
+    explicitRouteConfigurations: () => [configuration(retrying, 'explicit')],
+    secrets: [],
+    warnings: [],
+  };
+}
+
+const envoyNode = {
+  id: 'e',
+  user_agent_name: 'envoy',
+  user_agent_build_version: { version: { major_number: 1, minor_number: 40, patch: 0 } },
+};
+/** Each pushed host's route switch: 'on', 'off', or '' when it says none. */
+const said = (r: DeltaResponse) =>
+  Object.fromEntries(
+    (r.resources ?? []).map((x) => {
+      const host = decodeAny(x.resource as { type_url: string; value: Buffer });
+      const perFilter = ((host['routes'] as Json[])[0]?.['typed_per_filter_config'] ?? {}) as Json;
+      const own = perFilter[IDEMPOTENT_RESET_FILTER_NAME] as { type_url: string; value: Buffer } | undefined;
+      return [x.name, own === undefined ? '' : decodeAny(own)['disabled'] === true ? 'off' : 'on'];
+    }),
+  );
+const headSwitch = (r: DeltaResponse) =>
+  decodeAny((r.resources ?? [])[0]?.resource as { type_url: string; value: Buffer })[
+    'typed_per_filter_config'
+  ] !== undefined;
+
+describe('a route configuration switch changing on a VHDS stream', () => {
+  let server: AdsServer | undefined;
+  const clients: AdsClient[] = [];
+  afterEach(async () => {
+    for (const c of clients.splice(0)) c.close();
+    await server?.stop();
+  });
+
+  const start = async (gen: { current: GatewayResources }) => {
+    server = new AdsServer({ resources: () => gen.current, log: () => undefined });
+    const address = await server.start('127.0.0.1:0');
+    server.update('1');
+    return () => {
+      const c = new AdsClient(address, server as AdsServer, 'DeltaAggregatedResources');
+      clients.push(c);
+      return c;
+    };
+  };
+
+  /** A client holding generation 1: the route configuration answered, then its hosts. */
+  const holding = async (client: () => AdsClient) => {
+    const envoy = client();
+    envoy.call.write({ node: envoyNode, type_url: RC, resource_names_subscribe: ['port/80'] });
+    envoy.call.write({ type_url: VH });
+    const rds = await envoy.next(RC, 0);
+    envoy.call.write({ type_url: RC, response_nonce: rds.nonce });
+    const vhds = await envoy.next(VH, 0);
+    envoy.call.write({ type_url: VH, response_nonce: vhds.nonce });
+    await waitUntil('delivered', () => server?.status().envoys[0]?.acked[VH] === '1');
+    return { envoy, rds, vhds };
+  };
+
+  it('sends the bridge, then the head, then the hosts, each after the answer to the one before', async () => {
+    const gen = { current: generation([]) };
+    const { envoy, rds, vhds } = await holding(await start(gen));
+    expect(headSwitch(rds)).toBe(false);
+    expect(said(vhds)).toEqual({ 'port/80/a': 'on', 'port/80/b': '', 'port/80/c': '' });
+
+    // b wants it too: most do, the head switches it on; c must then say off.
+    gen.current = generation(['b']);
+    const seen = envoy.received.length;
+    server?.update('2');
+    const bridge = await envoy.next(VH, seen);
+    // Only what differs from what it holds: a said on already.
+    expect(said(bridge)).toEqual({ 'port/80/b': 'on', 'port/80/c': 'off' });
+    expect(bridge.removed_resources ?? []).toEqual([]);
+    // No head until it answers (the server would have sent it with the bridge).
+    expect(server?.status().envoys[0]?.pushes[RC]?.version).toBe('1');
+    envoy.call.write({ type_url: VH, response_nonce: bridge.nonce });
+    const head = await envoy.next(RC, seen);
+    expect(headSwitch(head)).toBe(true);
+    expect(envoy.received.slice(seen).map((r) => r.type_url)).toEqual([VH, RC]);
+    envoy.call.write({ type_url: RC, response_nonce: head.nonce });
+    const after = envoy.received.length;
+    const hosts = await envoy.next(VH, after);
+    expect(said(hosts)).toEqual({ 'port/80/a': '', 'port/80/b': '' });
+    envoy.call.write({ type_url: VH, response_nonce: hosts.nonce });
+    await waitUntil('delivered', () => server?.status().envoys[0]?.inFlight === undefined);
+
+    // A change that keeps the head: the one host, no bridge.
+    gen.current = generation(['b', 'c']);
+    const next = envoy.received.length;
+    server?.update('3');
+    const one = await envoy.next(VH, next);
+    expect(said(one)).toEqual({ 'port/80/c': '' });
+    expect(envoy.received.slice(next).map((r) => r.type_url)).toEqual([VH]);
+  });
+
+  it('a refused bridge: no head follows, the Envoy keeps the generation it has', async () => {
+    const gen = { current: generation([]) };
+    const { envoy } = await holding(await start(gen));
+    gen.current = generation(['b']);
+    const seen = envoy.received.length;
+    server?.update('2');
+    const bridge = await envoy.next(VH, seen);
+    envoy.call.write({ type_url: VH, response_nonce: bridge.nonce, error_detail: { message: 'no' } });
+    await waitUntil('landed', () => server?.status().envoys[0]?.inFlight === undefined);
+    expect(server?.status().envoys[0]?.pushes[RC]?.version).toBe('1');
+    expect(server?.status().envoys[0]?.acked[RC]).toBe('1');
+  });
+
+  it('a new stream whose Envoy holds the route configuration gets the bridge before the head', async () => {
+    const gen = { current: generation(['b']) };
+    const client = await start(gen);
+    const envoy = client();
+    // As Envoy reconnects: clusters first, then what it holds.
+    envoy.call.write({ node: envoyNode, type_url: TYPE_CLUSTER });
+    const cds = await envoy.next(TYPE_CLUSTER, 0);
+    envoy.call.write({
+      type_url: RC,
+      resource_names_subscribe: ['port/80'],
+      initial_resource_versions: { 'port/80': 'v' },
+    });
+    envoy.call.write({
+      type_url: VH,
+      initial_resource_versions: { 'port/80/a': 'v', 'port/80/b': 'v', 'port/80/c': 'v' },
+    });
+    envoy.call.write({ type_url: TYPE_CLUSTER, response_nonce: cds.nonce });
+    const bridge = await envoy.next(VH, 1);
+    expect(said(bridge)).toEqual({ 'port/80/a': 'on', 'port/80/b': 'on', 'port/80/c': 'off' });
+    expect(envoy.received.slice(1).map((r) => r.type_url)).toEqual([VH]);
+    envoy.call.write({ type_url: VH, response_nonce: bridge.nonce });
+    const head = await envoy.next(RC, 1);
+    expect(headSwitch(head)).toBe(true);
+    envoy.call.write({ type_url: RC, response_nonce: head.nonce });
+    const hosts = await envoy.next(VH, envoy.received.indexOf(head));
+    expect(said(hosts)).toEqual({ 'port/80/a': '', 'port/80/b': '' });
+  });
+});
