@@ -3,6 +3,7 @@
 // control plane's side, /v1/xds `sent`); a Service no route names any more is removed by name
 // (gone from Envoy's clusters); and a control plane restarted while the configuration changed
 // gives each reconnecting Envoy the full state, removing what it held that no longer exists.
+// /v1/xds counts each Envoy's first generation delivered once its virtual hosts were answered.
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
@@ -21,6 +22,7 @@ import {
 
 const ENVOY_ADDRESSES = ['127.0.35.20', '127.0.35.21'] as const;
 const CLUSTER = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
+const VIRTUAL_HOST = 'type.googleapis.com/envoy.config.route.v3.VirtualHost';
 
 function route(name: string, path: string, service: string): string {
   return `apiVersion: gateway.networking.k8s.io/v1
@@ -103,6 +105,19 @@ describe('a fleet fed over delta ADS (envoy-config --xds-protocol delta)', () =>
     await Promise.all(backends.map((b) => b.close()));
     config.remove();
     rmSync(config.path, { recursive: true, force: true });
+  });
+
+  it("counts each Envoy's first generation delivered only once its virtual hosts are answered", async () => {
+    await settled();
+    for (const e of (await view()).envoys) {
+      // No change yet: the generation it connected to, its hosts taken, and only then delivered.
+      expect(e.delivered?.version).toBeDefined();
+      expect(e.acked[VIRTUAL_HOST]).toBe(e.delivered?.version);
+      expect(e.delivered?.at).toBeGreaterThanOrEqual(e.pushes?.[VIRTUAL_HOST]?.answeredAt ?? Infinity);
+      expect(e.withoutVirtualHosts).toBeUndefined();
+    }
+    // Envoy asks for the hosts as it takes the route configuration: never waited for.
+    expect(serve.output).not.toContain('has not asked for their virtual hosts');
   });
 
   it('serves the routes on every Envoy', async () => {

@@ -6,7 +6,7 @@
 // any host with no route. A route configuration let go and asked for again gets its hosts again.
 // A delta client of an older Envoy, and a state-of-the-world one, get route configurations whole.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TYPE_ROUTE_CONFIGURATION } from '../../extproc/src/envoy/envoy-names.js';
+import { TYPE_CLUSTER, TYPE_ROUTE_CONFIGURATION } from '../../extproc/src/envoy/envoy-names.js';
 import type { GatewayResources } from '../../extproc/src/envoy/gateway-config.js';
 import { TYPE_VIRTUAL_HOST } from '../../extproc/src/envoy/xds-resources.js';
 import { AdsServer } from '../../extproc/src/xds/ads-server.js';
@@ -53,8 +53,11 @@ describe('virtual hosts apart (VHDS) on delta streams', () => {
     vi.restoreAllMocks();
   });
 
-  const start = async (gen: { current: GatewayResources }) => {
-    server = new AdsServer({ resources: () => gen.current, log: () => undefined });
+  const start = async (
+    gen: { current: GatewayResources },
+    options: { hostsWaitMs?: number; log?: (line: string) => void } = {},
+  ) => {
+    server = new AdsServer({ resources: () => gen.current, log: () => undefined, ...options });
     const address = await server.start('127.0.0.1:0');
     server.update('1');
     const client = (method: 'DeltaAggregatedResources' | 'StreamAggregatedResources') => {
@@ -134,6 +137,69 @@ describe('virtual hosts apart (VHDS) on delta streams', () => {
     const hosts = await envoy.next(TYPE_VIRTUAL_HOST, seen);
     expect(names(hosts)).toEqual(['port/80/a.example']);
     expect(hosts.removed_resources ?? []).toEqual([]);
+  });
+
+  const envoyStatus = () => server?.status().envoys[0];
+  /**
+   * As Envoy starts: the clusters (which begin the generation's flight), the route configuration
+   * its listener names asked for while they warm, both answered; no virtual hosts asked for yet.
+   */
+  const takeRouteConfigurations = async (envoy: AdsClient) => {
+    envoy.call.write({ node: envoyNode('e', 40), type_url: TYPE_CLUSTER });
+    const cds = await envoy.next(TYPE_CLUSTER, 0);
+    envoy.call.write({ type_url: RC, resource_names_subscribe: ['port/80'] });
+    envoy.call.write({ type_url: TYPE_CLUSTER, response_nonce: cds.nonce });
+    const rds = await envoy.next(RC, 0);
+    envoy.call.write({ type_url: RC, response_nonce: rds.nonce });
+    await waitUntil('the route configurations answered', () => envoyStatus()?.acked[RC] === '1');
+  };
+
+  it('counts a generation delivered only once the hosts asked for after the route configurations are answered', async () => {
+    const gen = { current: generation({ 'port/80': ['a.example'] }) };
+    const envoy = (await start(gen))('DeltaAggregatedResources');
+    await takeRouteConfigurations(envoy);
+    // Envoy asks for the hosts only now that it took their route configuration: still in flight.
+    expect(envoyStatus()).toMatchObject({ inFlight: '1' });
+    expect(envoyStatus()?.delivered).toBeUndefined();
+    envoy.call.write({ type_url: TYPE_VIRTUAL_HOST });
+    const vhds = await envoy.next(TYPE_VIRTUAL_HOST, 0);
+    expect(envoyStatus()).toMatchObject({ inFlight: '1' });
+    envoy.call.write({ type_url: TYPE_VIRTUAL_HOST, response_nonce: vhds.nonce });
+    await waitUntil('delivered', () => envoyStatus()?.delivered?.version === '1');
+    const status = envoyStatus();
+    expect(status?.inFlight).toBeUndefined();
+    expect(status?.withoutVirtualHosts).toBeUndefined();
+    expect(status?.acked[TYPE_VIRTUAL_HOST]).toBe('1');
+    expect(status?.delivered?.at).toBeGreaterThanOrEqual(
+      status?.pushes[TYPE_VIRTUAL_HOST]?.answeredAt ?? Infinity,
+    );
+  });
+
+  it('counts the generations of a client that never asks for hosts delivered without them, after one wait', async () => {
+    const gen = { current: generation({ 'port/80': ['a.example'] }) };
+    const lines: string[] = [];
+    const waited = () => lines.filter((l) => l.includes('has not asked for their virtual hosts')).length;
+    const client = (await start(gen, { hostsWaitMs: 200, log: (l) => lines.push(l) }))(
+      'DeltaAggregatedResources',
+    );
+    await takeRouteConfigurations(client);
+    expect(envoyStatus()).toMatchObject({ inFlight: '1' });
+    await waitUntil('delivered without hosts', () => envoyStatus()?.delivered?.version === '1');
+    expect(envoyStatus()).toMatchObject({ withoutVirtualHosts: true });
+    expect(envoyStatus()?.inFlight).toBeUndefined();
+    expect(waited()).toBe(1);
+    // The next generation is not held again: it lands before any second wait could end.
+    gen.current = generation({ 'port/80': ['a.example', 'b.example'] });
+    server?.update('2');
+    await waitUntil('generation 2 delivered', () => envoyStatus()?.delivered?.version === '2');
+    expect(waited()).toBe(1);
+    // Asked for at last, it gets the hosts, and is an Envoy like any other.
+    client.call.write({ type_url: TYPE_VIRTUAL_HOST });
+    const hosts = await client.next(TYPE_VIRTUAL_HOST, 0);
+    expect(names(hosts)).toEqual(['port/80/a.example', 'port/80/b.example']);
+    expect(envoyStatus()?.withoutVirtualHosts).toBeUndefined();
+    client.call.write({ type_url: TYPE_VIRTUAL_HOST, response_nonce: hosts.nonce });
+    await waitUntil('hosts taken', () => envoyStatus()?.acked[TYPE_VIRTUAL_HOST] === '2');
   });
 
   it('sends route configurations whole to an older Envoy and over state of the world', async () => {

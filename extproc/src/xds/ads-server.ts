@@ -5,7 +5,8 @@
 // flight to each stream; newer ones coalesce (ads-stream.ts has the stall rule). On a delta
 // stream from an Envoy that takes them (1.38 on), a route configuration's virtual hosts come
 // apart from it (VHDS, ads-routes.ts), each its own resource, sent once the Envoy has answered
-// for the route configurations; other streams get route configurations whole.
+// for the route configurations (and asked for the hosts: a generation is delivered only with
+// them, a bounded wait for an Envoy that never asks); other streams get route configurations whole.
 //
 // A generation reaches an Envoy in two steps: its clusters first; then, once the Envoy has
 // answered for them (it answers only when the new clusters have warmed), its listeners,
@@ -64,6 +65,8 @@ const VHDS_SINCE = { major: 1, minor: 38 };
 const NAMED_TYPES: ReadonlySet<string> = new Set([TYPE_ENDPOINTS, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET]);
 /** How long the rest of a generation waits for an Envoy's answer on its clusters. */
 const CLUSTER_ANSWER_WAIT_MS = 30_000;
+/** How long a VHDS stream's generation waits, once, for its Envoy to ask for virtual hosts. */
+const HOSTS_SUBSCRIPTION_WAIT_MS = 10_000;
 
 /** What one connected Envoy has taken and refused. */
 export interface XdsClientStatus {
@@ -77,6 +80,14 @@ export interface XdsClientStatus {
   readonly nacked: readonly { readonly type: string; readonly version: string; readonly message: string }[];
   /** The generation on its way to it (sent, not every part answered yet), if any. */
   readonly inFlight?: string;
+  /** The last generation every push of which it answered, and when that was (epoch ms). */
+  readonly delivered?: { readonly version: string; readonly at: number };
+  /**
+   * A delta Envoy that takes virtual hosts apart (VHDS) took its route configurations but has
+   * not asked for their virtual hosts: it serves no route. Its generations count as delivered
+   * without them after one wait (AdsServerOptions.hostsWaitMs) so that they do not stall.
+   */
+  readonly withoutVirtualHosts?: true;
   /** Resources sent on this stream since it opened, and their encoded bytes. */
   readonly sent: { readonly resources: number; readonly bytes: number };
   /** Per type, its last push's generation and times (epoch ms). */
@@ -122,6 +133,11 @@ export interface AdsServerOptions {
   readonly clusterWaitMs?: number;
   /** How long a stream may leave what it was sent unread or unanswered before it is reset (default 60 s). */
   readonly stallMs?: number;
+  /**
+   * How long a VHDS stream's generation waits, once per stream, for the Envoy to ask for the
+   * virtual hosts of the route configurations it took, before it counts as delivered (default 10 s).
+   */
+  readonly hostsWaitMs?: number;
 }
 
 /** A stream that does not read for this long is reset (Envoy opens a new one). */
@@ -254,6 +270,10 @@ export class AdsServer {
           acked: Object.fromEntries(s.acked),
           nacked: [...s.nacked].map(([type, n]) => ({ type, ...n })),
           ...(s.flight ? { inFlight: s.flight.version } : {}),
+          ...(s.delivered ? { delivered: s.delivered } : {}),
+          ...(s.hostsWaitOver && !s.names.has(TYPE_VIRTUAL_HOST)
+            ? { withoutVirtualHosts: true as const }
+            : {}),
           sent: { resources: s.sentResources, bytes: s.sentBytes },
           pushes: Object.fromEntries(s.pushTimes),
         })),
@@ -486,6 +506,10 @@ export class AdsServer {
   private maybeLand(s: Stream): void {
     const flight = s.flight;
     if (!flight || flight.step === 'clusters' || flight.step === 'bridge' || s.unanswered.size > 0) return;
+    if (this.awaitsHostSubscription(s, flight)) return;
+    // Asked for (or refused) while waited for: the wait is over.
+    if (flight.timer) clearTimeout(flight.timer);
+    flight.timer = undefined;
     // Delta: now that its routes name this generation's clusters only, the others are removed
     // (state of the world drops them with the next generation's clusters).
     if (flight.step === 'rest' && s.delta && s.names.has(TYPE_CLUSTER)) {
@@ -493,8 +517,34 @@ export class AdsServer {
       if (this.sendType(s, TYPE_CLUSTER, flight)) return;
     }
     s.flight = undefined;
-    s.delivered = flight.version;
+    s.delivered = { version: flight.version, at: epochMs() };
     if (flight.version !== this.version) this.pushGeneration(s);
+  }
+
+  /**
+   * Whether the generation waits for its virtual hosts to be asked for: a VHDS stream's Envoy
+   * asks once it took route configurations that name them (after answering for those), and
+   * until it has them it serves no route. Waited for once per stream, `hostsWaitMs` at most,
+   * so that a client that never asks does not hold its generations back (status says so).
+   */
+  private awaitsHostSubscription(s: Stream, flight: Flight): boolean {
+    if (!s.vhds || s.hostsWaitOver || s.names.has(TYPE_VIRTUAL_HOST)) return false;
+    const routes = s.names.get(TYPE_ROUTE_CONFIGURATION) ?? [];
+    // Route configurations refused (or none asked for): no virtual hosts are asked for.
+    if (routes.length === 0 || s.nacked.has(TYPE_ROUTE_CONFIGURATION)) return false;
+    if (flight.timer) return true;
+    const waitMs = this.options.hostsWaitMs ?? HOSTS_SUBSCRIPTION_WAIT_MS;
+    flight.timer = setTimeout(() => {
+      flight.timer = undefined;
+      if (s.flight !== flight || s.names.has(TYPE_VIRTUAL_HOST)) return;
+      s.hostsWaitOver = true;
+      this.options.log(
+        `xds: ${shown(s.node)} took the route configurations of generation ${flight.version} but has not asked for their virtual hosts in ${waitMs / 1000} s; its generations count as delivered without them`,
+      );
+      this.maybeLand(s);
+    }, waitMs);
+    flight.timer.unref();
+    return true;
   }
 
   private serve(call: grpc.ServerDuplexStream<DiscoveryRequest, Json>, protocol: 'sotw' | 'delta'): void {

@@ -99,8 +99,10 @@ export class Stream {
   /** Their endpoints (EDS), kept with them. */
   routeEndpoints: ReadonlyMap<string, Resource> = new Map();
   flight: Flight | undefined;
-  /** The version of the last generation fully delivered (every push of it answered). */
-  delivered = '';
+  /** The last generation fully delivered (every push of it answered), and when (epoch ms). */
+  delivered: { readonly version: string; readonly at: number } | undefined;
+  /** VHDS: its Envoy was waited for once to ask for virtual hosts, and did not (ads-server.ts). */
+  hostsWaitOver = false;
   node = '';
   kind = '';
   /** Delta, from an Envoy that takes virtual hosts apart (VHDS): route configurations come without them. */

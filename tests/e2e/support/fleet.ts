@@ -30,7 +30,10 @@ export interface XdsView {
     acked: Record<string, string>;
     nacked: unknown[];
     inFlight?: string;
+    delivered?: { version: string; at: number };
+    withoutVirtualHosts?: true;
     sent: { resources: number; bytes: number };
+    pushes?: Record<string, { version: string; answeredAt?: number }>;
   }[];
 }
 
