@@ -1,0 +1,51 @@
+// The control service's gRPC server answers server reflection although it builds it only on the
+// first reflection call (lazy-reflection.ts): grpcurl lists and describes its services without
+// proto files as before, and the hand-made ext_proc method is the one Envoy's proto describes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grpcurlBinary } from '../../../extproc/src/local/envoy-binary.js';
+import { type GrpcServerHandle, startGrpcServer } from '../../../extproc/src/server/grpc/grpc-server.js';
+import { EXT_PROC_SERVICE, loadServiceProtos } from '../../../extproc/src/server/grpc/protos.js';
+import { ServiceMetrics } from '../../../extproc/src/server/metrics.js';
+import { run } from '../../backends/clients.js';
+
+// The pinned grpcurl the project installs (a missing one fails the run, never skips it).
+const grpcurl = grpcurlBinary();
+let server: GrpcServerHandle;
+
+beforeAll(async () => {
+  server = await startGrpcServer('127.0.0.1:0', {
+    metrics: new ServiceMetrics().extProc,
+    lookup: () => undefined,
+  });
+});
+
+afterAll(async () => {
+  await server.shutdown(1000);
+});
+
+describe('server reflection, built on its first call', () => {
+  it('lists ext_proc and health on every call', async () => {
+    for (let i = 0; i < 2; i++) {
+      const result = await run(grpcurl, ['-plaintext', server.address, 'list']);
+      expect(result.stderr).toBe('');
+      expect(result.stdout.trim().split('\n').sort()).toEqual([EXT_PROC_SERVICE, 'grpc.health.v1.Health']);
+    }
+  });
+
+  it('describes a service from its proto', async () => {
+    const result = await run(grpcurl, ['-plaintext', server.address, 'describe', 'grpc.health.v1.Health']);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toContain(
+      'rpc Watch ( .grpc.health.v1.HealthCheckRequest ) returns ( stream .grpc.health.v1.HealthCheckResponse )',
+    );
+  });
+
+  it("takes Process where Envoy's proto puts it (the server's definition is made by hand)", () => {
+    // ext-proc-service.test.ts calls it with a client made from the proto.
+    expect(loadServiceProtos().extProc['Process']).toMatchObject({
+      path: `/${EXT_PROC_SERVICE}/Process`,
+      requestStream: true,
+      responseStream: true,
+    });
+  });
+});
