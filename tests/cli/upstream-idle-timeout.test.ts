@@ -98,6 +98,9 @@ describe('--upstream-idle-timeout', () => {
       explicit_http_config: { http_protocol_options: {} },
     });
     expect(plain.out).toContain('And close a backend connection idle for 50s');
+    // Envoy ignores a cluster's own protocol fields once it has these options: the snippet says to move them.
+    expect(plain.out).toContain('Envoy ignores the protocol fields on the cluster');
+    expect(plain.out).toContain('http2_protocol_options under explicit_http_config');
     const set = await attach('--upstream-idle-timeout', '20s');
     expect(options(set.out)['common_http_protocol_options']).toEqual({ idle_timeout: '20s' });
     expect(set.out).toContain('idle for 20s');

@@ -302,7 +302,7 @@ function filterChainSections(ir: GatewayIr, options: AttachSnippetOptions): stri
 
 /**
  * The idle timeout of the operator's backend connections, in HTTP/1.1 as Envoy speaks to a
- * cluster without protocol options (one that has them keeps its own protocol).
+ * cluster that sets no protocol (one that does keeps its own, moved in: idleTimeoutComment).
  */
 function clusterProtocolOptions(idleTimeout: string): Json {
   return {
@@ -330,7 +330,11 @@ function idleTimeoutComment(idleTimeout: string): string[] {
   return [
     ...why,
     '    Merge common_http_protocol_options into an existing HttpProtocolOptions and keep its',
-    '    protocol; explicit_http_config below is what Envoy speaks to a cluster without one.',
+    '    protocol. Once a cluster has these options Envoy ignores the protocol fields on the cluster',
+    '    itself (http2_protocol_options, http_protocol_options, common_http_protocol_options,',
+    '    protocol_selection): move them in here (http2_protocol_options under explicit_http_config,',
+    '    USE_DOWNSTREAM_PROTOCOL as use_downstream_protocol_config), or an HTTP/2 or gRPC backend is',
+    '    spoken to in HTTP/1.1. explicit_http_config below is HTTP/1.1, for a cluster that sets none.',
   ];
 }
 
