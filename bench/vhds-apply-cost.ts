@@ -8,7 +8,11 @@
 // the workers drop the old table), and its answer's time after HTTP/2 took the push (as
 // bench:scale --fleet's "own apply"). The shapes' pushes alternate, their turn moving along.
 //
-//   node dist/bench/vhds-apply-cost.js [N=10000] [UPDATES=4] [ROUNDS=2] [SHAPES=sent,no-switch]
+// With `tip` after the shapes, each shape's Envoy is then given a change of its route
+// configuration's `reset` switch as the ADS server sends one (every host in its bridge form in one
+// push, then the head), each step measured the same way.
+//
+//   node dist/bench/vhds-apply-cost.js [N=10000] [UPDATES=4] [ROUNDS=2] [SHAPES=sent,no-switch] [tip]
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { TYPE_ROUTE_CONFIGURATION } from '../extproc/src/envoy/envoy-names.js';
@@ -22,8 +26,8 @@ import { encodeAny } from '../extproc/src/xds/envoy-protos.js';
 import { processCpuUs, quietCpuUs } from './process-cpu.js';
 import { baseYaml, routesYaml } from './scale-config.js';
 import { freePort, status } from './scale-process.js';
-import { VhdsFeed } from './vhds-feed.js';
-import { type RouteTable, SHAPES, type Shape, shaped } from './vhds-shapes.js';
+import { type PushTimes, VhdsFeed } from './vhds-feed.js';
+import { type RouteTable, SHAPES, type Shape, shaped, tipped } from './vhds-shapes.js';
 
 interface ShapeEnvoy {
   readonly shape: Shape;
@@ -156,6 +160,29 @@ async function update(feed: VhdsFeed, s: ShapeEnvoy, k: number): Promise<void> {
   s.last = { i, path };
 }
 
+/** One push's Envoy CPU (and its main thread's) until quiet, and its answer after the write, in ms. */
+async function measured(s: ShapeEnvoy, push: () => Promise<PushTimes>): Promise<string> {
+  const pid = s.envoy.child.pid;
+  const before = await quietCpuUs(pid);
+  const mainBefore = processCpuUs(pid, pid) ?? 0;
+  const t = await push();
+  const cpu = ((await quietCpuUs(pid)) - before) / 1000;
+  const main = ((processCpuUs(pid, pid) ?? 0) - mainBefore) / 1000;
+  return `CPU ${Math.round(cpu)} ms (main thread ${Math.round(main)}), answer ${Math.round(t.answeredAt - t.writtenAt)} ms`;
+}
+
+/** A change of the switch as the ADS server sends it: the bridge (every host), then the head. */
+async function tip(feed: VhdsFeed, s: ShapeEnvoy): Promise<string> {
+  const t = tipped(s.table);
+  const stream = await feed.stream(s.shape);
+  const hosts = t.hosts.map(({ name, host }) => [name, encodedHost(name, host)] as const);
+  const bridge = await measured(s, () => stream.push(TYPE_VIRTUAL_HOST, hosts));
+  const rc = String(t.head['name']);
+  const head = encodeAny({ '@type': TYPE_ROUTE_CONFIGURATION, ...t.head }, rc);
+  const turned = await measured(s, () => stream.push(TYPE_ROUTE_CONFIGURATION, [[rc, head]]));
+  return `${s.shape}: the switch changed: the bridge's ${hosts.length} hosts ${bridge}; the head ${turned}`;
+}
+
 function rssMb(pid: number | undefined): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Math.round(Number(m?.[1] ?? 0) / 1024);
@@ -201,6 +228,7 @@ async function main(): Promise<void> {
         `${s.shape}: ${n} hosts: CPU per update ${summary(s.cpuMs)} ms, of it the main thread's ${summary(s.mainMs)} ms; answer after the write ${summary(s.answerMs)} ms; RSS ${rssMb(s.envoy.child.pid)} MB`,
       );
     }
+    if (process.argv[6] === 'tip') for (const s of shapes) console.log(await tip(feed, s));
   } finally {
     for (const s of shapes) await s.envoy.stop();
     feed.close();

@@ -84,6 +84,34 @@ function switchPerRoute(t: RouteTable): RouteTable {
   return { head: unswitched(t.head), hosts };
 }
 
+/**
+ * The two steps of a change of the route configuration's switch over VHDS (xds/ads-server.ts):
+ * the hosts with every route saying its own switch (the bridge), then the head with the switch
+ * turned the other way.
+ */
+export function tipped(t: RouteTable): RouteTable {
+  const on = { '@type': TYPE_FILTER_CONFIG, config: {} };
+  const off = { '@type': TYPE_FILTER_CONFIG, disabled: true };
+  const hosts = t.hosts.map(({ name, host }) => ({
+    name,
+    host: withRoutes(host, (r) => {
+      const perFilter = unswitchedMap(r['typed_per_filter_config'] as Json | undefined);
+      const own = runsReset(r, t.head) ? on : off;
+      return {
+        ...unswitched(r),
+        typed_per_filter_config: { ...perFilter, [IDEMPOTENT_RESET_FILTER_NAME]: own },
+      };
+    }),
+  }));
+  const switched =
+    IDEMPOTENT_RESET_FILTER_NAME in ((t.head['typed_per_filter_config'] as Json | undefined) ?? {});
+  const perFilter = unswitchedMap(t.head['typed_per_filter_config'] as Json | undefined);
+  const head = switched
+    ? unswitched(t.head)
+    : { ...t.head, typed_per_filter_config: { ...perFilter, [IDEMPOTENT_RESET_FILTER_NAME]: on } };
+  return { head, hosts };
+}
+
 function eachRoute(t: RouteTable, each: (r: Json) => Json): RouteTable {
   return { head: t.head, hosts: t.hosts.map(({ name, host }) => ({ name, host: withRoutes(host, each) })) };
 }
