@@ -8,7 +8,9 @@
 // while, each request's first attempt reset by the backend after it was read: a GET on the probe
 // whose rule retries must always be retried (200), one on the probe whose rule does not must
 // never be (503). The filler routes gain and lose their retries, tipping the balance each way
-// three times; each tip is seen in the Envoy's own route configuration.
+// three times; each tip is seen in the Envoy's own route configuration. Then the control plane
+// is stopped, the balance tipped while it is away, and it is started again: the reconnecting
+// Envoy says it holds the route configuration and its hosts, and gets the bridge first too.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
@@ -60,6 +62,16 @@ describe('the reset switch tipped under traffic over delta ADS', () => {
   let envoy: EnvoyProcess;
   let adminUrl = '';
   let gatewayPort: number;
+  let xdsPort: number;
+
+  const startServe = async (): Promise<CliProcess> => {
+    const p = new CliProcess([
+      ...['serve', '--config', config.path, '--xds', `127.0.0.1:${xdsPort}`],
+      ...['--ext-proc-address', '127.0.0.1:0', '--admin-port', '0', '--session-key', TEST_SESSION_KEY],
+    ]);
+    adminUrl = (await p.waitFor(/ready; ext_proc on \S+; admin on (\S+); xds on (\S+)/))[1] as string;
+    return p;
+  };
 
   /** Whether the Envoy's route configuration switches the filter on for all. */
   const switchedOnForAll = async (): Promise<boolean> => {
@@ -73,15 +85,11 @@ describe('the reset switch tipped under traffic over delta ADS', () => {
   beforeAll(async () => {
     backend = await startEchoBackend({ address: '127.0.38.3', name: 'reset-switch-app' });
     gatewayPort = await freePort();
-    const xdsPort = await freePort();
+    xdsPort = await freePort();
     config.write('gateway.yaml', gatewayYaml(gatewayPort));
     config.write('services.yaml', serviceYaml('app', [backend]));
     config.write('routes.yaml', ...routes(true));
-    serve = new CliProcess([
-      ...['serve', '--config', config.path, '--xds', `127.0.0.1:${xdsPort}`],
-      ...['--ext-proc-address', '127.0.0.1:0', '--admin-port', '0', '--session-key', TEST_SESSION_KEY],
-    ]);
-    adminUrl = (await serve.waitFor(/ready; ext_proc on \S+; admin on (\S+); xds on (\S+)/))[1] as string;
+    serve = await startServe();
     [envoy] = (await startFleetEnvoys({
       xdsPort,
       addresses: [ENVOY],
@@ -104,9 +112,8 @@ describe('the reset switch tipped under traffic over delta ADS', () => {
     return (await getOnce(`http://${ENVOY}:${gatewayPort}/p?${query}`, { host })).status;
   };
 
-  it('no request runs with the wrong switch while the balance tips each way', async () => {
-    await until(async () => (await probe('retry.probe')) === 200, 15_000, 'the probes served');
-    expect(await switchedOnForAll()).toBe(true);
+  /** Probes both hosts from `LOOPS` loops while `during` runs: the answers that were wrong, and how many of each. */
+  const underTraffic = async (during: () => Promise<void>) => {
     const wrong: string[] = [];
     const counts = { 'retry.probe': 0, 'plain.probe': 0 };
     let running = true;
@@ -120,18 +127,42 @@ describe('the reset switch tipped under traffic over delta ADS', () => {
     };
     const loops = Array.from({ length: LOOPS }, (_, i) => loop(i % 2 === 0 ? 'retry.probe' : 'plain.probe'));
     try {
+      await during();
+    } finally {
+      running = false;
+      await Promise.all(loops);
+    }
+    return { wrong, counts };
+  };
+
+  it('no request runs with the wrong switch while the balance tips each way', async () => {
+    await until(async () => (await probe('retry.probe')) === 200, 15_000, 'the probes served');
+    expect(await switchedOnForAll()).toBe(true);
+    const { wrong, counts } = await underTraffic(async () => {
       for (let tip = 1; tip <= TIPS; tip++) {
         const on = tip % 2 === 0;
         config.write('routes.yaml', ...routes(on));
         await until(async () => (await switchedOnForAll()) === on, 30_000, `tip ${tip} taken`);
         await xdsSettled(adminUrl, 1);
       }
-    } finally {
-      running = false;
-      await Promise.all(loops);
-    }
+    });
     expect(wrong).toEqual([]);
     expect(counts['retry.probe']).toBeGreaterThan(TIPS * 10);
     expect(counts['plain.probe']).toBeGreaterThan(TIPS * 10);
+  }, 300_000);
+
+  it('nor when the balance tipped while the control plane was away', async () => {
+    expect(await switchedOnForAll()).toBe(true);
+    const { wrong, counts } = await underTraffic(async () => {
+      serve.kill('SIGTERM');
+      await serve.exit;
+      config.write('routes.yaml', ...routes(false));
+      serve = await startServe();
+      await until(async () => !(await switchedOnForAll()), 30_000, 'the tip taken after the restart');
+      await xdsSettled(adminUrl, 1);
+    });
+    expect(wrong).toEqual([]);
+    expect(counts['retry.probe']).toBeGreaterThan(10);
+    expect(counts['plain.probe']).toBeGreaterThan(10);
   }, 300_000);
 });
