@@ -59,7 +59,8 @@ export function documentPieces(text: string): { text: string; linesBefore: numbe
 /** Characters compared at a time: a slice comparison runs as a memory comparison. */
 const BLOCK = 4096;
 
-function commonPrefix(a: string, b: string): number {
+/** The length of the common start of a and b. */
+export function commonPrefix(a: string, b: string): number {
   const n = Math.min(a.length, b.length);
   let i = 0;
   while (i + BLOCK <= n && a.slice(i, i + BLOCK) === b.slice(i, i + BLOCK)) i += BLOCK;
@@ -68,7 +69,7 @@ function commonPrefix(a: string, b: string): number {
 }
 
 /** The length of the common end of a and b, at most `limit`. */
-function commonSuffix(a: string, b: string, limit: number): number {
+export function commonSuffix(a: string, b: string, limit: number): number {
   const x = a.length;
   const y = b.length;
   let i = 0;

@@ -10,6 +10,7 @@ import { ResolverMemo, compileResolver } from '../resolve/compile.js';
 import type { ObjectStatus } from '../translate/status.js';
 import { tableGeneration } from '../resolve/answer-scope.js';
 import { IncrementalCompiler } from './incremental-compiler.js';
+import { type CrossingInput, InputWriter } from './input-crossing.js';
 import { type CompileTimes, epochMs } from './load-times.js';
 import { type Snapshot, fingerprintOf, statusesDigest } from './snapshot.js';
 import { type PackedTableJson, type TableJson, TableReader, TableWriter } from './table-json.js';
@@ -24,7 +25,8 @@ import {
 
 export interface CompileRequest {
   readonly id: number;
-  readonly provided: ProvidedConfig;
+  /** What the provider handed over, told against the last input the thread took. */
+  readonly input: CrossingInput;
   /** What the service holds (CompiledReader.held): the routes and statuses it holds cross as positions. */
   readonly held?: number;
 }
@@ -64,7 +66,13 @@ export type CompileResponse =
       readonly at: number;
       readonly doneAt: number;
     }
-  | { readonly id: number; readonly ok: false; readonly message: string; readonly staleObjects?: true };
+  | {
+      readonly id: number;
+      readonly ok: false;
+      readonly message: string;
+      /** The request named what the thread does not hold (an input, an object's version): send it whole. */
+      readonly stale?: true;
+    };
 
 /** What the compiler thread keeps of what it sent the service. */
 export class CompiledWriter {
@@ -193,11 +201,8 @@ export class SnapshotCompiler {
   private readonly pending = new Map<number, (r: CompileResponse) => void>();
   /** Compiles inline when there is no thread. */
   private inline: IncrementalCompiler | undefined;
-  /**
-   * The object versions the thread holds from the last compile: those cross as their version
-   * alone, so a change to one object among 10,000 does not copy the other 9,999 to the thread.
-   */
-  private heldObjects = new Set<string>();
+  /** Tells each input against the last the thread took: a change to one object among 10,000 crosses alone. */
+  private readonly inputs = new InputWriter();
   /** What the service keeps of the last snapshot received, for the next. */
   private readonly reader = new CompiledReader();
   /** The last compile's times on the thread and back here. */
@@ -210,30 +215,22 @@ export class SnapshotCompiler {
 
   compile = async (provided: ProvidedConfig): Promise<Snapshot> => {
     if (!SnapshotCompiler.available()) return (this.inline ??= new IncrementalCompiler()).compile(provided);
-    let res = await this.send(this.withHeldObjects(provided));
+    let res = await this.send(provided);
     // The thread did not hold what it was told it does (it restarted, or a failed compile
     // moved on): the whole input once more.
-    if (!res.ok && res.staleObjects) res = await this.send(provided);
+    if (!res.ok && res.stale) {
+      this.inputs.forget();
+      res = await this.send(provided);
+    }
     const receivedAt = epochMs();
-    this.heldObjects = new Set();
-    if (!res.ok) throw new Error(res.message);
+    if (!res.ok) {
+      this.inputs.forget();
+      throw new Error(res.message);
+    }
+    this.inputs.took(res.id);
     this.lastTimes = { threadAt: res.at, threadDoneAt: res.doneAt, receivedAt };
-    for (const o of provided.objects) if (o.version !== undefined) this.heldObjects.add(o.version);
     return snapshotFrom(res.data, this.reader);
   };
-
-  /** The input with every object the thread holds replaced by its version. */
-  private withHeldObjects(provided: ProvidedConfig): ProvidedConfig {
-    if (this.heldObjects.size === 0) return provided;
-    return {
-      ...provided,
-      objects: provided.objects.map((o) =>
-        o.version !== undefined && this.heldObjects.has(o.version)
-          ? { body: undefined, version: o.version }
-          : o,
-      ),
-    };
-  }
 
   private send = async (provided: ProvidedConfig): Promise<CompileResponse> => {
     const worker = this.thread();
@@ -243,7 +240,8 @@ export class SnapshotCompiler {
     const res = await new Promise<CompileResponse>((resolve) => {
       this.pending.set(id, resolve);
       const held = this.reader.held;
-      worker.postMessage({ id, provided, ...(held !== undefined ? { held } : {}) } satisfies CompileRequest);
+      const input = this.inputs.write(provided, id);
+      worker.postMessage({ id, input, ...(held !== undefined ? { held } : {}) } satisfies CompileRequest);
     });
     if (this.pending.size === 0) worker.unref();
     return res;
@@ -265,7 +263,7 @@ export class SnapshotCompiler {
       for (const [id, resolve] of this.pending) resolve({ id, ok: false, message });
       this.pending.clear();
       this.worker = undefined;
-      this.heldObjects = new Set();
+      this.inputs.forget();
     };
     worker.on('error', (e) => fail(`the configuration compiler failed: ${e.message}`));
     worker.on('exit', (code) => fail(`the configuration compiler exited (${code})`));
@@ -277,7 +275,7 @@ export class SnapshotCompiler {
   close(): void {
     const worker = this.worker;
     this.worker = undefined;
-    this.heldObjects = new Set();
+    this.inputs.forget();
     // Its exit will find another (or no) thread in its place: what it had pending fails here.
     for (const [id, resolve] of this.pending) {
       resolve({ id, ok: false, message: 'the configuration compiler was closed' });
