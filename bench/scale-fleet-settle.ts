@@ -4,7 +4,7 @@
 import type { Provider as SourceProvider } from '../extproc/src/provider/provider.js';
 import type { Provider } from './scale-config.js';
 
-/** `files 15 ms of quiet, at most 1000 ms`: how long a change waits before it is read. */
+/** `files 15 ms of quiet, at most 1000 ms`: how long a change waits before it is read (or, read at once, swapped in). */
 export async function providerSettle(provider: Provider, kubeconfig: string | undefined): Promise<string> {
   let source: SourceProvider;
   if (provider === 'files') {
@@ -18,5 +18,7 @@ export async function providerSettle(provider: Provider, kubeconfig: string | un
   }
   const quiet = source.settleMs === undefined ? 'the default quiet' : `${source.settleMs} ms of quiet`;
   const most = source.maxWaitMs === undefined ? '' : `, at most ${source.maxWaitMs} ms`;
-  return `${provider === 'files' ? 'files' : 'API server'} ${quiet}${most}`;
+  // Read at once: the settle holds only the swap (ConfigStore).
+  const early = source.readsEarly === true ? 'none, read at once; the swap waits for ' : '';
+  return `${provider === 'files' ? 'files' : 'API server'} ${early}${quiet}${most}`;
 }

@@ -1,7 +1,8 @@
-// How soon a change from the API server is compiled: a watch event is a whole object, so the
-// Kubernetes provider's settle is short, long enough for the objects of one apply to come
-// together, and capped. Timed with fake timers: what is asserted is the order of events
-// (changes, reads, compiles), never wall-clock time.
+// How soon a change from the API server is compiled and served: a watch event is a whole
+// object, so the Kubernetes provider's settle is short, long enough for the objects of one apply
+// to come together, and capped; a change is read and compiled at once while the settle runs, and
+// only its swap waits. Timed with fake timers: what is asserted is the order of events (changes,
+// reads, compiles, swaps), never wall-clock time.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigStore } from '../../extproc/src/pipeline/config-store.js';
 import { type Snapshot, compileConfig } from '../../extproc/src/pipeline/snapshot.js';
@@ -39,6 +40,13 @@ function slowCompile(ms: number): (provided: ProvidedConfig) => Promise<Snapshot
   };
 }
 
+/** When the store swapped in each generation from now on (performance.now()). */
+function swapTimes(s: ConfigStore): number[] {
+  const at: number[] = [];
+  s.on('swap', () => at.push(performance.now()));
+  return at;
+}
+
 let store: ConfigStore | undefined;
 afterEach(() => {
   store?.close();
@@ -47,32 +55,54 @@ afterEach(() => {
 });
 
 describe('the Kubernetes provider settles a change briefly', () => {
-  it('asks for 15 ms of quiet, at most 50 ms from the first change', () => {
-    expect([kube.settleMs, kube.maxWaitMs]).toEqual([15, 50]);
+  it('asks for 15 ms of quiet, at most 50 ms from the first change, and reads early', () => {
+    expect([kube.settleMs, kube.maxWaitMs, kube.readsEarly]).toEqual([15, 50, true]);
   });
 
-  it('reads a lone change that finds the store idle 15 ms after it', async () => {
+  it('reads a lone change that finds the store idle at once and swaps it in 15 ms after it', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const provider = settleProbe(kube, route);
     store = new ConfigStore({ provider });
     await store.load();
     store.watch();
+    const swaps = swapTimes(store);
     const t0 = performance.now();
     provider.change();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(provider.readAt.slice(1).map((t) => t - t0)).toEqual([0]);
     await vi.advanceTimersByTimeAsync(14);
-    expect(provider.readAt).toHaveLength(1);
+    expect(store.generation).toBe(1);
     await vi.advanceTimersByTimeAsync(1);
-    expect(provider.readAt).toHaveLength(2);
-    expect((provider.readAt[1] ?? 0) - t0).toBe(15);
     expect(store.generation).toBe(2);
+    expect(swaps.map((t) => t - t0)).toEqual([15]);
+    expect(provider.readAt).toHaveLength(2);
   });
 
-  it("gathers one apply's objects, sent one after another, into one reload", async () => {
+  it('swaps a lone change in as its compile ends when the compile outlasts the settle', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const provider = settleProbe(kube, route);
+    // 25 ms: about a compile at 10,000 routes, the thread's crossing included.
+    store = new ConfigStore({ provider, compile: slowCompile(25) });
+    await store.load();
+    store.watch();
+    const swaps = swapTimes(store);
+    const t0 = performance.now();
+    provider.change();
+    await vi.advanceTimersByTimeAsync(100);
+    // Not 15 + 25: the settle ran while it compiled.
+    expect(swaps.map((t) => t - t0)).toEqual([25]);
+    expect(provider.readAt).toHaveLength(2);
+  });
+
+  it("gathers one apply's objects, sent one after another, into one generation", async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const provider = settleProbe(kube, route);
     store = new ConfigStore({ provider });
     await store.load();
     store.watch();
+    const reports: number[] = [];
+    provider.report = (status) => reports.push(status.generation);
+    const swaps = swapTimes(store);
     const t0 = performance.now();
     // Five objects 8 ms apart (each a request answered before the next), two events in the last tick.
     provider.change();
@@ -82,7 +112,46 @@ describe('the Kubernetes provider settles a change briefly', () => {
     }
     provider.change();
     await vi.advanceTimersByTimeAsync(1000);
-    expect(provider.readAt.slice(1).map((t) => t - t0)).toEqual([32 + 15]);
+    // Read at the first change (that compile discarded by the second, never served), then once
+    // 15 ms after the last: one swap, one status report, of what the last read found.
+    expect(provider.readAt.slice(1).map((t) => t - t0)).toEqual([0, 32 + 15]);
+    expect(swaps.map((t) => t - t0)).toEqual([32 + 15]);
+    expect(reports).toEqual([2]);
+    expect(
+      store.snapshot.table.routes.flatMap((r) => r.rules.flatMap((x) => x.matches.map((m) => m.path.value))),
+    ).toEqual(['/r3']);
+  });
+
+  it('never reports a compile begun early that a change discarded, even one that failed', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    // The early read (the second) finds a broken object; the settle's read finds it fixed.
+    const provider = settleProbe(kube, (n) => (n === 2 ? 'kind: [' : route(n)));
+    store = new ConfigStore({ provider });
+    const failures: string[] = [];
+    store.on('reload-failed', (f) => failures.push(f.message));
+    await store.load();
+    store.watch();
+    provider.change();
+    await vi.advanceTimersByTimeAsync(8);
+    provider.change();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(provider.readAt).toHaveLength(3);
+    expect(failures).toEqual([]);
+    expect(store.generation).toBe(2);
+  });
+
+  it('swaps nothing in once closed while a compile begun early waits for the settle', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const provider = settleProbe(kube, route);
+    store = new ConfigStore({ provider });
+    await store.load();
+    store.watch();
+    provider.change();
+    await vi.advanceTimersByTimeAsync(5);
+    expect(provider.readAt).toHaveLength(2);
+    store.close();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(store.generation).toBe(1);
   });
 
   it('is not postponed past 50 ms by changes that keep coming', async () => {
@@ -91,13 +160,16 @@ describe('the Kubernetes provider settles a change briefly', () => {
     store = new ConfigStore({ provider });
     await store.load();
     store.watch();
+    const swaps = swapTimes(store);
     const t0 = performance.now();
     // A change every 10 ms for 100 ms: 15 ms of quiet never comes.
     for (let i = 0; i < 10; i++) {
       provider.change();
       await vi.advanceTimersByTimeAsync(10);
     }
-    expect((provider.readAt[1] ?? 0) - t0).toBe(50);
+    // The early read at the first change is discarded by the second; the settle reads at 50 ms.
+    expect(provider.readAt.slice(1, 3).map((t) => t - t0)).toEqual([0, 50]);
+    expect((swaps[0] ?? 0) - t0).toBe(50);
   });
 
   it('puts the changes that come during a compile into one next reload, started when it ends', async () => {
@@ -119,15 +191,15 @@ describe('the Kubernetes provider settles a change briefly', () => {
     provider.change();
     await vi.advanceTimersByTimeAsync(15);
     expect(provider.readAt).toHaveLength(2);
-    // A change every 2 ms while that compile runs (15 → 65 ms), settled by 48 ms.
+    // A change every 2 ms while that compile runs (read at once: 0 → 50 ms), settled by 48 ms.
     for (let i = 0; i < 10; i++) {
       provider.change();
       await vi.advanceTimersByTimeAsync(2);
     }
     await vi.advanceTimersByTimeAsync(300);
     // Exactly one more reload, as the first compile ended.
-    expect(provider.readAt.slice(2).map((t) => t - t0)).toEqual([65]);
-    expect(compiled.map((t) => t - t0).slice(1)).toEqual([65, 115]);
+    expect(provider.readAt.slice(1).map((t) => t - t0)).toEqual([0, 50]);
+    expect(compiled.map((t) => t - t0).slice(1)).toEqual([50, 100]);
     expect(store.generation).toBe(3);
   });
 

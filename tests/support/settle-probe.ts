@@ -6,7 +6,11 @@ export type SettleProbe = Provider & { change(): void; readAt: number[] };
 
 /** `settle`'s timings; the n-th read (from 1) gives `text(n)` as one document. */
 export function settleProbe(
-  settle: { readonly settleMs?: number | undefined; readonly maxWaitMs?: number | undefined },
+  settle: {
+    readonly settleMs?: number | undefined;
+    readonly maxWaitMs?: number | undefined;
+    readonly readsEarly?: boolean | undefined;
+  },
   text: (n: number) => string,
 ): SettleProbe {
   let changed: ((what: string) => void) | undefined;
@@ -15,6 +19,7 @@ export function settleProbe(
     description: 'test',
     ...(settle.settleMs !== undefined ? { settleMs: settle.settleMs } : {}),
     ...(settle.maxWaitMs !== undefined ? { maxWaitMs: settle.maxWaitMs } : {}),
+    ...(settle.readsEarly !== undefined ? { readsEarly: settle.readsEarly } : {}),
     readAt,
     change: () => changed?.('x'),
     read: (): Promise<ProvidedConfig> => {

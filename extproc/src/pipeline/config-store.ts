@@ -34,6 +34,17 @@ export interface ConfigStoreOptions {
 /** Without the provider's maxWaitMs, a run of changes postpones its reload by at most this many debounce periods. */
 const MAX_WAIT = 5;
 
+/** What a reload read and compiled (or why it could not), before it is swapped in. */
+interface Prepared {
+  readonly provided: ProvidedConfig | undefined;
+  readonly next?: Snapshot;
+  /** Why the read or the compile failed (its first line). */
+  readonly failed?: string;
+  readonly changedAt: number | undefined;
+  readonly readAt: number;
+  readonly readDoneAt: number;
+}
+
 /** A digest of what a provider handed over: an unchanged input fails the same way. */
 function inputDigest(provided: ProvidedConfig): string {
   return createHash('sha256').update(JSON.stringify(provided)).digest('hex');
@@ -61,6 +72,8 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
   private changedAt: number | undefined;
   /** When the current snapshot's load passed each stage (load-times.ts). */
   private times: LoadTimes | undefined;
+  /** Keeps or discards the reload begun early (loadEarly), until the settle decides. */
+  private early: ((keep: boolean) => void) | undefined;
 
   constructor(private readonly options: ConfigStoreOptions) {
     super();
@@ -94,11 +107,16 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
    * from the current snapshot. True when the configuration being served is the one just read.
    */
   async load(): Promise<boolean> {
+    return this.run(() => this.doLoad());
+  }
+
+  /** Runs one reload at a time: asked for while one runs, the reload runs again once it ends. */
+  private async run(reload: () => Promise<boolean>): Promise<boolean> {
     if (this.reloading) {
       this.again = true;
       return this.reloading;
     }
-    this.reloading = this.doLoad();
+    this.reloading = reload();
     try {
       return await this.reloading;
     } finally {
@@ -111,20 +129,46 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
   }
 
   private async doLoad(): Promise<boolean> {
-    let next: Snapshot;
-    let provided: ProvidedConfig | undefined;
     const changedAt = this.changedAt;
     this.changedAt = undefined;
+    return this.install(await this.prepare(changedAt));
+  }
+
+  /**
+   * A reload begun at once, for a provider that reads early: its swap waits for the settle's
+   * timer, which keeps it (`settle(true)`), or a change before that discards it (`settle(false)`):
+   * it read too soon, and the settle's own reload follows it.
+   */
+  private loadEarly(): void {
+    const changedAt = this.changedAt;
+    let settle: (keep: boolean) => void = () => {};
+    const settled = new Promise<boolean>((resolve) => (settle = resolve));
+    this.early = settle;
+    void this.run(async () => {
+      const prepared = await this.prepare(changedAt);
+      return (await settled) && this.install(prepared);
+    });
+  }
+
+  /** Reads the provider and compiles what it holds. */
+  private async prepare(changedAt: number | undefined): Promise<Prepared> {
+    let provided: ProvidedConfig | undefined;
     const readAt = epochMs();
     let readDoneAt = readAt;
     try {
       provided = await this.provider.read();
       readDoneAt = epochMs();
-      next = await (this.options.compile ?? compileConfig)(provided);
+      const next = await (this.options.compile ?? compileConfig)(provided);
+      return { provided, next, changedAt, readAt, readDoneAt };
     } catch (e) {
-      const message = (e as Error).message.split('\n')[0] ?? '';
-      return this.fail([], `reload failed: ${message}`, provided);
+      return { provided, failed: (e as Error).message.split('\n')[0] ?? '', changedAt, readAt, readDoneAt };
     }
+  }
+
+  /** Swaps in what prepare() compiled, unless it failed, has fatal errors or changes nothing. */
+  private install(prepared: Prepared): boolean {
+    const { provided, next, changedAt, readAt, readDoneAt } = prepared;
+    if (!next) return this.fail([], `reload failed: ${prepared.failed ?? ''}`, provided);
     const fatal = next.diagnostics.filter(isFatal);
     if (fatal.length > 0 && this.current) {
       return this.fail(
@@ -179,20 +223,32 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
    * Reloads once changes have been quiet for the debounce, but never later than the provider's
    * maxWaitMs (else MAX_WAIT debounces) after the first of them: changes that keep coming (a
    * busy cluster's endpoints) must not hold every other change back for as long as they last.
+   * A provider that reads early is read and compiled as soon as a change finds the store idle;
+   * the settle then holds only the swap, so a lone change waits for the longer of the two, not
+   * both, and a change within the settle still goes into one generation with it.
    */
   private onChange(): void {
     const quiet = this.options.debounceMs ?? this.provider.settleMs ?? 200;
     const maxWait = this.provider.maxWaitMs ?? quiet * MAX_WAIT;
     const now = performance.now();
+    const idle = this.pendingSince === undefined && !this.reloading && this.current !== undefined;
     this.pendingSince ??= now;
     this.changedAt ??= epochMs();
+    this.early?.(false);
+    this.early = undefined;
+    if (idle && this.provider.readsEarly === true) this.loadEarly();
     const due = Math.min(now + quiet, this.pendingSince + Math.max(quiet, maxWait));
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(
       () => {
         this.timer = undefined;
         this.pendingSince = undefined;
-        void this.load();
+        const early = this.early;
+        this.early = undefined;
+        if (!early) return void this.load();
+        // Nothing came since the early reload read: it is this settle's reload.
+        this.changedAt = undefined;
+        early(true);
       },
       Math.max(0, due - now),
     );
@@ -204,5 +260,7 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.pendingSince = undefined;
+    this.early?.(false);
+    this.early = undefined;
   }
 }

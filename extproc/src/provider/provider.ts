@@ -58,6 +58,12 @@ export interface Provider {
    * settleMs, the settle is a window from the first change rather than a quiet period.
    */
   readonly maxWaitMs?: number;
+  /**
+   * Whether a change may be read and compiled as soon as it comes, the settle then holding only
+   * the swap (a change within it discards that compile): true when a read never sees half a
+   * change, as with an API server's watch; files may be read mid-write.
+   */
+  readonly readsEarly?: boolean;
   /** Connects and reads what it needs first; rejects with the reason it cannot serve. */
   start(): Promise<void>;
   read(): Promise<ProvidedConfig>;

@@ -28,13 +28,17 @@ export class KubernetesProvider implements Provider {
   /**
    * A watch event is a whole object, never half of one, so the settle only has to gather the
    * objects one `kubectl apply` (or Helm, Argo CD) sends one after another, each answered before
-   * the next: their events came 5-8 ms apart here (creates; load 24), so a change is read once
-   * 15 ms pass without another, and those objects are compiled (and their status written)
+   * the next: their events came 5-8 ms apart here (creates; load 24), so a change is swapped in
+   * once 15 ms pass without another, and those objects are compiled (and their status written)
    * together rather than one by one, their in-between states served. A run of changes that
    * never pauses is read 50 ms after its first, so a busy cluster's events hold no change back
    * longer; changes that come while a reload runs go together into the next (ConfigStore).
+   * A change that finds the store idle is read and compiled at once (readsEarly): the settle
+   * runs alongside the compile and holds only the swap, and another change within it discards
+   * that compile for the settle's own reload, so a burst still makes one generation.
    */
   readonly settleMs = 15;
+  readonly readsEarly = true;
   readonly maxWaitMs = 50;
   private readonly reflectors: Reflector[];
   private readonly byKind = new Map<string, Reflector>();
