@@ -25,9 +25,9 @@ export const generations = (envoys: readonly XdsClientStatus[]): Generations =>
 /**
  * Waits until `count` Envoys are connected, none has anything in flight or refused, all took
  * the same generation and some virtual hosts, and (given `before`) each a newer generation than
- * it had then. The envoys then. Every client here is a delta one on VHDS: its first generation
- * lands once it took the route configurations, before it subscribed to their virtual hosts
- * (a later generation is in flight until its virtual hosts are answered too).
+ * it had then. The envoys then. Every client here is a delta one on VHDS, whose generation is
+ * in flight until its virtual hosts are answered; one that never asks for them is counted
+ * delivered after one wait (`withoutVirtualHosts`, ads-server.ts), which the hosts check keeps out.
  */
 export async function xdsDelivered(
   adminPort: number,
