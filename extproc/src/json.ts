@@ -96,6 +96,16 @@ export function sameJson(a: unknown, b: unknown): boolean {
 }
 
 /**
+ * Parts joined by `/` into one flat string, for an id or key kept as long as its object. A
+ * template literal (or `+`) makes V8 keep a tree of its pieces, ~32 bytes per piece joined: the
+ * rule, match and route ids and the validation keys held 1.2 MiB of them on the compiler thread
+ * at 10,000 routes.
+ */
+export function flatId(...parts: readonly (string | number)[]): string {
+  return parts.join('/');
+}
+
+/**
  * The same object, built again key by key so that V8 gives it the hidden class (map) objects
  * of its shape share. An object literal that starts with a spread and goes on (`{ ...a, b }`)
  * gets a map and descriptor array of its own in Node 20's V8 (~150 bytes, and slow to make):

@@ -3,6 +3,7 @@
 import type { Diagnostic } from './diagnostic.js';
 import { formatFieldPath, hasSource } from './diagnostic.js';
 import { KINDS } from './kinds.js';
+import { flatId } from '../json.js';
 import type { AnyObject, Model } from './model.js';
 import type { SourceObject } from './parse.js';
 
@@ -87,7 +88,7 @@ export function validateSource(
     };
   }
   const obj = decodeObject(src, entry.decode);
-  const key = `${obj.kind}/${obj.namespace}/${obj.name}`;
+  const key = flatId(obj.kind, obj.namespace, obj.name);
   const first = seen.get(key);
   if (first) return { key, object: undefined, diagnostics: [duplicate(src, obj, first)], duplicate: true };
   seen.set(key, src);

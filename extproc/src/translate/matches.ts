@@ -2,10 +2,11 @@
 // the request path, since gRPC requests are `POST /<service>/<method>`.
 import type { GrpcRouteMatch, HttpRouteMatch } from '../gatewayapi/model.js';
 import type { TableMatch } from '../policy/policy-table.js';
+import { flatId } from '../json.js';
 
 export function httpMatch(ruleId: string, m: HttpRouteMatch): TableMatch {
   return {
-    id: `${ruleId}/match/${m.index}`,
+    id: flatId(ruleId, 'match', m.index),
     path: m.path,
     ...(m.method !== undefined ? { method: m.method } : {}),
     headers: m.headers,
@@ -32,7 +33,7 @@ function grpcPath(m: GrpcRouteMatch): TableMatch['path'] {
 
 export function grpcMatch(ruleId: string, m: GrpcRouteMatch): TableMatch {
   return {
-    id: `${ruleId}/match/${m.index}`,
+    id: flatId(ruleId, 'match', m.index),
     path: grpcPath(m),
     method: 'POST',
     headers: m.headers,

@@ -33,7 +33,7 @@ import { type PolicyResult, type SessionSource, evaluatePolicies, policyAncestor
 import { sortedOlderFirst } from './precedence.js';
 import { rulePolicy } from './rule-policy.js';
 import type { TranslateMemo } from './translate-memo.js';
-import { sharedShape } from '../json.js';
+import { flatId, sharedShape } from '../json.js';
 import {
   CONTROLLER_NAME,
   type Condition,
@@ -194,7 +194,7 @@ function translateRule(
   clientCertificate: string | undefined,
 ): TableRule {
   const kind = route.kind === 'GRPCRoute' ? 'grpc' : 'http';
-  const id = `${route.kind.toLowerCase()}/${route.namespace}/${route.name}/rule/${rule.index}`;
+  const id = flatId(route.kind.toLowerCase(), route.namespace, route.name, 'rule', rule.index);
   const matches =
     kind === 'grpc'
       ? rule.grpcMatches.map((m) => grpcMatch(id, m))
@@ -509,7 +509,7 @@ function translateRoute(route: Route, world: RouteWorld): KeptRoute {
 /** A route's table entry: the listeners that serve it and the hostnames it has on them. */
 function tableRoute(route: Route, served: Attachment['listeners'], rules: readonly TableRule[]): TableRoute {
   return {
-    id: `${route.kind.toLowerCase()}/${route.namespace}/${route.name}`,
+    id: flatId(route.kind.toLowerCase(), route.namespace, route.name),
     kind: route.kind === 'GRPCRoute' ? 'grpc' : 'http',
     namespace: route.namespace,
     name: route.name,
