@@ -90,4 +90,15 @@ describe('status checks of an object already in step', () => {
     expect((c.live().status as { conditions: { status: string }[] }).conditions[0]?.status).toBe('False');
     await c.writer.close();
   });
+
+  it('knows the version its own write gave an object (its echo), and no other', async () => {
+    const c = cluster();
+    const before = c.live();
+    c.writer.report(desired('True'), [[CLASS, before]]);
+    await settled(c.writer);
+    expect(c.writer.wrote(CLASS, c.live())).toBe(true);
+    expect(c.writer.wrote(CLASS, before)).toBe(false);
+    expect(c.writer.wrote(CLASS, c.overwrite())).toBe(false);
+    await c.writer.close();
+  });
 });

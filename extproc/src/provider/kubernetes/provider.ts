@@ -88,6 +88,7 @@ export class KubernetesProvider implements Provider {
           changed: (what) => this.notify(what),
           touched: (k, o) => this.status?.touched(k, o),
           deleted: (k, o) => this.status?.forget(k, o),
+          ownStatusWrite: (k, o) => this.status?.wrote(k, o) ?? false,
           // A ConfigMap matters only while something names it among its CA certificates.
           ...(kind.kind === 'ConfigMap' ? { relevant: (o: KubeObject) => this.configMapNamed(o) } : {}),
           log,

@@ -19,6 +19,11 @@ export interface ReflectorHooks {
   touched?(kind: WatchedKind, object: KubeObject): void;
   /** An object is gone. */
   deleted?(kind: WatchedKind, object: KubeObject): void;
+  /**
+   * The object is at the resourceVersion a status write of this process gave it: it differs from
+   * the version before only in its status, so it is not compared.
+   */
+  ownStatusWrite?(kind: WatchedKind, object: KubeObject): boolean;
   /** Whether the compiler reads this object now (default: every object). */
   relevant?(object: KubeObject): boolean;
   log(line: string): void;
@@ -324,7 +329,8 @@ export class Reflector {
       return undefined;
     }
     this.objects.set(key, obj);
-    if (readPart(before) !== readPart(obj)) {
+    const echo = before !== undefined && this.hooks.ownStatusWrite?.(this.kind, obj) === true;
+    if (!echo && readPart(before) !== readPart(obj)) {
       this.readVersions.set(key, ++this.serial);
       if (this.relevant(obj) || this.relevant(before)) {
         this.hooks.changed(`${this.kind.kind} ${key} ${before ? 'changed' : 'added'}`);

@@ -282,6 +282,15 @@ export class StatusWriter {
     this.queue(kind, o);
   }
 
+  /**
+   * The object is at the resourceVersion one of this writer's writes gave it (its watch echo). A
+   * write to /status succeeds only on the version it read, so it changed nothing but the status.
+   */
+  wrote(kind: WatchedKind, o: KubeObject): boolean {
+    const rv = o.metadata?.resourceVersion;
+    return rv !== undefined && this.written.get(liveKey(kind, o)) === rv;
+  }
+
   /** An object was deleted: nothing to write, nothing to remember. */
   forget(kind: WatchedKind, o: KubeObject): void {
     const key = liveKey(kind, o);
