@@ -1,10 +1,21 @@
-// The file provider: what it hands over, and which file events count as a change.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// The file provider: what it hands over, which file events count as a change, and that a file
+// no event named keeps the text it was read with (against a fresh read after random writes).
+import {
+  type BigIntStats,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { isLoadedFile } from '../../extproc/src/provider/config-files.js';
+import { type FileReads, isLoadedFile, readConfigFiles } from '../../extproc/src/provider/config-files.js';
 import { FileProvider } from '../../extproc/src/provider/file.js';
+import { mulberry32 as random } from '../support/mulberry32.js';
 
 let provider: FileProvider | undefined;
 let dir = '';
@@ -124,4 +135,95 @@ describe('FileProvider and a file written in place', () => {
     await vi.advanceTimersByTimeAsync(1);
     expect(ofA()).toBe(1);
   });
+});
+
+describe('FileProvider and the texts it read', () => {
+  /** Reads that count each file read, and a stamp that moves with the size alone. */
+  function sizeOnlyReads(reads: string[]): FileReads {
+    return {
+      // Only the size changes the stamp: a write that keeps it is told by its event alone.
+      stat: async (path) => {
+        const st = await stat(path, { bigint: true });
+        return { ...st, ino: 1n, mtimeNs: 1n, ctimeNs: 1n, isFile: () => st.isFile() } as BigIntStats;
+      },
+      readFile: async (path) => {
+        reads.push(basename(path));
+        return readFile(path);
+      },
+    };
+  }
+
+  it('reads again only the files an event named while it watches, whatever their stamp', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steadfast-provider-'));
+    const a = join(dir, 'a.yaml');
+    writeFileSync(a, 'a: 1\n');
+    writeFileSync(join(dir, 'b.yaml'), 'b: 1\n');
+    const reads: string[] = [];
+    // Not watching: every read reads every file.
+    const once = new FileProvider({ paths: [dir], reads: sizeOnlyReads(reads) });
+    await once.read();
+    await once.read();
+    expect(reads.sort()).toEqual(['a.yaml', 'a.yaml', 'b.yaml', 'b.yaml']);
+    reads.length = 0;
+    provider = new FileProvider({ paths: [dir], reads: sizeOnlyReads(reads) });
+    let seen: (what: string) => void = () => undefined;
+    provider.watch((what) => seen(what));
+    await provider.read();
+    expect(reads.sort()).toEqual(['a.yaml', 'b.yaml']);
+    reads.length = 0;
+    await provider.read();
+    expect(reads).toEqual([]);
+    // The same size, so the same stamp: its event names it.
+    const named = new Promise<string>((resolve) => (seen = resolve));
+    writeFileSync(a, 'a: 2\n');
+    expect(await named).toBe(a);
+    const provided = await provider.read();
+    expect(reads).toEqual(['a.yaml']);
+    expect(provided.documents).toEqual([
+      { path: 'a.yaml', text: 'a: 2\n' },
+      { path: 'b.yaml', text: 'b: 1\n' },
+    ]);
+  });
+
+  for (const seed of [1, 2, 3]) {
+    it(`hands over what a fresh read gives after every step of random writes (seed ${seed})`, async () => {
+      const rnd = random(seed);
+      dir = mkdtempSync(join(tmpdir(), 'steadfast-provider-'));
+      const names = ['a.yaml', 'b.yaml', 'c.yml', 'd.json'];
+      for (const name of names.slice(0, 2)) writeFileSync(join(dir, name), `${name}: 0\n`);
+      const reads: string[] = [];
+      provider = new FileProvider({ paths: [dir], reads: sizeOnlyReads(reads) });
+      let seen: (what: string) => void = () => undefined;
+      provider.watch((what) => seen(what));
+      await provider.read();
+      const steps: string[] = [];
+      for (let step = 0; step < 30; step++) {
+        const name = names[Math.floor(rnd() * names.length)] as string;
+        const path = join(dir, name);
+        const there = existsSync(path);
+        const named = new Promise<void>((resolve) => (seen = (what) => what === path && resolve()));
+        const r = rnd();
+        if (there && r < 0.15) {
+          rmSync(path);
+          steps.push(`${name} removed`);
+        } else if (r < 0.6) {
+          // Most often a text of the same size as the one before (the same stamp here).
+          writeFileSync(path, `${name}: ${step % 10}\n`);
+          steps.push(`${name} written`);
+        } else if (r < 0.8) {
+          writeFileSync(join(dir, `.${name}.tmp`), `${name}: ${'x'.repeat(step)}\n`);
+          renameSync(join(dir, `.${name}.tmp`), path);
+          steps.push(`${name} renamed over`);
+        } else {
+          writeFileSync(path, `${name}: ${step}${'y'.repeat(Math.floor(rnd() * 3))}\n`);
+          steps.push(`${name} written, any size`);
+        }
+        await named;
+        const fresh = await readConfigFiles([dir]);
+        expect((await provider.read()).documents, steps.join('; ')).toEqual(fresh.files);
+      }
+      // Files no event named were taken unread.
+      expect(reads.length).toBeLessThan(2 + 30 * 2);
+    });
+  }
 });

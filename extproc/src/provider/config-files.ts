@@ -62,12 +62,31 @@ export const STEADY_READS = 3;
 const stamp = (st: BigIntStats): string => `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
 
 /**
+ * Texts read before, for a reader that knows which files changed since (the file provider, from
+ * its events): a regular file whose stamp is the one its kept text was read under is taken from
+ * here unread when `text` gives it; every text handed over is told to `read`.
+ */
+export interface KeptTexts {
+  text(abs: string, stamp: string): string | undefined;
+  read(abs: string, stamp: string, text: string): void;
+}
+
+/**
  * The file's text, read again while it changed between the stat before the read and the one
  * after it (or the bytes read are not its size then); a message when it is too large or kept
  * changing. Anything but a regular file is read once.
  */
-async function readSteady(abs: string, io: FileReads): Promise<{ text: string } | { message: string }> {
+async function readSteady(
+  abs: string,
+  io: FileReads,
+  kept: KeptTexts | undefined,
+): Promise<{ text: string } | { message: string }> {
   let before = await io.stat(abs);
+  const known = before.isFile() ? kept?.text(abs, stamp(before)) : undefined;
+  if (known !== undefined) {
+    kept?.read(abs, stamp(before), known);
+    return { text: known };
+  }
   for (let tries = 1; ; tries++) {
     if (before.size > MAX_CONFIG_FILE_BYTES) {
       const size = Number(before.size);
@@ -77,8 +96,11 @@ async function readSteady(abs: string, io: FileReads): Promise<{ text: string } 
     // A pipe or a device (`--config <(…)`, /dev/stdin) has no size to check and cannot be read twice.
     if (!before.isFile()) return { text: bytes.toString('utf8') };
     const after = await io.stat(abs);
-    if (stamp(after) === stamp(before) && BigInt(bytes.length) === after.size)
-      return { text: bytes.toString('utf8') };
+    if (stamp(after) === stamp(before) && BigInt(bytes.length) === after.size) {
+      const text = bytes.toString('utf8');
+      kept?.read(abs, stamp(after), text);
+      return { text };
+    }
     if (tries === STEADY_READS) {
       return {
         message: `the file changed while it was read, ${STEADY_READS} times: it is being written in place; write it under another name and rename it over this one`,
@@ -91,11 +113,12 @@ async function readSteady(abs: string, io: FileReads): Promise<{ text: string } 
 /**
  * Reads every path (directory or file). The root is the first path when it is a directory,
  * else its parent directory. A path that cannot be read, or a file that kept changing while it
- * was read, is an `io-error` diagnostic.
+ * was read, is an `io-error` diagnostic. With `kept`, a file it holds the text of is not read.
  */
 export async function readConfigFiles(
   paths: readonly string[],
   io: FileReads = NODE_READS,
+  kept?: KeptTexts,
 ): Promise<ConfigFiles> {
   const diagnostics: Diagnostic[] = [];
   const found: string[] = [];
@@ -116,7 +139,7 @@ export async function readConfigFiles(
   for (const abs of [...new Set(found)]) {
     const rel = relative(base, abs) || abs;
     try {
-      const read = await readSteady(abs, io);
+      const read = await readSteady(abs, io, kept);
       const file = rel.split('\\').join('/');
       if ('text' in read) files.push({ path: file, text: read.text });
       else diagnostics.push({ code: 'io-error', file, line: 0, field: '', message: read.message });
