@@ -11,6 +11,8 @@
 // three times; each tip is seen in the Envoy's own route configuration. Then the control plane
 // is stopped, the balance tipped while it is away, and it is started again: the reconnecting
 // Envoy says it holds the route configuration and its hosts, and gets the bridge first too.
+// Last, the change that tips deletes the routes of the other side, a probe among them: the
+// bridge removes them before the head, so that probe answers 503, then 404, never 200.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoBackend } from '../../backends/echo/start-echo-backend.js';
@@ -54,6 +56,20 @@ function routes(fillersRetry: boolean): string[] {
     ...Array.from({ length: FILLERS }, (_, i) => route(`filler-${i}`, `f-${i}.example`, fillersRetry)),
   ];
 }
+
+/** The probes, `retrying` fillers with retries, and `plain` more without (one of them a probe too). */
+function mixed(retrying: number, plain: number): string[] {
+  return [
+    route('probe-retry', 'retry.probe', true),
+    route('probe-plain', 'plain.probe', false),
+    ...Array.from({ length: retrying }, (_, i) => route(`filler-${i}`, `f-${i}.example`, true)),
+    ...(plain > 0 ? [route('probe-gone', 'gone.probe', false)] : []),
+    ...Array.from({ length: plain - 1 }, (_, i) => route(`plain-${i}`, `p-${i}.example`, false)),
+  ];
+}
+
+/** What each probe host must answer: the rule that retries 200, one that does not 503. */
+const ANSWERS: Readonly<Record<string, readonly number[]>> = { 'retry.probe': [200], 'plain.probe': [503] };
 
 describe('the reset switch tipped under traffic over delta ADS', () => {
   const config = new ConfigDir();
@@ -112,20 +128,20 @@ describe('the reset switch tipped under traffic over delta ADS', () => {
     return (await getOnce(`http://${ENVOY}:${gatewayPort}/p?${query}`, { host })).status;
   };
 
-  /** Probes both hosts from `LOOPS` loops while `during` runs: the answers that were wrong, and how many of each. */
-  const underTraffic = async (during: () => Promise<void>) => {
+  /** Probes the hosts of `answers` from `LOOPS` loops while `during` runs: the answers that were wrong, and how many of each. */
+  const underTraffic = async (during: () => Promise<void>, answers = ANSWERS) => {
     const wrong: string[] = [];
-    const counts = { 'retry.probe': 0, 'plain.probe': 0 };
+    const hosts = Object.keys(answers);
+    const counts: Record<string, number> = Object.fromEntries(hosts.map((h) => [h, 0]));
     let running = true;
-    const loop = async (host: 'retry.probe' | 'plain.probe') => {
-      const expected = host === 'retry.probe' ? 200 : 503;
+    const loop = async (host: string) => {
       while (running) {
         const status = await probe(host);
-        counts[host]++;
-        if (status !== expected) wrong.push(`${host} answered ${status}`);
+        counts[host] = (counts[host] ?? 0) + 1;
+        if (!answers[host]?.includes(status)) wrong.push(`${host} answered ${status}`);
       }
     };
-    const loops = Array.from({ length: LOOPS }, (_, i) => loop(i % 2 === 0 ? 'retry.probe' : 'plain.probe'));
+    const loops = Array.from({ length: LOOPS }, (_, i) => loop(hosts[i % hosts.length] as string));
     try {
       await during();
     } finally {
@@ -164,5 +180,31 @@ describe('the reset switch tipped under traffic over delta ADS', () => {
     expect(wrong).toEqual([]);
     expect(counts['retry.probe']).toBeGreaterThan(10);
     expect(counts['plain.probe']).toBeGreaterThan(10);
+  }, 300_000);
+
+  it('nor when the change that tips it deletes routes: a deleted host never runs with the new switch', async () => {
+    // Off, with 401 routes that retry and 601 that do not (the gone probe one of them).
+    const offTable = mixed(400, 600);
+    config.write('routes.yaml', ...offTable);
+    await until(async () => (await probe('gone.probe')) === 503, 30_000, 'the mixed table served');
+    await xdsSettled(adminUrl, 1);
+    expect(await switchedOnForAll()).toBe(false);
+    // Only the gone probe: it answers 503 while it exists, 404 once deleted, 200 never.
+    const { wrong, counts } = await underTraffic(
+      async () => {
+        for (let round = 0; round < 3; round++) {
+          // The plain routes deleted: most left retry, the switch goes on.
+          config.write('routes.yaml', ...mixed(400, 0));
+          await until(async () => await switchedOnForAll(), 30_000, 'the tip on taken');
+          await xdsSettled(adminUrl, 1);
+          config.write('routes.yaml', ...offTable);
+          await until(async () => !(await switchedOnForAll()), 30_000, 'the tip off taken');
+          await xdsSettled(adminUrl, 1);
+        }
+      },
+      { 'gone.probe': [503, 404] },
+    );
+    expect(wrong).toEqual([]);
+    expect(counts['gone.probe']).toBeGreaterThan(30);
   }, 300_000);
 });

@@ -5,18 +5,7 @@
 // it, and a table never changes its switch twice within fewer changes than the margin.
 import { describe, expect, it } from 'vitest';
 import { resetOnForAll } from '../../extproc/src/envoy/reset-default.js';
-
-/** A small deterministic generator (mulberry32): the same walks on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../support/mulberry32.js';
 
 describe('the reset switch of a route configuration', () => {
   it('without a generation before: on when most routes want it (a tie keeps it off)', () => {
@@ -39,7 +28,7 @@ describe('the reset switch of a route configuration', () => {
 
   for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
     it(`a random walk of one-route changes (seed ${seed}): cheap, and no flapping`, () => {
-      const next = random(seed);
+      const next = mulberry32(seed);
       const routes = 50 + Math.floor(next() * 2000);
       let wanting = Math.floor(next() * (routes + 1));
       let on: boolean | undefined;

@@ -1,7 +1,7 @@
 // A route configuration's `reset` switch changing on a VHDS stream (docs/fleet.md): Envoy applies
 // a route configuration over the virtual hosts it holds, so before the changed head the stream
 // is sent the hosts whose bridge form (every route saying its own switch) differs from what it
-// holds, the head once it answered for them, and the hosts' new form once it answered for the
+// holds, and the names of those the configuration no longer has, the head once it answered for them, and the hosts' new form once it answered for the
 // head. A refused bridge leaves the Envoy with the generation it has: no head follows. On a new
 // stream whose Envoy says it holds the route configuration and its hosts, the bridge comes first
 // too. A generation whose head does not change sends the one host it changed, nothing else.
@@ -41,11 +41,15 @@ function route(host: string, wanted: boolean, mode: 'on' | 'off' | 'explicit'): 
   };
 }
 
-function configuration(retrying: readonly string[], mode: 'on' | 'off' | 'explicit'): Json {
+function configuration(
+  retrying: readonly string[],
+  mode: 'on' | 'off' | 'explicit',
+  hosts: readonly string[],
+): Json {
   return {
     name: 'port/80',
     ...(mode === 'on' ? { typed_per_filter_config: ON } : {}),
-    virtual_hosts: ['a', 'b', 'c'].map((h) => ({
+    virtual_hosts: hosts.map((h) => ({
       name: h,
       domains: [`${h}.example`],
       routes: [route(h, wants(h, retrying), mode)],
@@ -54,13 +58,16 @@ function configuration(retrying: readonly string[], mode: 'on' | 'off' | 'explic
 }
 
 /** A generation: the switch on for all when most hosts want it, and its bridge form. */
-function generation(retrying: readonly string[]): GatewayResources {
-  const on = 1 + retrying.length > 1.5;
+function generation(
+  retrying: readonly string[],
+  hosts: readonly string[] = ['a', 'b', 'c'],
+): GatewayResources {
+  const on = hosts.filter((h) => wants(h, retrying)).length > hosts.length / 2;
   return {
     clusters: [],
     listeners: [],
-    routeConfigurations: [configuration(retrying, on ? 'on' : 'off')],
-    explicitRouteConfigurations: () => [configuration(retrying, 'explicit')],
+    routeConfigurations: [configuration(retrying, on ? 'on' : 'off', hosts)],
+    explicitRouteConfigurations: () => [configuration(retrying, 'explicit', hosts)],
     secrets: [],
     warnings: [],
   };
@@ -152,6 +159,27 @@ describe('a route configuration switch changing on a VHDS stream', () => {
     const one = await envoy.next(VH, next);
     expect(said(one)).toEqual({ 'port/80/c': '' });
     expect(envoy.received.slice(next).map((r) => r.type_url)).toEqual([VH]);
+  });
+
+  it('a tip by deleting hosts: the bridge removes them before the head', async () => {
+    const gen = { current: generation(['b'], ['a', 'b', 'c', 'd', 'e']) };
+    const { envoy, rds } = await holding(await start(gen));
+    expect(headSwitch(rds)).toBe(false);
+    // d and e go: most of those left want the filter, the head switches it on.
+    gen.current = generation(['b'], ['a', 'b', 'c']);
+    const seen = envoy.received.length;
+    server?.update('2');
+    const bridge = await envoy.next(VH, seen);
+    expect(said(bridge)).toEqual({ 'port/80/c': 'off' });
+    expect((bridge.removed_resources ?? []).sort()).toEqual(['port/80/d', 'port/80/e']);
+    expect(server?.status().envoys[0]?.pushes[RC]?.version).toBe('1');
+    envoy.call.write({ type_url: VH, response_nonce: bridge.nonce });
+    const head = await envoy.next(RC, seen);
+    expect(headSwitch(head)).toBe(true);
+    envoy.call.write({ type_url: RC, response_nonce: head.nonce });
+    const hosts = await envoy.next(VH, envoy.received.indexOf(head));
+    expect(said(hosts)).toEqual({ 'port/80/a': '', 'port/80/b': '' });
+    expect(hosts.removed_resources ?? []).toEqual([]);
   });
 
   it('a refused bridge: no head follows, the Envoy keeps the generation it has', async () => {

@@ -59,3 +59,14 @@ export class ResetDefaults {
     if (this.memo) lastSwitches.set(this.memo, this.now);
   }
 }
+
+/**
+ * `to` (a memo that kept nothing yet), its first generation starting from the switches `from`'s
+ * last one decided: a fresh generation that decides as a kept one just did (tests compare them;
+ * a switch just decided is what the same balance decides again from it).
+ */
+export function startingFrom(from: GenerationMemo, to: GenerationMemo): GenerationMemo {
+  const switches = lastSwitches.get(from);
+  if (switches) lastSwitches.set(to, switches);
+  return to;
+}

@@ -50,18 +50,26 @@ export class DeltaState {
   }
 
   /**
-   * The push that brings the Envoy these resources where it holds them otherwise, removing
-   * nothing (what it holds besides stays held), or undefined when it holds them already.
+   * The push that brings the Envoy these resources where it holds them otherwise, and removes the
+   * names it holds that `removing` says and the list lacks; what it holds besides stays held.
+   * Undefined when there is nothing to send.
    */
-  add(type: string, resources: readonly Resource[]): DeltaPush | undefined {
+  add(
+    type: string,
+    resources: readonly Resource[],
+    removing: (name: string) => boolean,
+  ): DeltaPush | undefined {
     const had = this.held.get(type);
     const changed = resources.filter((r) => !had || hashIn(had, r.name) !== r.hash);
-    if (changed.length === 0) return undefined;
+    const listed = new Set(resources.map((r) => r.name));
+    const removed = had ? [...namesIn(had)].filter((n) => removing(n) && !listed.has(n)) : [];
+    if (changed.length === 0 && removed.length === 0) return undefined;
     this.before.set(type, had);
     const own = new Map(had ? [...namesIn(had)].map((n) => [n, hashIn(had, n) ?? '']) : []);
+    for (const n of removed) own.delete(n);
     for (const r of changed) own.set(r.name, r.hash);
     this.held.set(type, { own });
-    return deltaPush(changed, []);
+    return deltaPush(changed, removed);
   }
 
   /** The version (content hash) the Envoy holds of a resource: '' when it said it holds it on a new stream. */

@@ -224,9 +224,15 @@ function hostResources(configurations: readonly Json[]): ReadonlyMap<string, Res
   const made = new Map<string, Resource>();
   for (const rc of configurations) {
     const name = rc['name'] as string;
-    for (const h of encoder.parts(rc).hosts) {
+    const { hosts } = encoder.parts(rc);
+    for (const h of hosts) {
       const id = `${name}/${h.name}`;
       made.set(id, resource(id, { type_url: TYPE_VIRTUAL_HOST, value: renamed(h.bytes, id) }));
+    }
+    // As the generation's own map has it (virtualHosts).
+    if (hosts.length === 0) {
+      const none = noHost(`${name}/${NO_HOST}`);
+      made.set(none.name, none);
     }
   }
   return made;

@@ -436,11 +436,11 @@ export class AdsServer {
 
   /**
    * Before a VHDS stream takes a changed head of a route configuration it holds, that
-   * configuration's hosts with every route saying its own `reset` switch: Envoy applies a head
-   * over the hosts it has, and these are right under the head before and the one after
-   * (docs/fleet.md). The heads follow their answer (pushRest again). Whether the rest waits:
-   * for that answer, or, on a new stream, for its asking for virtual hosts (bounded as the
-   * clusters' answer is).
+   * configuration's hosts with every route saying its own `reset` switch, and those it no longer
+   * has removed: Envoy applies a head over the hosts it has, and these are right under the head
+   * before and the one after (docs/fleet.md). The heads follow their answer (pushRest again).
+   * Whether the rest waits: for that answer, or, on a new stream, for its asking for virtual
+   * hosts (bounded as the clusters' answer is).
    */
   private sendBridge(s: Stream, flight: Flight): boolean {
     if (!s.vhds || !s.delta) return false;
@@ -455,9 +455,11 @@ export class AdsServer {
     const explicit = changed.size > 0 ? flight.encoded.get(EXPLICIT_HOSTS) : undefined;
     if (!explicit) return false;
     if (s.names.has(TYPE_VIRTUAL_HOST) && !s.unanswered.has(TYPE_VIRTUAL_HOST)) {
-      const hosts = [...explicit.values()].filter((r) => changed.has(routeConfigurationOf(r.name)));
-      // Held already (their answer came): the heads may go.
-      if (!s.send(TYPE_VIRTUAL_HOST, flight.version, hosts, true)) return false;
+      const ofChanged = (name: string) => changed.has(routeConfigurationOf(name));
+      const hosts = [...explicit.values()].filter((r) => ofChanged(r.name));
+      // The hosts those configurations no longer have go too: under the new head they would run
+      // with the wrong switch. Held already (their answer came): the heads may go.
+      if (!s.send(TYPE_VIRTUAL_HOST, flight.version, hosts, ofChanged)) return false;
     } else if (flight.step !== 'bridge') {
       flight.timer = setTimeout(() => {
         if (s.flight !== flight || flight.step !== 'bridge') return;
@@ -674,8 +676,10 @@ export class AdsServer {
     }
     s.acked.set(type, version);
     s.nacked.delete(type);
-    // Its routes (on a VHDS stream, its virtual hosts) now name this generation's clusters only.
-    if (type !== (s.vhds ? TYPE_VIRTUAL_HOST : TYPE_ROUTE_CONFIGURATION)) return;
+    // Its routes (on a VHDS stream, its virtual hosts) now name this generation's clusters only
+    // (not yet after a bridge: the heads and the other configurations' hosts follow).
+    if (type !== (s.vhds ? TYPE_VIRTUAL_HOST : TYPE_ROUTE_CONFIGURATION) || s.flight?.step === 'bridge')
+      return;
     const g =
       s.flight?.version === version ? s.flight : version === this.version ? this.generationFor(s) : undefined;
     s.routeClusters = g?.encoded.get(TYPE_CLUSTER) ?? s.routeClusters;

@@ -132,17 +132,24 @@ export class Stream {
 
   /**
    * Sends `resources` as the whole of `type` (state of the world), or what of them changed
-   * (delta: nothing at all when nothing did, and then no answer is waited for; with `only`, the
-   * rest of what the Envoy holds stays). Whether it sent.
+   * (delta: nothing at all when nothing did, and then no answer is waited for; with `removing`,
+   * of what the Envoy holds besides, only the names it says are removed). Whether it sent.
    */
-  send(type: string, version: string, resources: readonly Resource[] | Whole, only = false): boolean {
+  send(
+    type: string,
+    version: string,
+    resources: readonly Resource[] | Whole,
+    removing?: (name: string) => boolean,
+  ): boolean {
     if (this.closed) return false;
     let message: Json;
     let sent: readonly { readonly value: Buffer }[];
     if (this.delta) {
-      // `only`: these resources, nothing removed (a list, on a delta stream: ads-server.ts's bridge).
+      // `removing`: these resources, and only those names removed (ads-server.ts's bridge).
       const push =
-        only && !isWhole(resources) ? this.delta.add(type, resources) : this.delta.push(type, resources);
+        removing && !isWhole(resources)
+          ? this.delta.add(type, resources, removing)
+          : this.delta.push(type, resources);
       if (!push) return false;
       message = { system_version_info: version, type_url: type, ...push };
       sent = push.resources.map((r) => r.resource);
