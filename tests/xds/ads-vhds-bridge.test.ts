@@ -1,10 +1,12 @@
 // A route configuration's `reset` switch changing on a VHDS stream (docs/fleet.md): Envoy applies
 // a route configuration over the virtual hosts it holds, so before the changed head the stream
 // is sent the hosts whose bridge form (every route saying its own switch) differs from what it
-// holds, and the names of those the configuration no longer has, the head once it answered for them, and the hosts' new form once it answered for the
-// head. A refused bridge leaves the Envoy with the generation it has: no head follows. On a new
-// stream whose Envoy says it holds the route configuration and its hosts, the bridge comes first
-// too. A generation whose head does not change sends the one host it changed, nothing else.
+// holds, and the names of those the configuration no longer has; the head once it answered for
+// them; and the hosts' new form once it answered for the head. A refused bridge leaves the Envoy
+// with the generation it has: no head follows (asked for its route configurations again, it gets
+// the bridge again first). On a new stream whose Envoy says it holds the route configuration and
+// its hosts, the bridge comes first too. A generation whose head does not change sends the one
+// host it changed, nothing else.
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   IDEMPOTENT_RESET_FILTER_NAME,
@@ -193,6 +195,15 @@ describe('a route configuration switch changing on a VHDS stream', () => {
     await waitUntil('landed', () => server?.status().envoys[0]?.inFlight === undefined);
     expect(server?.status().envoys[0]?.pushes[RC]?.version).toBe('1');
     expect(server?.status().envoys[0]?.acked[RC]).toBe('1');
+    // Asked for its route configurations again (another name): the bridge again, not the head.
+    const again = envoy.received.length;
+    envoy.call.write({ type_url: RC, resource_names_subscribe: ['port/99'] });
+    const bridgeAgain = await envoy.next(VH, again);
+    expect(said(bridgeAgain)).toEqual({ 'port/80/b': 'on', 'port/80/c': 'off' });
+    expect(server?.status().envoys[0]?.pushes[RC]?.version).toBe('1');
+    envoy.call.write({ type_url: VH, response_nonce: bridgeAgain.nonce });
+    const head = await envoy.next(RC, again);
+    expect(headSwitch(head)).toBe(true);
   });
 
   it('a new stream whose Envoy holds the route configuration gets the bridge before the head', async () => {

@@ -443,14 +443,7 @@ export class AdsServer {
    * hosts (bounded as the clusters' answer is).
    */
   private sendBridge(s: Stream, flight: Flight): boolean {
-    if (!s.vhds || !s.delta) return false;
-    const heads = flight.encoded.get(ROUTE_HEADS);
-    const changed = new Set<string>();
-    for (const name of s.names.get(TYPE_ROUTE_CONFIGURATION) ?? []) {
-      const held = s.delta.holds(TYPE_ROUTE_CONFIGURATION, name);
-      const head = heads?.get(name);
-      if (held !== undefined && head && held !== head.hash) changed.add(name);
-    }
+    const changed = changedHeads(s, flight.encoded);
     // Made only now (LazyEncoded): most generations change no head.
     const explicit = changed.size > 0 ? flight.encoded.get(EXPLICIT_HOSTS) : undefined;
     if (!explicit) return false;
@@ -686,6 +679,12 @@ export class AdsServer {
     s.routeEndpoints = g?.encoded.get(TYPE_ENDPOINTS) ?? s.routeEndpoints;
   }
 
+  /** Whether the current generation would change a head the stream holds. */
+  private headsWouldChange(s: Stream): boolean {
+    const encoded = this.version === '' ? undefined : this.resourcesFor(s.kind);
+    return encoded !== undefined && changedHeads(s, encoded).size > 0;
+  }
+
   /** A type asked for anew, or other names of it: sent what the stream is on now. */
   private onSubscribe(s: Stream, type: string, last: { nonce: string } | undefined): void {
     if (type === TYPE_CLUSTER) {
@@ -695,12 +694,30 @@ export class AdsServer {
       // A bridge waiting for the stream to ask for virtual hosts is sent now.
       if (s.flight?.step === 'bridge') this.pushRest(s);
       else this.sendVirtualHosts(s, this.generationFor(s));
+    } else if (type === TYPE_ROUTE_CONFIGURATION && !s.flight && s.node !== '' && this.headsWouldChange(s)) {
+      // Held heads that the current generation changes, asked for with no generation on its way
+      // (a new stream whose clusters were all held, or after a refused bridge): that generation
+      // again, so that its bridge goes first.
+      this.pushGeneration(s);
     } else if (type === TYPE_ENDPOINTS || (s.flight?.step !== 'clusters' && s.flight?.step !== 'bridge')) {
       // Endpoints at once, as the clusters awaiting them do not warm without them; the rest
       // waits while the clusters (or a bridge) are awaited (sendRest sends these names then).
       this.sendType(s, type, this.generationFor(s));
     }
   }
+}
+
+/** The route configurations a VHDS stream holds whose head in `encoded` differs from the one it holds. */
+function changedHeads(s: Stream, encoded: Encoded): Set<string> {
+  const changed = new Set<string>();
+  if (!s.vhds || !s.delta) return changed;
+  const heads = encoded.get(ROUTE_HEADS);
+  for (const name of s.names.get(TYPE_ROUTE_CONFIGURATION) ?? []) {
+    const held = s.delta.holds(TYPE_ROUTE_CONFIGURATION, name);
+    const head = heads?.get(name);
+    if (held !== undefined && head && held !== head.hash) changed.add(name);
+  }
+  return changed;
 }
 
 /**
