@@ -16,7 +16,7 @@
 // A test holds the result equal to a full compile after random edit sequences.
 import type { AnyObject, EndpointSlice, Model, Route, RouteRule, Service } from '../gatewayapi/model.js';
 import type { TableRoute, TableRule } from '../policy/policy-table.js';
-import { sameItems, sameJson } from '../json.js';
+import { changedPart, sameItems, sameJson } from '../json.js';
 import { type ObjectStatus, type ObjectStatusBody, type ObjectWarning, objectKey } from './status.js';
 import type { Attachment } from './attach.js';
 import type { BackendContext } from './backends.js';
@@ -147,6 +147,8 @@ export class TranslateMemo {
    */
   private routes = new Map<string, TableRoute>();
   private readonly madeRoutes: TableRoute[] = [];
+  /** The last table's entries, in order: what went from between its ends is let go (end). */
+  private table: readonly TableRoute[] = [];
   /** The statuses given last time (given-statuses.ts). */
   private readonly given = new GivenStatuses();
   /** Kept by the route (or object) itself: they hold nothing that outlives it. */
@@ -179,8 +181,26 @@ export class TranslateMemo {
     this.madeRoutes.length = 0;
     // Every entry of the table is in the map: a route kept whole was in the last table with
     // its entry, and every other entry was put in just now (made, or kept by tableRoute but
-    // missing). So the same size means nothing else is; else the table's entries alone are taken.
+    // missing). So the same size means nothing else is; else the ids that went are let go,
+    // and failing that the table's entries alone are taken.
+    if (this.routes.size !== table.length) this.dropGone(table);
     if (this.routes.size !== table.length) this.routes = new Map(table.map((r) => [r.id, r]));
+    this.table = table;
+  }
+
+  /**
+   * Lets go of the ids of the last table's entries between its same start and end as `table`'s
+   * that are not between them in `table` (ids are unique in a table, and the entries before and
+   * after are the same in both): a route deleted among 10,000 made a new map of the 9,999.
+   */
+  private dropGone(table: readonly TableRoute[]): void {
+    const at = changedPart(this.table, table);
+    const now = new Set<string>();
+    for (let i = at.from; i < at.newTo; i++) now.add((table[i] as TableRoute).id);
+    for (let i = at.from; i < at.to; i++) {
+      const id = (this.table[i] as TableRoute).id;
+      if (!now.has(id)) this.routes.delete(id);
+    }
   }
 
   /**
