@@ -30,28 +30,8 @@ export interface ServiceProtos {
   readonly packages: protoLoader.PackageDefinition[];
 }
 
-let cachedHealth: protoLoader.PackageDefinition | undefined;
 let cached: ServiceProtos | undefined;
 
-function healthPackage(): protoLoader.PackageDefinition {
-  return (cachedHealth ??= protoLoader.loadSync('grpc/health/v1/health.proto', {
-    ...LOADER_OPTIONS,
-    includeDirs: [ownProtoDir()],
-  }));
-}
-
-const service = (def: protoLoader.PackageDefinition, name: string): grpc.ServiceDefinition =>
-  def[name] as unknown as grpc.ServiceDefinition;
-
-/** The health service alone: one small proto, all a server needs to start (grpc-server.ts). */
-export function healthService(): grpc.ServiceDefinition {
-  return service(healthPackage(), HEALTH_SERVICE);
-}
-
-/**
- * Both services from their protos, and every package loaded: ext_proc's pulls in a good part of
- * Envoy's API (~0.3 s, ~2 MiB held), read only when reflection or a client first needs them.
- */
 export function loadServiceProtos(): ServiceProtos {
   if (cached) return cached;
   const deps = xdsDeps();
@@ -64,7 +44,12 @@ export function loadServiceProtos(): ServiceProtos {
       join(deps, 'googleapis'),
     ],
   });
-  const healthDef = healthPackage();
+  const healthDef = protoLoader.loadSync('grpc/health/v1/health.proto', {
+    ...LOADER_OPTIONS,
+    includeDirs: [ownProtoDir()],
+  });
+  const service = (def: protoLoader.PackageDefinition, name: string): grpc.ServiceDefinition =>
+    def[name] as unknown as grpc.ServiceDefinition;
   cached = {
     extProc: service(extProcDef, EXT_PROC_SERVICE),
     health: service(healthDef, HEALTH_SERVICE),

@@ -1,10 +1,9 @@
-// The control service's gRPC server answers server reflection although it builds it only on the
-// first reflection call (lazy-reflection.ts): grpcurl lists and describes its services without
-// proto files as before, and the hand-made ext_proc method is the one Envoy's proto describes.
+// The control service's gRPC server answers server reflection: grpcurl lists and describes its
+// services without proto files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grpcurlBinary } from '../../../extproc/src/local/envoy-binary.js';
 import { type GrpcServerHandle, startGrpcServer } from '../../../extproc/src/server/grpc/grpc-server.js';
-import { EXT_PROC_SERVICE, loadServiceProtos } from '../../../extproc/src/server/grpc/protos.js';
+import { EXT_PROC_SERVICE } from '../../../extproc/src/server/grpc/protos.js';
 import { ServiceMetrics } from '../../../extproc/src/server/metrics.js';
 import { run } from '../../backends/clients.js';
 
@@ -23,8 +22,8 @@ afterAll(async () => {
   await server.shutdown(1000);
 });
 
-describe('server reflection, built on its first call', () => {
-  it('lists ext_proc and health on every call', async () => {
+describe('server reflection', () => {
+  it('lists ext_proc and health', async () => {
     for (let i = 0; i < 2; i++) {
       const result = await run(grpcurl, ['-plaintext', server.address, 'list']);
       expect(result.stderr).toBe('');
@@ -38,14 +37,5 @@ describe('server reflection, built on its first call', () => {
     expect(result.stdout).toContain(
       'rpc Watch ( .grpc.health.v1.HealthCheckRequest ) returns ( stream .grpc.health.v1.HealthCheckResponse )',
     );
-  });
-
-  it("takes Process where Envoy's proto puts it (the server's definition is made by hand)", () => {
-    // ext-proc-service.test.ts calls it with a client made from the proto.
-    expect(loadServiceProtos().extProc['Process']).toMatchObject({
-      path: `/${EXT_PROC_SERVICE}/Process`,
-      requestStream: true,
-      responseStream: true,
-    });
   });
 });
