@@ -60,6 +60,9 @@ describe('the Kubernetes provider read', () => {
       const written = routeInputs((await provider.read()).objects);
       expect(written[1]?.body).not.toBe(edited[1]?.body);
       expect(written[1]?.version).toBe(edited[1]?.version);
+      // The compiler reads no status: it is not handed over.
+      expect(written[1]?.body).not.toHaveProperty('status');
+      expect(written[1]?.body).toEqual({ ...route(1, '/edited'), metadata: expect.anything() as unknown });
     } finally {
       await provider.close();
     }

@@ -151,17 +151,19 @@ export class KubernetesProvider implements Provider {
    * The object as the compiler's input, made once per object the reflector holds (a change is a
    * new object), not once per read: a read at 10,000 routes made 10,000 of them. Its version
    * moves only when what the compiler reads moves: a status write (which changes resourceVersion)
-   * leaves the compiler's work on the object reusable.
+   * leaves the compiler's work on the object reusable. Its status is left out: the compiler reads
+   * none, and a route's is about half of it, to copy to the compiler's thread and keep there.
    */
   private inputOf(r: Reflector, o: KubeObject): ObjectInput {
     let input = this.inputs.get(o);
     if (input) return input;
     const uid = o.metadata?.uid;
     const read = r.readVersion(objectKey(o));
+    const { status: _status, ...body } = o;
     input =
       typeof uid === 'string' && read !== undefined
-        ? { body: o, version: `${r.kind.kind}/${uid}@${read}` }
-        : { body: o };
+        ? { body, version: `${r.kind.kind}/${uid}@${read}` }
+        : { body };
     this.inputs.set(o, input);
     return input;
   }
