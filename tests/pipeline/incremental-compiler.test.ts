@@ -246,11 +246,11 @@ class KeptPipeline {
 }
 
 /**
- * What a fresh generation makes of a snapshot; after `kept`'s, from the `reset` switches its
- * generation decided (envoy/reset-default.ts: a route configuration's switch depends on the last).
+ * What a fresh generation makes of a snapshot; with `memo`, a memo that kept nothing but the
+ * `reset` switches the kept pipeline's last generation started from (envoy/reset-default.ts: a
+ * route configuration's switch depends on the one before).
  */
-function freshPipeline(s: Snapshot, version: string, kept?: KeptPipeline): Pipelined {
-  const memo = kept ? startingFrom(kept.memo, new GenerationMemo(ENVOY)) : undefined;
+function freshPipeline(s: Snapshot, version: string, memo?: GenerationMemo): Pipelined {
   return {
     table: s.table,
     statuses: JSON.parse(JSON.stringify(s.statuses)) as unknown,
@@ -509,8 +509,9 @@ function equalsFullCompileThroughout(
     const full = compileConfig(input);
     expect(view(incremental), steps.join('; ')).toEqual(view(full));
     expect(incremental.fingerprint).toBe(full.fingerprint);
+    const fresh = startingFrom(kept.memo, new GenerationMemo(ENVOY));
     const pipelined = kept.run(incremental, String(step));
-    expect(pipelined, steps.join('; ')).toEqual(freshPipeline(full, String(step), kept));
+    expect(pipelined, steps.join('; ')).toEqual(freshPipeline(full, String(step), fresh));
     steps.push(next(files, rnd, serial));
   }
   return keptRoutes;
@@ -646,8 +647,9 @@ spec:
     // status is the same object as before (and none crosses to the service again).
     expect(again.statuses.filter((st) => !first.statuses.includes(st))).toEqual([]);
     // Generated and encoded anew: the virtual hosts the route left and joined.
+    const fresh = startingFrom(kept.memo, new GenerationMemo(ENVOY));
     const pipelined = kept.run(again, '2');
-    expect(pipelined).toEqual(freshPipeline(again, '2', kept));
+    expect(pipelined).toEqual(freshPipeline(again, '2', fresh));
     expect(kept.memo.madeHosts).toBeGreaterThan(0);
     expect(kept.memo.madeHosts).toBeLessThanOrEqual(2);
     expect(kept.encoder.encodedHosts).toBe(kept.memo.madeHosts);

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import {
   IDEMPOTENT_RESET_FILTER_NAME,
   TYPE_CLUSTER,
+  TYPE_LISTENER,
   TYPE_FILTER_CONFIG,
   TYPE_ROUTE_CONFIGURATION,
 } from '../../extproc/src/envoy/envoy-names.js';
@@ -204,6 +205,33 @@ describe('a route configuration switch changing on a VHDS stream', () => {
     envoy.call.write({ type_url: VH, response_nonce: bridgeAgain.nonce });
     const head = await envoy.next(RC, again);
     expect(headSwitch(head)).toBe(true);
+  });
+
+  it('a route configuration it holds asked for after the clusters were answered: the bridge first', async () => {
+    const gen = { current: generation(['b']) };
+    const client = await start(gen);
+    const envoy = client();
+    envoy.call.write({ node: envoyNode, type_url: TYPE_CLUSTER });
+    envoy.call.write({ type_url: TYPE_LISTENER });
+    const cds = await envoy.next(TYPE_CLUSTER, 0);
+    envoy.call.write({ type_url: TYPE_CLUSTER, response_nonce: cds.nonce });
+    // The listeners go out (unanswered: the generation is on its way); then what it holds.
+    await envoy.next(TYPE_LISTENER, 0);
+    const seen = envoy.received.length;
+    envoy.call.write({
+      type_url: RC,
+      resource_names_subscribe: ['port/80'],
+      initial_resource_versions: { 'port/80': 'v' },
+    });
+    envoy.call.write({
+      type_url: VH,
+      initial_resource_versions: { 'port/80/a': 'v', 'port/80/b': 'v', 'port/80/c': 'v' },
+    });
+    const bridge = await envoy.next(VH, seen);
+    expect(said(bridge)).toEqual({ 'port/80/a': 'on', 'port/80/b': 'on', 'port/80/c': 'off' });
+    expect(server?.status().envoys[0]?.pushes[RC]).toBeUndefined();
+    envoy.call.write({ type_url: VH, response_nonce: bridge.nonce });
+    expect(headSwitch(await envoy.next(RC, seen))).toBe(true);
   });
 
   it('a new stream whose Envoy holds the route configuration gets the bridge before the head', async () => {

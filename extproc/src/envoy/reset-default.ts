@@ -62,8 +62,7 @@ export class ResetDefaults {
 
 /**
  * `to` (a memo that kept nothing yet), its first generation starting from the switches `from`'s
- * last one decided: a fresh generation that decides as a kept one just did (tests compare them;
- * a switch just decided is what the same balance decides again from it).
+ * last one decided: a fresh generation that decides as `from`'s next one will (tests compare them).
  */
 export function startingFrom(from: GenerationMemo, to: GenerationMemo): GenerationMemo {
   const switches = lastSwitches.get(from);

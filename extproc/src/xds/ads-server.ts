@@ -679,10 +679,10 @@ export class AdsServer {
     s.routeEndpoints = g?.encoded.get(TYPE_ENDPOINTS) ?? s.routeEndpoints;
   }
 
-  /** Whether the current generation would change a head the stream holds. */
+  /** Whether the generation the stream is on (or would get) changes a head it holds. */
   private headsWouldChange(s: Stream): boolean {
-    const encoded = this.version === '' ? undefined : this.resourcesFor(s.kind);
-    return encoded !== undefined && changedHeads(s, encoded).size > 0;
+    const g = s.vhds ? this.generationFor(s) : undefined;
+    return g !== undefined && changedHeads(s, g.encoded).size > 0;
   }
 
   /** A type asked for anew, or other names of it: sent what the stream is on now. */
@@ -694,11 +694,17 @@ export class AdsServer {
       // A bridge waiting for the stream to ask for virtual hosts is sent now.
       if (s.flight?.step === 'bridge') this.pushRest(s);
       else this.sendVirtualHosts(s, this.generationFor(s));
-    } else if (type === TYPE_ROUTE_CONFIGURATION && !s.flight && s.node !== '' && this.headsWouldChange(s)) {
-      // Held heads that the current generation changes, asked for with no generation on its way
-      // (a new stream whose clusters were all held, or after a refused bridge): that generation
-      // again, so that its bridge goes first.
-      this.pushGeneration(s);
+    } else if (
+      type === TYPE_ROUTE_CONFIGURATION &&
+      s.flight?.step !== 'clusters' &&
+      s.flight?.step !== 'bridge' &&
+      this.headsWouldChange(s)
+    ) {
+      // Held heads that the generation it is on changes, asked for after that generation's
+      // bridge was decided (a reconnecting Envoy's request after its clusters' answer) or with
+      // none on its way (after a refused bridge): the bridge goes first.
+      if (s.flight) this.pushRest(s);
+      else this.pushGeneration(s);
     } else if (type === TYPE_ENDPOINTS || (s.flight?.step !== 'clusters' && s.flight?.step !== 'bridge')) {
       // Endpoints at once, as the clusters awaiting them do not warm without them; the rest
       // waits while the clusters (or a bridge) are awaited (sendRest sends these names then).
