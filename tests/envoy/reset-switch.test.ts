@@ -131,7 +131,10 @@ describe('the reset filter switched on once per route configuration', () => {
     for (const of of [(t: PolicyTable) => t, onSniChains]) {
       for (const plain of [0, 12]) {
         const ir = buildIr(of(table(plain)));
-        const explicit = generateGatewayResources(ir, OPTIONS).explicitRouteConfigurations?.() ?? [];
+        const resources = generateGatewayResources(ir, OPTIONS);
+        const names = new Set(resources.routeConfigurations.map((rc) => rc['name'] as string));
+        const explicit = resources.explicitRouteConfigurations?.(names) ?? [];
+        expect(explicit.map((rc) => rc['name'])).toEqual([...names]);
         expect(explicit.length).toBeGreaterThan(0);
         for (const rc of explicit)
           for (const h of rc['virtual_hosts'] as Json[])

@@ -70,7 +70,8 @@ function generation(
     clusters: [],
     listeners: [],
     routeConfigurations: [configuration(retrying, on ? 'on' : 'off', hosts)],
-    explicitRouteConfigurations: () => [configuration(retrying, 'explicit', hosts)],
+    explicitRouteConfigurations: (names) =>
+      names.has('port/80') ? [configuration(retrying, 'explicit', hosts)] : [],
     secrets: [],
     warnings: [],
   };
@@ -162,6 +163,37 @@ describe('a route configuration switch changing on a VHDS stream', () => {
     const one = await envoy.next(VH, next);
     expect(said(one)).toEqual({ 'port/80/c': '' });
     expect(envoy.received.slice(next).map((r) => r.type_url)).toEqual([VH]);
+  });
+
+  it('makes the bridge form of the route configurations whose head changes, no other', async () => {
+    const asked: string[][] = [];
+    /** Generation `retrying` on port/80, and port/81 of one host that never changes. */
+    const twoPorts = (retrying: readonly string[]): GatewayResources => {
+      const g = generation(retrying);
+      const other = { ...configuration([], 'off', ['z']), name: 'port/81' };
+      return {
+        ...g,
+        routeConfigurations: [...g.routeConfigurations, other],
+        explicitRouteConfigurations: (names) => {
+          asked.push([...names]);
+          return g.explicitRouteConfigurations?.(names) ?? [];
+        },
+      };
+    };
+    const gen = { current: twoPorts([]) };
+    const envoy = (await start(gen))();
+    envoy.call.write({ node: envoyNode, type_url: RC, resource_names_subscribe: ['port/80', 'port/81'] });
+    envoy.call.write({ type_url: VH });
+    const rds = await envoy.next(RC, 0);
+    envoy.call.write({ type_url: RC, response_nonce: rds.nonce });
+    const vhds = await envoy.next(VH, 0);
+    envoy.call.write({ type_url: VH, response_nonce: vhds.nonce });
+    await waitUntil('delivered', () => server?.status().envoys[0]?.acked[VH] === '1');
+    gen.current = twoPorts(['b']);
+    const seen = envoy.received.length;
+    server?.update('2');
+    expect(said(await envoy.next(VH, seen))).toEqual({ 'port/80/b': 'on', 'port/80/c': 'off' });
+    expect(asked).toEqual([['port/80']]);
   });
 
   it('a tip by deleting hosts: the bridge removes them before the head', async () => {

@@ -71,11 +71,11 @@ export interface GatewayResources {
   /** What could not be given to Envoy as written (and was left out). */
   readonly warnings: readonly string[];
   /**
-   * The route configurations again, every route saying its own `reset` switch (made when called):
-   * their hosts are right under either switch of their route configuration, so a VHDS stream
-   * holds them while that switch changes (xds/ads-server.ts).
+   * The route configurations of these names again, every route saying its own `reset` switch
+   * (made when called): their hosts are right under either switch of their route configuration,
+   * so a VHDS stream holds them while that switch changes (xds/ads-server.ts).
    */
-  readonly explicitRouteConfigurations?: () => readonly Json[];
+  readonly explicitRouteConfigurations?: (names: ReadonlySet<string>) => readonly Json[];
 }
 
 const DEFAULT_SYSTEM_CA_FILE = '/etc/ssl/certs/ca-certificates.crt';
@@ -182,8 +182,8 @@ interface PortContext {
   readonly memo: GenerationMemo | undefined;
   /** Each route configuration's `reset` switch, against the last generation's (reset-default.ts). */
   readonly resetDefaults: ResetDefaults;
-  /** Each route configuration with every route saying its own switch, made when asked for. */
-  readonly explicit: (() => Json)[];
+  /** By name, each route configuration with every route saying its own switch, made when asked for. */
+  readonly explicit: Map<string, () => Json>;
   /** Collect the port's warnings and the secrets its listeners name. */
   readonly warnings: Set<string>;
   readonly secrets: Map<string, Json>;
@@ -198,7 +198,7 @@ function portRouteConfigurations(group: IrPort, ctx: PortContext): Json[] {
   const configs = group.sniChains ?? [{ name: group.name, virtualHosts: group.virtualHosts }];
   return configs.map((c) => {
     const explicit: RouteOptions = { ...routeOptions, resetDefault: 'explicit' };
-    ctx.explicit.push(() => routeConfiguration(c.name, c.virtualHosts, explicit, undefined));
+    ctx.explicit.set(c.name, () => routeConfiguration(c.name, c.virtualHosts, explicit, undefined));
     const on = ctx.resetDefaults.onForAll(c.name, c.virtualHosts);
     const options: RouteOptions = on ? { ...routeOptions, resetDefault: 'on' } : routeOptions;
     return routeConfiguration(c.name, c.virtualHosts, options, ctx.memo);
@@ -286,7 +286,7 @@ export function generateGatewayResources(
     tls,
     memo,
     resetDefaults: new ResetDefaults(memo),
-    explicit: [],
+    explicit: new Map(),
     warnings: new Set<string>(ir.warnings),
     secrets: new Map<string, Json>(),
   };
@@ -307,7 +307,11 @@ export function generateGatewayResources(
   return {
     listeners,
     routeConfigurations,
-    explicitRouteConfigurations: () => explicit.map((make) => make()),
+    explicitRouteConfigurations: (names) =>
+      [...names].flatMap((n): Json[] => {
+        const make = explicit.get(n);
+        return make ? [make()] : [];
+      }),
     clusters,
     secrets: [...ctx.secrets.values()],
     warnings: [...ctx.warnings],

@@ -44,10 +44,11 @@ export interface EncodedRoutes {
   /** `<route configuration>/<hostname>` → the VirtualHost (delta). */
   readonly virtualHosts: () => ReadonlyMap<string, Resource>;
   /**
-   * The same names → the VirtualHost with every route saying its own `reset` switch, when the
-   * generation has that form (gateway-config.ts): sent before a changed head (ads-server.ts).
+   * Of the route configurations named, the same names → the VirtualHost with every route saying
+   * its own `reset` switch, when the generation has that form (gateway-config.ts): sent before a
+   * changed head (ads-server.ts). Each configuration's made once, when first asked for.
    */
-  readonly explicitHosts?: () => ReadonlyMap<string, Resource>;
+  readonly explicitHosts?: (configurations: ReadonlySet<string>) => ReadonlyMap<string, Resource>;
 }
 
 // VirtualHost.name is field 1, length-delimited.
@@ -93,7 +94,10 @@ export class RouteResources {
    * The route configurations of one generation, for both kinds of stream. Every host is encoded
    * (and checked) now; a way's resources are put together when first asked for.
    */
-  encode(configurations: readonly Json[], explicit?: () => readonly Json[]): EncodedRoutes {
+  encode(
+    configurations: readonly Json[],
+    explicit?: (names: ReadonlySet<string>) => readonly Json[],
+  ): EncodedRoutes {
     const heads = new Map<string, Resource>();
     const madeHeads = new Map<string, { readonly json: string; readonly resource: Resource }>();
     this.encoder.begin();
@@ -119,12 +123,21 @@ export class RouteResources {
         }),
       );
     const makeVirtualHosts = () => this.virtualHosts(all);
-    let explicitMade: ReadonlyMap<string, Resource> | undefined;
+    const explicitMade = new Map<string, readonly Resource[]>();
+    const explicitHosts = (names: ReadonlySet<string>): ReadonlyMap<string, Resource> => {
+      const missing = new Set([...names].filter((n) => !explicitMade.has(n)));
+      if (missing.size > 0 && explicit) {
+        for (const n of missing) explicitMade.set(n, []);
+        for (const r of hostResources(explicit(missing)).values())
+          (explicitMade.get(routeConfigurationOf(r.name)) as Resource[]).push(r);
+      }
+      return new Map([...names].flatMap((n) => explicitMade.get(n) ?? []).map((r) => [r.name, r]));
+    };
     return {
       whole: () => (whole ??= makeWhole()),
       heads,
       virtualHosts: () => (virtualHosts ??= makeVirtualHosts()),
-      ...(explicit ? { explicitHosts: () => (explicitMade ??= hostResources(explicit())) } : {}),
+      ...(explicit ? { explicitHosts } : {}),
     };
   }
 

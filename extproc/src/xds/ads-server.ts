@@ -57,8 +57,6 @@ const SERVED: ReadonlySet<string> = new Set([
 ]);
 /** Where an encoded generation keeps its route configurations without virtual hosts (VHDS streams). */
 const ROUTE_HEADS = `${TYPE_ROUTE_CONFIGURATION}#vhds`;
-/** Where it keeps its virtual hosts with every route saying its own `reset` switch (the bridge). */
-const EXPLICIT_HOSTS = `${TYPE_VIRTUAL_HOST}#explicit`;
 /** Envoy takes `ads` as VHDS's source from this version on (on a delta ADS stream). */
 const VHDS_SINCE = { major: 1, minor: 38 };
 /** Types Envoy asks for by name (the others: everything there is). */
@@ -172,6 +170,11 @@ export class AdsServer {
     { readonly type: string; readonly map: ReadonlyMap<string, Resource> }
   >();
   private routeLists = new WeakMap<readonly Json[], EncodedRoutes>();
+  /**
+   * Each encoded generation's bridge form of the route configurations named (ads-routes.ts
+   * explicitHosts), kept with it: a flight of an older generation bridges with its own.
+   */
+  private readonly bridges = new WeakMap<Encoded, NonNullable<EncodedRoutes['explicitHosts']>>();
   /** The clusters', endpoints', listeners' and certificates' encodings, kept for the next generation. */
   private readonly encodings = new KeptEncodings();
   private server: grpc.Server | undefined;
@@ -323,9 +326,9 @@ export class AdsServer {
       new Map([
         [TYPE_ROUTE_CONFIGURATION, routes.whole],
         [TYPE_VIRTUAL_HOST, routes.virtualHosts],
-        ...(routes.explicitHosts ? [[EXPLICIT_HOSTS, routes.explicitHosts] as const] : []),
       ]),
     );
+    if (routes.explicitHosts) this.bridges.set(encoded, routes.explicitHosts);
     this.kindTimes.set(kind, { startedAt, generatedAt, encodedAt: epochMs() });
     return encoded;
   }
@@ -444,12 +447,12 @@ export class AdsServer {
    */
   private sendBridge(s: Stream, flight: Flight): boolean {
     const changed = changedHeads(s, flight.encoded);
-    // Made only now (LazyEncoded): most generations change no head.
-    const explicit = changed.size > 0 ? flight.encoded.get(EXPLICIT_HOSTS) : undefined;
+    // Made only now, for these configurations only: most generations change no head.
+    const explicit = changed.size > 0 ? this.bridges.get(flight.encoded)?.(changed) : undefined;
     if (!explicit) return false;
     if (s.names.has(TYPE_VIRTUAL_HOST) && !s.unanswered.has(TYPE_VIRTUAL_HOST)) {
       const ofChanged = (name: string) => changed.has(routeConfigurationOf(name));
-      const hosts = [...explicit.values()].filter((r) => ofChanged(r.name));
+      const hosts = [...explicit.values()];
       // The hosts those configurations no longer have go too: under the new head they would run
       // with the wrong switch. Held already (their answer came): the heads may go.
       if (!s.send(TYPE_VIRTUAL_HOST, flight.version, hosts, ofChanged)) return false;
