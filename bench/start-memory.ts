@@ -248,6 +248,7 @@ async function writeStatuses(source: readonly string[], n: number): Promise<void
   const cli = startCli(
     [
       ...['serve', ...source, '--xds', `127.0.0.1:${await freePort()}`],
+      ...['--admin-port', String(await freePort()), '--ext-proc-address', '127.0.0.1:0'],
       '--session-key',
       Buffer.alloc(32, 7).toString('base64'),
     ],
