@@ -18,38 +18,8 @@ import {
 import { type Snapshot, compileConfig } from '../../extproc/src/pipeline/snapshot.js';
 import type { ConfigFile, ObjectInput } from '../../extproc/src/gatewayapi/parse.js';
 import type { ProvidedConfig } from '../../extproc/src/provider/provider.js';
+import { EDGE_BASE_YAML as BASE_YAML, edgeRouteYaml as routeYaml } from '../support/edge-gateway-yaml.js';
 import { mulberry32 as random } from '../support/mulberry32.js';
-
-const BASE_YAML = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: { name: steadfast }
-spec: { controllerName: steadfast.dev/gateway-controller }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: edge, namespace: default }
-spec:
-  gatewayClassName: steadfast
-  listeners: [{ name: http, protocol: HTTP, port: 8080 }]
----
-apiVersion: v1
-kind: Service
-metadata: { name: app, namespace: default }
-spec: { ports: [{ name: http, port: 80, targetPort: 9000 }] }
-`;
-
-function routeYaml(name: string, path: string): string {
-  return `apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: ${name}, namespace: default }
-spec:
-  parentRefs: [{ name: edge }]
-  hostnames: ['${name}.example']
-  rules:
-    - matches: [{ path: { type: PathPrefix, value: '${path}' } }]
-      backendRefs: [{ name: app, port: 80 }]
-`;
-}
 
 function routeBody(name: string, path: string): unknown {
   return {

@@ -7,36 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { IncrementalCompiler } from '../../extproc/src/pipeline/incremental-compiler.js';
 import type { TableRoute } from '../../extproc/src/policy/policy-table.js';
 import type { ProvidedConfig } from '../../extproc/src/provider/provider.js';
+import { EDGE_BASE_YAML as BASE, edgeRouteYaml } from '../support/edge-gateway-yaml.js';
 import { mulberry32 as random } from '../support/mulberry32.js';
-
-const BASE = `apiVersion: gateway.networking.k8s.io/v1
-kind: GatewayClass
-metadata: { name: steadfast }
-spec: { controllerName: steadfast.dev/gateway-controller }
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: { name: edge, namespace: default }
-spec:
-  gatewayClassName: steadfast
-  listeners: [{ name: http, protocol: HTTP, port: 8080 }]
----
-apiVersion: v1
-kind: Service
-metadata: { name: app, namespace: default }
-spec: { ports: [{ name: http, port: 80, targetPort: 9000 }] }
-`;
-
-const routeYaml = (name: string): string => `apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: { name: ${name}, namespace: default }
-spec:
-  parentRefs: [{ name: edge }]
-  hostnames: ['${name}.example']
-  rules:
-    - matches: [{ path: { type: PathPrefix, value: '/${name}' } }]
-      backendRefs: [{ name: app, port: 80 }]
-`;
 
 describe('kept table entries', () => {
   for (const seed of [1, 2, 3]) {
@@ -50,7 +22,10 @@ describe('kept table entries', () => {
       const input = (): ProvidedConfig => ({
         documents: [
           { path: 'base.yaml', text: BASE },
-          { path: 'routes.yaml', text: docs.map((d) => `${d.above}${routeYaml(d.name)}`).join('---\n') },
+          {
+            path: 'routes.yaml',
+            text: docs.map((d) => `${d.above}${edgeRouteYaml(d.name, `/${d.name}`)}`).join('---\n'),
+          },
         ],
         objects: [],
         diagnostics: [],
