@@ -1,6 +1,6 @@
 // One row of `bench:scale --fleet`: one control plane (`serve --xds`, delta ADS) feeding two
 // real Envoys and lightweight ADS clients, at one number of routes, from one provider.
-import type { StageMedians } from './scale-fleet-stages.js';
+import type { SlowChange, StageMedians } from './scale-fleet-stages.js';
 
 /** Seconds until a change answered on both real Envoys: each change's, their median and p95. */
 export interface ChangeTimes {
@@ -61,6 +61,8 @@ export interface FleetRow {
   readonly changes: Readonly<Record<ChangeKind, ChangeTimes>>;
   /** Where a change's time went, stage by stage (medians; absent in runs before session 16). */
   readonly stages?: Readonly<Record<ChangeKind, StageMedians>>;
+  /** The two slowest changes of each kind, stage by stage (absent in runs before session 18). */
+  readonly slowest?: Readonly<Record<ChangeKind, readonly SlowChange[]>>;
   /** The provider's settle it was measured with (scale-fleet-settle.ts); absent in rows recorded before. */
   readonly settle?: string;
   /** API server: each change's request, from sending it to its answer read. */

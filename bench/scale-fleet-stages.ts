@@ -169,3 +169,33 @@ export function stagesTable(
   }
   return lines.join('\n');
 }
+
+/** One of the slowest changes of a kind: its time to live on both Envoys, and its stages. */
+export interface SlowChange {
+  readonly seconds: number;
+  readonly stages: ChangeStages;
+}
+
+/**
+ * The `count` slowest timed changes, slowest first: a p95 decided by a few slow changes shows in
+ * which stage they lost their time, which the medians cannot.
+ */
+export function slowestChanges(
+  changes: readonly { readonly seconds: number; readonly stages?: ChangeStages }[],
+  count = 2,
+): SlowChange[] {
+  return changes
+    .flatMap((c) => (c.stages && !Number.isNaN(c.seconds) ? [{ seconds: c.seconds, stages: c.stages }] : []))
+    .sort((a, b) => b.seconds - a.seconds)
+    .slice(0, count);
+}
+
+/** One slow change on a line: the service's stages, then each real Envoy's, in ms. */
+export function slowChangeLine(kind: string, slow: SlowChange): string {
+  const s = slow.stages.service;
+  const each = (k: EnvoyStage) => slow.stages.envoys.map((e) => ms(e[k])).join(' / ');
+  return (
+    `${kind} ${slow.seconds.toFixed(3)} s: read ${ms(s.read)}, thread ${ms(s.thread)}, answer ${ms(s.threadDone)}, ` +
+    `built ${ms(s.built)}, written ${each('written')}, acked ${each('acked')}, served ${each('served')} ms`
+  );
+}

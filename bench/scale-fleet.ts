@@ -22,7 +22,14 @@ import {
   stopFleet,
   untilOnEveryEnvoy,
 } from './scale-fleet-setup.js';
-import { type ChangeStages, changeStages, epochMs, stageMedians } from './scale-fleet-stages.js';
+import {
+  type ChangeStages,
+  changeStages,
+  epochMs,
+  slowChangeLine,
+  slowestChanges,
+  stageMedians,
+} from './scale-fleet-stages.js';
 import { providerSettle } from './scale-fleet-settle.js';
 import type { ChangeKind, ChangeTimes, FleetRow, MemoryPoint, SentPerChange } from './scale-fleet-row.js';
 import { generations, sentBetween, xdsDelivered, xdsStatus } from './scale-fleet-xds.js';
@@ -273,6 +280,7 @@ async function measureSteps(
     envoyPeakMiB: memoryMiB(envoyPid(fleet.real[0]?.envoy.child.pid ?? -1), 'VmHWM'),
     changes: by((m) => times(m.map((x) => x.seconds))),
     stages: by((m) => stageMedians(m.flatMap((x) => (x.stages ? [x.stages] : [])))),
+    slowest: by((m) => slowestChanges(m)),
     settle: await providerSettle(fleet.provider, fleet.kube?.steadfastConfig),
     ...(fleet.kube ? { requests: by((m) => times(m.map((x) => x.madeSeconds))) } : {}),
     ...(kubectl ? { kubectl: { kubectl: times(kubectl.kubectl), request: times(kubectl.request) } } : {}),
@@ -328,6 +336,8 @@ export async function runFleet(
       `one route on both Envoys: added ${c.add.p95.toFixed(2)} s, edited ${c.edit.p95.toFixed(2)} s, ` +
         `deleted ${c.delete.p95.toFixed(2)} s (p95); ${Math.round(row.sent.edit.bytes)} B of resource per Envoy per edit\n`,
     );
+    for (const [kind, slow] of Object.entries(row.slowest ?? {}))
+      for (const one of slow) process.stdout.write(`  slowest ${slowChangeLine(kind, one)}\n`);
   }
   return rows;
 }
