@@ -116,6 +116,19 @@ describe('a route configuration switch changing on a VHDS stream', () => {
     };
   };
 
+  /** As a reconnecting Envoy says it holds the route configuration and its three hosts. */
+  const saysItHolds = (envoy: AdsClient) => {
+    envoy.call.write({
+      type_url: RC,
+      resource_names_subscribe: ['port/80'],
+      initial_resource_versions: { 'port/80': 'v' },
+    });
+    envoy.call.write({
+      type_url: VH,
+      initial_resource_versions: { 'port/80/a': 'v', 'port/80/b': 'v', 'port/80/c': 'v' },
+    });
+  };
+
   /** A client holding generation 1: the route configuration answered, then its hosts. */
   const holding = async (client: () => AdsClient) => {
     const envoy = client();
@@ -250,15 +263,7 @@ describe('a route configuration switch changing on a VHDS stream', () => {
     // The listeners go out (unanswered: the generation is on its way); then what it holds.
     await envoy.next(TYPE_LISTENER, 0);
     const seen = envoy.received.length;
-    envoy.call.write({
-      type_url: RC,
-      resource_names_subscribe: ['port/80'],
-      initial_resource_versions: { 'port/80': 'v' },
-    });
-    envoy.call.write({
-      type_url: VH,
-      initial_resource_versions: { 'port/80/a': 'v', 'port/80/b': 'v', 'port/80/c': 'v' },
-    });
+    saysItHolds(envoy);
     const bridge = await envoy.next(VH, seen);
     expect(said(bridge)).toEqual({ 'port/80/a': 'on', 'port/80/b': 'on', 'port/80/c': 'off' });
     expect(server?.status().envoys[0]?.pushes[RC]).toBeUndefined();
@@ -273,15 +278,7 @@ describe('a route configuration switch changing on a VHDS stream', () => {
     // As Envoy reconnects: clusters first, then what it holds.
     envoy.call.write({ node: envoyNode, type_url: TYPE_CLUSTER });
     const cds = await envoy.next(TYPE_CLUSTER, 0);
-    envoy.call.write({
-      type_url: RC,
-      resource_names_subscribe: ['port/80'],
-      initial_resource_versions: { 'port/80': 'v' },
-    });
-    envoy.call.write({
-      type_url: VH,
-      initial_resource_versions: { 'port/80/a': 'v', 'port/80/b': 'v', 'port/80/c': 'v' },
-    });
+    saysItHolds(envoy);
     envoy.call.write({ type_url: TYPE_CLUSTER, response_nonce: cds.nonce });
     const bridge = await envoy.next(VH, 1);
     expect(said(bridge)).toEqual({ 'port/80/a': 'on', 'port/80/b': 'on', 'port/80/c': 'off' });
