@@ -1,7 +1,9 @@
 // What the Kubernetes provider hands the compiler per read: each object's input is made once
 // per object the watch delivered, not once per read, and its version moves only when what the
-// compiler reads moves (a status write keeps it).
-import { describe, expect, it } from 'vitest';
+// compiler reads moves (a status write keeps it). A Secret a listener names that is of another
+// type than kubernetes.io/tls is handed over as one input while its type holds.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { CONTROLLER_NAME } from '../../extproc/src/gatewayapi/codes.js';
 import type { ObjectInput } from '../../extproc/src/gatewayapi/parse.js';
 import type { KubeClient, WatchEvent } from '../../extproc/src/provider/kubernetes/client.js';
 import { KubernetesProvider } from '../../extproc/src/provider/kubernetes/provider.js';
@@ -34,10 +36,53 @@ function fakeClient() {
   return { client: client as unknown as KubeClient, emit: (e: WatchEvent) => emit?.(e) };
 }
 
+/** An API server of one Gateway of steadfast's whose listener names Secret default/not-tls, of type `secretType.current`. */
+function gatewayClient(secretType: { current: string }) {
+  const lists: Record<string, unknown[]> = {
+    '/apis/gateway.networking.k8s.io/v1/gatewayclasses': [
+      { metadata: { name: 'sf', uid: 'gc' }, spec: { controllerName: CONTROLLER_NAME } },
+    ],
+    '/apis/gateway.networking.k8s.io/v1/gateways': [
+      {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        metadata: { name: 'gw', namespace: 'default', uid: 'gw' },
+        spec: {
+          gatewayClassName: 'sf',
+          listeners: [
+            { name: 'https', port: 443, protocol: 'HTTPS', tls: { certificateRefs: [{ name: 'not-tls' }] } },
+          ],
+        },
+      },
+    ],
+  };
+  const gets: string[] = [];
+  const client = {
+    server: 'https://fake',
+    call(_method: string, path: string) {
+      if (path === '/api/v1/namespaces/default/secrets/not-tls') {
+        gets.push(path);
+        return Promise.resolve({ type: secretType.current });
+      }
+      const items = lists[path.split('?')[0] as string] ?? [];
+      return Promise.resolve({ items, metadata: { resourceVersion: '1' } });
+    },
+    watch() {
+      return { done: new Promise<void>(() => {}), abort: () => {} };
+    },
+    close: () => undefined,
+  };
+  return { client: client as unknown as KubeClient, gets };
+}
+
 const routeInputs = (objects: readonly ObjectInput[]) =>
   objects.filter((o) => (o.body as { kind?: string }).kind === 'HTTPRoute');
 
 describe('the Kubernetes provider read', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
   it('hands over the same input for an object it still holds, and a new one with a new version for a changed one', async () => {
     const { client, emit } = fakeClient();
     const provider = new KubernetesProvider({ client, writeStatus: false });
@@ -63,6 +108,47 @@ describe('the Kubernetes provider read', () => {
       // The compiler reads no status: it is not handed over.
       expect(written[1]?.body).not.toHaveProperty('status');
       expect(written[1]?.body).toEqual({ ...route(1, '/edited'), metadata: expect.anything() as unknown });
+    } finally {
+      await provider.close();
+    }
+  });
+
+  it('hands over one input for a Secret of another type a listener names, while its type holds', async () => {
+    const secretType = { current: 'Opaque' };
+    const { client, gets } = gatewayClient(secretType);
+    const provider = new KubernetesProvider({ client, writeStatus: false });
+    const secrets = (objects: readonly ObjectInput[]) =>
+      objects.filter((o) => (o.body as { kind?: string }).kind === 'Secret');
+    const changed: string[] = [];
+    provider.watch((what) => changed.push(what));
+    try {
+      const [first] = secrets((await provider.read()).objects);
+      expect(first?.body).toMatchObject({
+        metadata: { namespace: 'default', name: 'not-tls' },
+        type: 'Opaque',
+      });
+      expect(secrets((await provider.read()).objects)).toHaveLength(1);
+      expect(secrets((await provider.read()).objects)[0]).toBe(first);
+      expect(gets).toHaveLength(1);
+      changed.length = 0;
+
+      // Its type asked again once the answer is old (30 s): the same type keeps the input.
+      const now = Date.now();
+      vi.spyOn(Date, 'now').mockReturnValue(now + 31_000);
+      await provider.read();
+      await vi.waitFor(() => expect(gets).toHaveLength(2));
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      expect(secrets((await provider.read()).objects)[0]).toBe(first);
+      expect(changed).toEqual([]);
+
+      // Another type: a change, and a new input saying it.
+      secretType.current = 'kubernetes.io/dockerconfigjson';
+      vi.spyOn(Date, 'now').mockReturnValue(now + 62_000);
+      await provider.read();
+      await vi.waitFor(() => expect(changed).toEqual(['Secret default/not-tls']));
+      const [retyped] = secrets((await provider.read()).objects);
+      expect(retyped).not.toBe(first);
+      expect(retyped?.body).toMatchObject({ type: 'kubernetes.io/dockerconfigjson' });
     } finally {
       await provider.close();
     }

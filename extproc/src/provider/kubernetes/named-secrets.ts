@@ -2,6 +2,7 @@
 // (kinds.ts reads no other type). Each is looked up by name, and when it exists with another
 // type the compiler gets it without its data, so the listener says "Secret is of type Opaque"
 // (InvalidCertificateRef) rather than "not found". Nothing of its content is held.
+import type { ObjectInput } from '../../gatewayapi/parse.js';
 import { KubeApiError, type KubeClient } from './client.js';
 import type { KubeObject } from './reflector.js';
 
@@ -11,6 +12,17 @@ const RECHECK_MS = 30_000;
 interface Answer {
   readonly type: string | undefined;
   readonly at: number;
+  /**
+   * The compiler's input for it, one object while its type holds: a read hands over the same
+   * inputs as the last, so the crossing to the compiler thread keeps its unchanged end.
+   */
+  readonly input: ObjectInput | undefined;
+}
+
+/** A Secret of another type, as the compiler sees it: its type, no data. */
+function typeOnly(key: string, type: string): ObjectInput {
+  const [namespace, name] = key.split('/');
+  return { body: { apiVersion: 'v1', kind: 'Secret', metadata: { namespace, name }, type, data: {} } };
 }
 
 export class NamedSecretTypes {
@@ -28,22 +40,14 @@ export class NamedSecretTypes {
    * The Secrets (`namespace/name`) listeners name and the listed ones lack, as type-only
    * objects where one exists with another type; asks about the rest in the background.
    */
-  stubs(named: Iterable<string>, listed: (key: string) => boolean): KubeObject[] {
-    const out: KubeObject[] = [];
+  stubs(named: Iterable<string>, listed: (key: string) => boolean): ObjectInput[] {
+    const out: ObjectInput[] = [];
     const now = Date.now();
     for (const key of new Set(named)) {
       if (listed(key)) continue;
       const answer = this.answers.get(key);
       if (!answer || now - answer.at > RECHECK_MS) void this.ask(key, answer?.type);
-      if (answer?.type === undefined) continue;
-      const [namespace, name] = key.split('/');
-      out.push({
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { namespace, name },
-        type: answer.type,
-        data: {},
-      });
+      if (answer?.input) out.push(answer.input);
     }
     return out;
   }
@@ -71,7 +75,9 @@ export class NamedSecretTypes {
       )
       .then((type) => {
         this.asking.delete(key);
-        this.answers.set(key, { type, at: Date.now() });
+        const was = this.answers.get(key);
+        const input = type === undefined ? undefined : type === was?.type ? was.input : typeOnly(key, type);
+        this.answers.set(key, { type, at: Date.now(), input });
         if (type !== before) this.changed(`Secret ${key}`);
       });
     this.asking.set(key, asked);

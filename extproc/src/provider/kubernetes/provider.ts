@@ -143,7 +143,7 @@ export class KubernetesProvider implements Provider {
         objects.push(this.inputOf(r, o));
       }
     }
-    for (const stub of this.namedSecrets.stubs(...this.certificateRefs())) objects.push({ body: stub });
+    objects.push(...this.namedSecrets.stubs(...this.certificateRefs()));
     return { documents: [], objects, diagnostics: [] };
   }
 
