@@ -31,6 +31,35 @@ describe('server reflection', () => {
     }
   });
 
+  it('describes every service it lists, and the messages of other packages they use', async () => {
+    const listed = await run(grpcurl, ['-plaintext', server.address, 'list']);
+    for (const service of listed.stdout.trim().split('\n')) {
+      const result = await run(grpcurl, ['-plaintext', server.address, 'describe', service]);
+      expect(result.stderr).toBe('');
+      expect(result.exitCode).toBe(0);
+      expect(result.stdout).toContain(`${service} is a service:`);
+    }
+    const extProc = await run(grpcurl, ['-plaintext', server.address, 'describe', EXT_PROC_SERVICE]);
+    expect(extProc.stdout).toContain(
+      'rpc Process ( stream .envoy.service.ext_proc.v3.ProcessingRequest ) returns ( stream .envoy.service.ext_proc.v3.ProcessingResponse );',
+    );
+    // Types the request names from envoy.config.core.v3 and google.protobuf resolve.
+    const request = 'envoy.service.ext_proc.v3.ProcessingRequest';
+    const message = await run(grpcurl, ['-plaintext', server.address, 'describe', request]);
+    expect(message.stderr).toBe('');
+    expect(message.stdout).toContain(`${request} is a message:`);
+    expect(message.stdout).toContain('.envoy.config.core.v3.Metadata metadata_context');
+    expect(message.stdout).toMatch(/map<string, \.google\.protobuf\.Struct> attributes/);
+    const headerMap = await run(grpcurl, [
+      '-plaintext',
+      server.address,
+      'describe',
+      'envoy.config.core.v3.HeaderMap',
+    ]);
+    expect(headerMap.stderr).toBe('');
+    expect(headerMap.stdout).toContain('repeated .envoy.config.core.v3.HeaderValue headers');
+  });
+
   it('describes a service from its proto', async () => {
     const result = await run(grpcurl, ['-plaintext', server.address, 'describe', 'grpc.health.v1.Health']);
     expect(result.exitCode).toBe(0);
