@@ -6,7 +6,8 @@
 // with the generation it has: no head follows (asked for its route configurations again, it gets
 // the bridge again first). On a new stream whose Envoy says it holds the route configuration and
 // its hosts, the bridge comes first too. A generation whose head does not change sends the one
-// host it changed, nothing else.
+// host it changed, nothing else. A stream that never asks for virtual hosts is waited for once
+// (the wait a generation's delivery has too): then its heads go without a bridge, unwaited.
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   IDEMPOTENT_RESET_FILTER_NAME,
@@ -105,8 +106,11 @@ describe('a route configuration switch changing on a VHDS stream', () => {
     await server?.stop();
   });
 
-  const start = async (gen: { current: GatewayResources }) => {
-    server = new AdsServer({ resources: () => gen.current, log: () => undefined });
+  const start = async (
+    gen: { current: GatewayResources },
+    options: { hostsWaitMs?: number; log?: (line: string) => void } = {},
+  ) => {
+    server = new AdsServer({ resources: () => gen.current, log: () => undefined, ...options });
     const address = await server.start('127.0.0.1:0');
     server.update('1');
     return () => {
@@ -289,5 +293,40 @@ describe('a route configuration switch changing on a VHDS stream', () => {
     envoy.call.write({ type_url: RC, response_nonce: head.nonce });
     const hosts = await envoy.next(VH, envoy.received.indexOf(head));
     expect(said(hosts)).toEqual({ 'port/80/a': '', 'port/80/b': '' });
+  });
+
+  it('a stream that never asks for virtual hosts: waited for once, then its heads go without a bridge', async () => {
+    const lines: string[] = [];
+    const waited = () => lines.filter((l) => l.includes('has not asked for their virtual hosts')).length;
+    const gen = { current: generation([]) };
+    const client = await start(gen, { hostsWaitMs: 200, log: (l) => lines.push(l) });
+    const envoy = client();
+    // It says it holds the route configuration (another head) and never asks for hosts.
+    envoy.call.write({
+      node: envoyNode,
+      type_url: RC,
+      resource_names_subscribe: ['port/80'],
+      initial_resource_versions: { 'port/80': 'v' },
+    });
+    const head = await envoy.next(RC, 0);
+    expect(headSwitch(head)).toBe(false);
+    expect(waited()).toBe(1);
+    expect(lines.find((l) => l.includes('has not asked'))).toMatch(/the heads go without their bridge/);
+    expect(envoy.received.map((r) => r.type_url)).toEqual([RC]);
+    envoy.call.write({ type_url: RC, response_nonce: head.nonce });
+    const status = () => server?.status().envoys[0];
+    await waitUntil('delivered', () => status()?.delivered?.version === '1');
+    expect(status()?.withoutVirtualHosts).toBe(true);
+
+    // A tip: the head at once, no second wait (the bridge's and the delivery's wait are one).
+    gen.current = generation(['b']);
+    const seen = envoy.received.length;
+    server?.update('2');
+    const tipped = await envoy.next(RC, seen);
+    expect(headSwitch(tipped)).toBe(true);
+    envoy.call.write({ type_url: RC, response_nonce: tipped.nonce });
+    await waitUntil('generation 2 delivered', () => status()?.delivered?.version === '2');
+    expect(waited()).toBe(1);
+    expect(envoy.received.map((r) => r.type_url)).toEqual([RC, RC]);
   });
 });

@@ -63,7 +63,7 @@ const VHDS_SINCE = { major: 1, minor: 38 };
 const NAMED_TYPES: ReadonlySet<string> = new Set([TYPE_ENDPOINTS, TYPE_ROUTE_CONFIGURATION, TYPE_SECRET]);
 /** How long the rest of a generation waits for an Envoy's answer on its clusters. */
 const CLUSTER_ANSWER_WAIT_MS = 30_000;
-/** How long a VHDS stream's generation waits, once, for its Envoy to ask for virtual hosts. */
+/** How long a VHDS stream is waited for, once, to ask for virtual hosts (waitsForHosts). */
 const HOSTS_SUBSCRIPTION_WAIT_MS = 10_000;
 
 /** What one connected Envoy has taken and refused. */
@@ -132,8 +132,9 @@ export interface AdsServerOptions {
   /** How long a stream may leave what it was sent unread or unanswered before it is reset (default 60 s). */
   readonly stallMs?: number;
   /**
-   * How long a VHDS stream's generation waits, once per stream, for the Envoy to ask for the
-   * virtual hosts of the route configurations it took, before it counts as delivered (default 10 s).
+   * How long a VHDS stream is waited for, once per stream, to ask for the virtual hosts of the
+   * route configurations it took or holds: by its generation before it counts as delivered, and
+   * by a bridge, which goes out only once they are asked for (default 10 s).
    */
   readonly hostsWaitMs?: number;
 }
@@ -442,29 +443,24 @@ export class AdsServer {
    * configuration's hosts with every route saying its own `reset` switch, and those it no longer
    * has removed: Envoy applies a head over the hosts it has, and these are right under the head
    * before and the one after (docs/fleet.md). The heads follow their answer (pushRest again).
-   * Whether the rest waits: for that answer, or, on a new stream, for its asking for virtual
-   * hosts (bounded as the clusters' answer is).
+   * Whether the rest waits: for that answer; for the answer to the hosts sent before (a stream
+   * that leaves it unanswered is reset, Stream's stall); or, on a new stream, for its asking for
+   * virtual hosts, the one wait of waitsForHosts.
    */
   private sendBridge(s: Stream, flight: Flight): boolean {
     const changed = changedHeads(s, flight.encoded);
     // Made only now, for these configurations only: most generations change no head.
     const explicit = changed.size > 0 ? this.bridges.get(flight.encoded)?.(changed) : undefined;
     if (!explicit) return false;
-    if (s.names.has(TYPE_VIRTUAL_HOST) && !s.unanswered.has(TYPE_VIRTUAL_HOST)) {
+    if (!s.names.has(TYPE_VIRTUAL_HOST)) {
+      // Not asked for (yet): waited for once per stream, then the heads go without it.
+      if (!this.waitsForHosts(s, flight, true, () => this.sendRest(s, flight))) return false;
+    } else if (!s.unanswered.has(TYPE_VIRTUAL_HOST)) {
       const ofChanged = (name: string) => changed.has(routeConfigurationOf(name));
       const hosts = [...explicit.values()];
       // The hosts those configurations no longer have go too: under the new head they would run
       // with the wrong switch. Held already (their answer came): the heads may go.
       if (!s.send(TYPE_VIRTUAL_HOST, flight.version, hosts, ofChanged)) return false;
-    } else if (flight.step !== 'bridge') {
-      flight.timer = setTimeout(() => {
-        if (s.flight !== flight || flight.step !== 'bridge') return;
-        this.options.log(
-          `xds: ${shown(s.node)} has not asked for virtual hosts in ${this.clusterWaitMs / 1000} s; sending generation ${flight.version}'s route configurations without their bridge`,
-        );
-        this.sendRest(s, flight);
-      }, this.clusterWaitMs);
-      flight.timer.unref();
     }
     flight.step = 'bridge';
     return true;
@@ -522,24 +518,37 @@ export class AdsServer {
   /**
    * Whether the generation waits for its virtual hosts to be asked for: a VHDS stream's Envoy
    * asks once it took route configurations that name them (after answering for those), and
-   * until it has them it serves no route. Waited for once per stream, `hostsWaitMs` at most,
-   * so that a client that never asks does not hold its generations back (status says so).
+   * until it has them it serves no route.
    */
   private awaitsHostSubscription(s: Stream, flight: Flight): boolean {
-    if (!s.vhds || s.hostsWaitOver || s.names.has(TYPE_VIRTUAL_HOST)) return false;
+    if (!s.vhds) return false;
     const routes = s.names.get(TYPE_ROUTE_CONFIGURATION) ?? [];
     // Route configurations refused (or none asked for): no virtual hosts are asked for.
     if (routes.length === 0 || s.nacked.has(TYPE_ROUTE_CONFIGURATION)) return false;
+    return this.waitsForHosts(s, flight, false, () => this.maybeLand(s));
+  }
+
+  /**
+   * Waits for a VHDS stream to ask for virtual hosts, `hostsWaitMs` at most and once per stream,
+   * for its generation to count as delivered or (`bridge`) for a bridge to go out: a client that
+   * never asks is not waited for again, whichever waited (hostsWaitOver; status says so), so it
+   * holds neither its generations nor its heads back. Whether it waits; `then` when it gave up.
+   */
+  private waitsForHosts(s: Stream, flight: Flight, bridge: boolean, then: () => void): boolean {
+    if (s.hostsWaitOver || s.names.has(TYPE_VIRTUAL_HOST)) return false;
     if (flight.timer) return true;
     const waitMs = this.options.hostsWaitMs ?? HOSTS_SUBSCRIPTION_WAIT_MS;
     flight.timer = setTimeout(() => {
       flight.timer = undefined;
       if (s.flight !== flight || s.names.has(TYPE_VIRTUAL_HOST)) return;
       s.hostsWaitOver = true;
+      const what = bridge
+        ? `holds route configurations whose heads generation ${flight.version} changes`
+        : `took the route configurations of generation ${flight.version}`;
       this.options.log(
-        `xds: ${shown(s.node)} took the route configurations of generation ${flight.version} but has not asked for their virtual hosts in ${waitMs / 1000} s; its generations count as delivered without them`,
+        `xds: ${shown(s.node)} ${what} but has not asked for their virtual hosts in ${waitMs / 1000} s; ${bridge ? 'the heads go without their bridge, and ' : ''}its generations count as delivered without them`,
       );
-      this.maybeLand(s);
+      then();
     }, waitMs);
     flight.timer.unref();
     return true;
