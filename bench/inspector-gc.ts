@@ -125,15 +125,23 @@ const HEAP_EXPRESSION = `JSON.stringify({
   external: process.memoryUsage().external,
 })`;
 
-const heapOf = (result: unknown): ThreadHeap =>
-  JSON.parse((result as { result: { value: string } }).result.value) as ThreadHeap;
+const valueOf = (result: unknown): unknown =>
+  JSON.parse((result as { result: { value: string } }).result.value) as unknown;
+
+/**
+ * `expression` (one that returns a JSON text) evaluated on the main thread, then on each worker
+ * thread: the values it gave, parsed, in that order.
+ */
+export async function inThreads(url: string, expression: string): Promise<unknown[]> {
+  const evaluate = { expression, returnByValue: true };
+  const [main] = await session(url, [{ method: 'Runtime.evaluate', params: evaluate }]);
+  const workers = await inWorkers(url, 'Runtime.evaluate', evaluate);
+  return [valueOf(main), ...workers.map(valueOf)];
+}
 
 /** The main thread's heap, then each worker thread's, as they are now (no GC first). */
 export async function threadHeaps(url: string): Promise<ThreadHeap[]> {
-  const evaluate = { expression: HEAP_EXPRESSION, returnByValue: true };
-  const [main] = await session(url, [{ method: 'Runtime.evaluate', params: evaluate }]);
-  const workers = await inWorkers(url, 'Runtime.evaluate', evaluate);
-  return [heapOf(main), ...workers.map(heapOf)];
+  return (await inThreads(url, HEAP_EXPRESSION)) as ThreadHeap[];
 }
 
 /**

@@ -2,6 +2,7 @@
 // (scale-fleet-kubernetes-latest.* from an API server).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { CpuMedians } from './scale-fleet-cpu.js';
 import type { ChangeTimes, FleetRow, SentPerChange } from './scale-fleet-row.js';
 import { stagesTable } from './scale-fleet-stages.js';
 
@@ -79,6 +80,46 @@ function startTable(rows: readonly FleetRow[]): string {
   return lines.join('\n');
 }
 
+/**
+ * Where the machine went during a change: each part's CPU from the change's start until both
+ * real Envoys served it, and steadfast's GC in that window (medians of the row's changes).
+ */
+function cpuTable(r: FleetRow): string | undefined {
+  const c = r.cpu;
+  if (!c) return undefined;
+  const kinds = ['add', 'edit', 'delete'] as const;
+  const row = (label: string, f: (m: CpuMedians) => number | string | undefined): string =>
+    `| ${label} | ${kinds
+      .map((k) => {
+        const x = f(c[k]);
+        return typeof x === 'string' ? x : fmt(x, 0);
+      })
+      .join(' | ')} |`;
+  const envoys = Math.max(...kinds.map((k) => c[k].cpu.envoys.length));
+  const kube = kinds.some((k) => c[k].cpu.apiServer !== undefined);
+  return [
+    `| ${r.routes.toLocaleString('en')} routes: CPU per change, median ms, from its start until both Envoys serve it | added | edited | deleted |`,
+    '|---|---:|---:|---:|',
+    row('the window (wall time)', (m) => m.cpu.windowMs),
+    row("steadfast's service thread", (m) => m.cpu.service),
+    row("steadfast's compiler thread", (m) => m.cpu.compiler),
+    ...(kube ? [row('kube-apiserver', (m) => m.cpu.apiServer), row('etcd', (m) => m.cpu.etcd)] : []),
+    ...Array.from({ length: envoys }, (_, i) => row(`Envoy ${i + 1}`, (m) => m.cpu.envoys[i])),
+    row('the benchmark (its polling, the lightweight clients)', (m) => m.cpu.bench),
+    row("steadfast's service thread: waiting for a CPU (ready, not running)", (m) => m.cpu.waited?.service),
+    row("steadfast's compiler thread: waiting for a CPU", (m) => m.cpu.waited?.compiler),
+    ...Array.from({ length: envoys }, (_, i) =>
+      row(`Envoy ${i + 1}'s main thread: waiting for a CPU`, (m) => m.cpu.waited?.envoys[i]),
+    ),
+    row('the rest of the machine (others, the kernel)', (m) => m.others),
+    row('the whole machine, every CPU (10 ms resolution)', (m) => m.cpu.machine),
+    row("GC pauses on steadfast's service thread", (m) => m.gcMs.service),
+    row('changes with a major GC there', (m) => `${m.withMajorGc.service} of ${m.changes}`),
+    row("GC pauses on steadfast's compiler thread", (m) => m.gcMs.compiler),
+    row('changes with a major GC there', (m) => `${m.withMajorGc.compiler} of ${m.changes}`),
+  ].join('\n');
+}
+
 const mib = (x: number): string => `${fmt(x, 0)} MiB`;
 
 /** The control plane's memory with 1, 2 and all Envoys, its peaks, and the first Envoy's. */
@@ -101,11 +142,13 @@ function memoryTable(rows: readonly FleetRow[]): string {
 
 export function fleetTables(rows: readonly FleetRow[]): string {
   const stages = rows.flatMap((r) => (r.stages ? [stagesTable(r.routes, r.stages, r.settle)] : []));
+  const cpu = rows.flatMap((r) => cpuTable(r) ?? []);
   const requests = requestsTable(rows);
   const tables = [
     changesTable(rows),
     ...(requests ? [requests] : []),
     ...stages,
+    ...cpu,
     startTable(rows),
     memoryTable(rows),
   ];

@@ -1,5 +1,6 @@
 // One row of `bench:scale --fleet`: one control plane (`serve --xds`, delta ADS) feeding two
 // real Envoys and lightweight ADS clients, at one number of routes, from one provider.
+import type { CpuMedians } from './scale-fleet-cpu.js';
 import type { SlowChange, StageMedians } from './scale-fleet-stages.js';
 
 /** Seconds until a change answered on both real Envoys: each change's, their median and p95. */
@@ -63,6 +64,11 @@ export interface FleetRow {
   readonly stages?: Readonly<Record<ChangeKind, StageMedians>>;
   /** The two slowest changes of each kind, stage by stage (absent in runs before session 18). */
   readonly slowest?: Readonly<Record<ChangeKind, readonly SlowChange[]>>;
+  /**
+   * Each part's CPU over a change (from its start until both real Envoys serve it) and steadfast's
+   * GC in that window: medians, and how many changes had a major GC (absent before session 19).
+   */
+  readonly cpu?: Readonly<Record<ChangeKind, CpuMedians>>;
   /** The provider's settle it was measured with (scale-fleet-settle.ts); absent in rows recorded before. */
   readonly settle?: string;
   /** API server: each change's request, from sending it to its answer read. */

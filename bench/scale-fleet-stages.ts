@@ -6,6 +6,7 @@
 import { epochMs } from '../extproc/src/pipeline/load-times.js';
 import type { XdsStatus } from '../extproc/src/xds/ads-server.js';
 import { median } from './round-stats.js';
+import { type ChangeCpu, type ChangeGc, cpuLine } from './scale-fleet-cpu.js';
 
 export { epochMs };
 
@@ -170,10 +171,13 @@ export function stagesTable(
   return lines.join('\n');
 }
 
-/** One of the slowest changes of a kind: its time to live on both Envoys, and its stages. */
+/** One of the slowest changes of a kind: its time to live on both Envoys, its stages, each part's CPU and GC. */
 export interface SlowChange {
   readonly seconds: number;
   readonly stages: ChangeStages;
+  /** Absent in runs before session 19. */
+  readonly cpu?: ChangeCpu;
+  readonly gc?: ChangeGc;
 }
 
 /**
@@ -181,11 +185,20 @@ export interface SlowChange {
  * which stage they lost their time, which the medians cannot.
  */
 export function slowestChanges(
-  changes: readonly { readonly seconds: number; readonly stages?: ChangeStages }[],
+  changes: readonly {
+    readonly seconds: number;
+    readonly stages?: ChangeStages;
+    readonly cpu?: ChangeCpu;
+    readonly gc?: ChangeGc;
+  }[],
   count = 2,
 ): SlowChange[] {
   return changes
-    .flatMap((c) => (c.stages && !Number.isNaN(c.seconds) ? [{ seconds: c.seconds, stages: c.stages }] : []))
+    .flatMap(({ seconds, stages, cpu, gc }) =>
+      stages && !Number.isNaN(seconds)
+        ? [{ seconds, stages, ...(cpu ? { cpu } : {}), ...(gc ? { gc } : {}) }]
+        : [],
+    )
     .sort((a, b) => b.seconds - a.seconds)
     .slice(0, count);
 }
@@ -196,6 +209,7 @@ export function slowChangeLine(kind: string, slow: SlowChange): string {
   const each = (k: EnvoyStage) => slow.stages.envoys.map((e) => ms(e[k])).join(' / ');
   return (
     `${kind} ${slow.seconds.toFixed(3)} s: read ${ms(s.read)}, thread ${ms(s.thread)}, answer ${ms(s.threadDone)}, ` +
-    `built ${ms(s.built)}, written ${each('written')}, acked ${each('acked')}, served ${each('served')} ms`
+    `built ${ms(s.built)}, written ${each('written')}, acked ${each('acked')}, served ${each('served')} ms` +
+    cpuLine(slow.cpu, slow.gc)
   );
 }

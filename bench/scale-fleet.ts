@@ -31,6 +31,15 @@ import {
   stageMedians,
 } from './scale-fleet-stages.js';
 import { providerSettle } from './scale-fleet-settle.js';
+import {
+  type ChangeCpu,
+  type ChangeGc,
+  type FleetParts,
+  ChangeCpuMeter,
+  changeGc,
+  cpuMedians,
+  fleetParts,
+} from './scale-fleet-cpu.js';
 import type { ChangeKind, ChangeTimes, FleetRow, MemoryPoint, SentPerChange } from './scale-fleet-row.js';
 import { generations, sentBetween, xdsDelivered, xdsStatus } from './scale-fleet-xds.js';
 import { type Change, kubectlCost, statusWritten } from './scale-changes.js';
@@ -126,8 +135,16 @@ interface Measured {
   readonly madeSeconds: number;
   readonly real: SentPerChange[];
   readonly light: SentPerChange[];
-  /** Where its time went (a timed change only). */
+  /** Where its time went (a timed change only): the control plane's stages, each part's CPU, GC. */
   readonly stages?: ChangeStages;
+  readonly cpu?: ChangeCpu;
+  readonly gc?: ChangeGc;
+}
+
+/** What a timed change reads besides the control plane's stages: its parts' CPU, steadfast's GC. */
+interface Watched {
+  readonly parts: FleetParts;
+  readonly inspector: string;
 }
 
 /** One change made, timed on the real Envoys, then waited for on every Envoy and counted. */
@@ -135,6 +152,7 @@ async function oneChange(
   fleet: Fleet,
   make: Change,
   check: { i: number; path: string; want: number } | undefined,
+  watched?: Watched,
 ): Promise<Measured> {
   const envoys = fleet.real.length + fleet.light.length;
   const gone = fleet.light.find((c) => c.ended !== undefined);
@@ -142,35 +160,50 @@ async function oneChange(
   const before = await xdsDelivered(fleet.adminPort, envoys, fleet.limitMs);
   await fleet.changes.ready();
   let servedAt: number[] = [];
+  const meter = check && watched ? new ChangeCpuMeter(watched.parts) : undefined;
   const at = epochMs();
   const clock = await timedChange(make, async () => {
     if (check) servedAt = await servedOnEachEnvoy(fleet, check.i, check.path, check.want);
   });
+  const [cpu, end] = [meter?.read(), epochMs()];
   const after = await xdsDelivered(fleet.adminPort, envoys, fleet.limitMs, generations(before));
   const sent = sentBetween(before, after);
   const real = new Set(fleet.real.map((r) => r.node));
   const of = (keep: (node: string) => boolean) => [...sent].filter(([node]) => keep(node)).map(([, s]) => s);
   const nodes = fleet.real.map((r) => r.node);
   const stages = check ? changeStages(at, await xdsStatus(fleet.adminPort), nodes, servedAt) : undefined;
+  const gc = meter && watched ? await changeGc(watched.inspector, at, end) : undefined;
   return {
     seconds: check ? clock.seconds : Number.NaN,
     madeSeconds: clock.madeSeconds,
     real: of((n) => real.has(n)),
     light: of((n) => !real.has(n)),
     ...(stages ? { stages } : {}),
+    ...(cpu ? { cpu } : {}),
+    ...(gc ? { gc } : {}),
   };
 }
 
 /** Route n added, route n-1's path edited, route n deleted: `count` times each, in turn. */
-async function timeChanges(fleet: Fleet, count: number): Promise<Record<ChangeKind, Measured[]>> {
+async function timeChanges(
+  fleet: Fleet,
+  count: number,
+  watched: Watched,
+): Promise<Record<ChangeKind, Measured[]>> {
   const { n } = fleet;
   const last = n - 1;
   const out: Record<ChangeKind, Measured[]> = { add: [], edit: [], delete: [] };
   for (let k = 0; k < count; k++) {
     const path = `/edited-${k}/${last}`;
-    out.add.push(await oneChange(fleet, fleet.changes.add(n), { i: n, path: `/r/${n}`, want: 200 }));
-    out.edit.push(await oneChange(fleet, fleet.changes.edit(last, path), { i: last, path, want: 200 }));
-    out.delete.push(await oneChange(fleet, fleet.changes.remove(n), { i: n, path: `/r/${n}`, want: 404 }));
+    const [added, gone] = [
+      { i: n, path: `/r/${n}`, want: 200 },
+      { i: n, path: `/r/${n}`, want: 404 },
+    ];
+    out.add.push(await oneChange(fleet, fleet.changes.add(n), added, watched));
+    out.edit.push(
+      await oneChange(fleet, fleet.changes.edit(last, path), { i: last, path, want: 200 }, watched),
+    );
+    out.delete.push(await oneChange(fleet, fleet.changes.remove(n), gone, watched));
   }
   return out;
 }
@@ -258,7 +291,13 @@ async function measureSteps(
   resetPeak(pid);
   const { two, all } = await connectTheRest(fleet, options.lightClients);
   resetPeak(pid);
-  const changes = await timeChanges(fleet, options.changes);
+  const inspector = inspectorUrl(fleet.cli.output());
+  if (inspector === undefined) throw new Error('serve printed no inspector URL');
+  const parts = await fleetParts(
+    inspector,
+    fleet.real.map((r) => r.envoy.child.pid),
+  );
+  const changes = await timeChanges(fleet, options.changes, { parts, inspector });
   const changesPeakMiB = memoryMiB(pid, 'VmHWM');
   // What the changes' clock no longer holds: kubectl around the same kind of request.
   const kubectl = fleet.kube ? await kubectlCost(fleet.kube, fleet.n - 1, KUBECTL_ROUNDS) : undefined;
@@ -281,6 +320,7 @@ async function measureSteps(
     changes: by((m) => times(m.map((x) => x.seconds))),
     stages: by((m) => stageMedians(m.flatMap((x) => (x.stages ? [x.stages] : [])))),
     slowest: by((m) => slowestChanges(m)),
+    cpu: by((m) => cpuMedians(m)),
     settle: await providerSettle(fleet.provider, fleet.kube?.steadfastConfig),
     ...(fleet.kube ? { requests: by((m) => times(m.map((x) => x.madeSeconds))) } : {}),
     ...(kubectl ? { kubectl: { kubectl: times(kubectl.kubectl), request: times(kubectl.request) } } : {}),

@@ -110,7 +110,7 @@ export function resetPeak(pid: number | undefined): void {
 }
 
 /** The descendants of a process, by walking /proc/<pid>/task/<tid>/children. */
-function descendants(pid: number): number[] {
+export function descendants(pid: number): number[] {
   const out: number[] = [];
   const visit = (p: number): void => {
     let tasks: string[] = [];
