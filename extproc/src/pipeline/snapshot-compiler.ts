@@ -232,6 +232,14 @@ export class SnapshotCompiler {
     return snapshotFrom(res.data, this.reader);
   };
 
+  /**
+   * Starts the thread ahead of the first compile, which then finds its modules loaded (~0.1-0.3
+   * s): `serve` calls it while a cluster is still being listed.
+   */
+  prepare(): void {
+    if (SnapshotCompiler.available()) this.thread();
+  }
+
   private send = async (provided: ProvidedConfig): Promise<CompileResponse> => {
     const worker = this.thread();
     const id = ++this.next;

@@ -132,6 +132,11 @@ export class ServedConfig implements ConfigView {
     });
   }
 
+  /** Starts the compiler's thread before the first load needs it (while the provider starts). */
+  prepare(): void {
+    this.compiler.prepare();
+  }
+
   /** Loads once and starts watching. Resolves after the first load, good or bad. */
   async start(): Promise<void> {
     await this.store.load();
