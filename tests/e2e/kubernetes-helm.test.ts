@@ -176,6 +176,33 @@ describe('the Helm chart and the manifests made from it', () => {
     expect(new Set([plain, ...others]).size).toBe(4);
   });
 
+  it('passes envoy.upstreamIdleTimeout to serve in gateway mode; refuses a bad one, or one in attach mode, with the reason', () => {
+    expect(template('steadfast', 'steadfast-system', [])).not.toMatch(/--upstream-idle-timeout/);
+    for (const value of ['30s', '500ms', 'off', '45', '1.5']) {
+      const yaml = template('steadfast', 'steadfast-system', [`envoy.upstreamIdleTimeout=${value}`]);
+      expect(yaml).toContain(`- --upstream-idle-timeout=${value}\n`);
+    }
+    const set = template('steadfast', 'steadfast-system', ['envoy.upstreamIdleTimeout=30s']);
+    expect(dryRun(set).match(/\(server dry run\)/g)).toHaveLength(kinds(set).length);
+    // The shape by the chart's schema, the range (1ms to a day, as serve takes it) by the template.
+    for (const bad of ['2d', 'fast', '-1s', '0', '0ms', '90000s', '86401']) {
+      const r = helm(['template', 'steadfast', CHART, '--set', `envoy.upstreamIdleTimeout=${bad}`]);
+      expect(r.status, bad).not.toBe(0);
+      expect(r.out, bad).toMatch(/upstreamIdleTimeout/);
+    }
+    const attach = helm([
+      'template',
+      'steadfast',
+      CHART,
+      '--set',
+      'mode=attach',
+      '--set',
+      'envoy.upstreamIdleTimeout=30s',
+    ]);
+    expect(attach.status).not.toBe(0);
+    expect(attach.out).toMatch(/envoy\.upstreamIdleTimeout is for gateway mode/);
+  });
+
   it('refuses a mode it does not know, and gateway mode without session keys, with the reason', () => {
     const r = helm(['template', 'steadfast', CHART, '--set', 'mode=mesh']);
     expect(r.status).not.toBe(0);

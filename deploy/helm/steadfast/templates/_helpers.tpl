@@ -25,6 +25,19 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{ include "steadfast.fullname" . }}-xds.{{ .Release.Namespace }}.svc
 {{- end -}}
 
+{{/* envoy.upstreamIdleTimeout as `serve --upstream-idle-timeout` takes it (values.schema.json checks its shape); refused here outside 1ms to a day, as serve would refuse it at start. */}}
+{{- define "steadfast.upstreamIdleTimeout" -}}
+{{- $v := toString .Values.envoy.upstreamIdleTimeout -}}
+{{- if ne $v "off" -}}
+{{- $n := regexReplaceAll "(ms|s)$" $v "" | float64 -}}
+{{- $ms := ternary $n (mulf $n 1000) (hasSuffix "ms" $v) -}}
+{{- if or (lt $ms 1.0) (gt $ms 86400000.0) -}}
+{{- fail (printf "envoy.upstreamIdleTimeout: %s is not between 1ms and a day (86400s)" $v) -}}
+{{- end -}}
+{{- end -}}
+{{- $v -}}
+{{- end -}}
+
 {{/* What no container needs: root, privilege escalation, capabilities, a writable root filesystem. */}}
 {{- define "steadfast.containerSecurity" -}}
 runAsNonRoot: true
