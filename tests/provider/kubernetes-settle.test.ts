@@ -172,6 +172,25 @@ describe('the Kubernetes provider settles a change briefly', () => {
     expect((swaps[0] ?? 0) - t0).toBe(50);
   });
 
+  it('reads once per generation under changes spaced longer than a compile and shorter than the settle', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const provider = settleProbe(kube, route);
+    // A compile of 5 ms, a change every 12 ms for 0.6 s (an EndpointSlice that keeps moving).
+    store = new ConfigStore({ provider, compile: slowCompile(5) });
+    await store.load();
+    store.watch();
+    const swaps = swapTimes(store);
+    for (let i = 0; i < 50; i++) {
+      provider.change();
+      await vi.advanceTimersByTimeAsync(12);
+    }
+    await vi.advanceTimersByTimeAsync(300);
+    // Only the first change, after quiet, is read early (and that read discarded by the next);
+    // every other read is a settle's, and each is swapped in.
+    expect(swaps.length).toBeGreaterThanOrEqual(10);
+    expect(provider.readAt.length - 1).toBe(swaps.length + 1);
+  });
+
   it('puts the changes that come during a compile into one next reload, started when it ends', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const provider = settleProbe(kube, route);

@@ -74,6 +74,8 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
   private times: LoadTimes | undefined;
   /** Keeps or discards the reload begun early (loadEarly), until the settle decides. */
   private early: ((keep: boolean) => void) | undefined;
+  /** When the last change came (performance.now()). */
+  private lastChangeAt: number | undefined;
 
   constructor(private readonly options: ConfigStoreOptions) {
     super();
@@ -223,15 +225,20 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
    * Reloads once changes have been quiet for the debounce, but never later than the provider's
    * maxWaitMs (else MAX_WAIT debounces) after the first of them: changes that keep coming (a
    * busy cluster's endpoints) must not hold every other change back for as long as they last.
-   * A provider that reads early is read and compiled as soon as a change finds the store idle;
-   * the settle then holds only the swap, so a lone change waits for the longer of the two, not
-   * both, and a change within the settle still goes into one generation with it.
+   * A provider that reads early is read and compiled as soon as a change finds the store idle
+   * after a settle's quiet; the settle then holds only the swap, so a lone change waits for the
+   * longer of the two, not both, and a change within the settle still goes into one generation
+   * with it. A change that follows another within the settle is churn (an EndpointSlice that
+   * keeps moving): read early, it would be discarded by the next, a second compile per generation.
    */
   private onChange(): void {
     const quiet = this.options.debounceMs ?? this.provider.settleMs ?? 200;
     const maxWait = this.provider.maxWaitMs ?? quiet * MAX_WAIT;
     const now = performance.now();
-    const idle = this.pendingSince === undefined && !this.reloading && this.current !== undefined;
+    const afterQuiet = this.lastChangeAt === undefined || now - this.lastChangeAt >= quiet;
+    this.lastChangeAt = now;
+    const idle =
+      afterQuiet && this.pendingSince === undefined && !this.reloading && this.current !== undefined;
     this.pendingSince ??= now;
     this.changedAt ??= epochMs();
     this.early?.(false);

@@ -59,9 +59,9 @@ export interface Provider {
    */
   readonly maxWaitMs?: number;
   /**
-   * Whether a change may be read and compiled as soon as it comes, the settle then holding only
-   * the swap (a change within it discards that compile): true when a read never sees half a
-   * change, as with an API server's watch; files may be read mid-write.
+   * Whether a change may be read and compiled as soon as it comes after a settle's quiet, the
+   * settle then holding only the swap (a change within it discards that compile): true when a
+   * read never sees half a change, as with an API server's watch; files may be read mid-write.
    */
   readonly readsEarly?: boolean;
   /** Connects and reads what it needs first; rejects with the reason it cannot serve. */

@@ -33,9 +33,10 @@ export class KubernetesProvider implements Provider {
    * together rather than one by one, their in-between states served. A run of changes that
    * never pauses is read 50 ms after its first, so a busy cluster's events hold no change back
    * longer; changes that come while a reload runs go together into the next (ConfigStore).
-   * A change that finds the store idle is read and compiled at once (readsEarly): the settle
-   * runs alongside the compile and holds only the swap, and another change within it discards
-   * that compile for the settle's own reload, so a burst still makes one generation.
+   * A change that finds the store idle after a quiet settle is read and compiled at once
+   * (readsEarly): the settle runs alongside the compile and holds only the swap, and another
+   * change within it discards that compile for the settle's own reload, so a burst still makes
+   * one generation.
    */
   readonly settleMs = 15;
   readonly readsEarly = true;
