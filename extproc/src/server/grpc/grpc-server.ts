@@ -42,8 +42,8 @@ function reflectionService(): ReflectionService {
 }
 
 /**
- * Loads what startGrpcServer needs before it can listen (the protos and their reflection,
- * about 0.3 s), so that it can be done ahead, while this thread would wait anyway.
+ * Loads what startGrpcServer needs before it can listen (the protos, ~90 ms of CPU, and their
+ * reflection, ~10-20 ms), so that it can be done ahead, while this thread would wait anyway.
  */
 export function prepareGrpcServer(): void {
   reflectionService();
