@@ -256,6 +256,8 @@ describe('input crossing', () => {
     const crossing = new Crossing();
     crossing.compile(provided(w, () => 1));
     expect(crossing.last?.base).toBeUndefined();
+    // Whole, the objects cross as one JSON text (a string is copied, not walked object by object).
+    expect(typeof crossing.last?.objects.middle).toBe('string');
     w.objects[20] = versioned(w, 'obj-20', '/edited');
     (w.files.get('routes.yaml') as string[])[30] = routeYaml('r-30', '/edited');
     for (const [path, docs] of w.files) w.files.set(path, docs.map(copied));

@@ -30,11 +30,14 @@ export interface CrossingInput {
   /** The request whose input this one is told against; absent when it crosses whole. */
   readonly base?: number;
   readonly documents: readonly (ConfigFile | DocumentChange)[];
-  /** The base's first `start` objects and its last `end`, with `middle` between. */
+  /**
+   * The base's first `start` objects and its last `end`, with `middle` between: of an input that
+   * crosses whole, one JSON text of them (wholeObjects).
+   */
   readonly objects: {
     readonly start: number;
     readonly end: number;
-    readonly middle: readonly ObjectInput[];
+    readonly middle: readonly ObjectInput[] | string;
   };
   readonly diagnostics: readonly Diagnostic[];
 }
@@ -68,6 +71,15 @@ function documentChange(doc: ConfigFile, last: string | undefined): ConfigFile |
   return { path, prefix, suffix, middle: text.slice(prefix, text.length - suffix) };
 }
 
+/**
+ * The objects of an input that crosses whole, as one JSON text: postMessage copies a string at
+ * once, where its structured clone of 10,000 objects from an API server walked each of them on
+ * both threads. Their bodies are JSON data (an API server's objects, decoded from its JSON).
+ */
+function wholeObjects(objects: readonly ObjectInput[]): readonly ObjectInput[] | string {
+  return objects.length === 0 ? objects : JSON.stringify(objects);
+}
+
 /** The version an input carries, held alone. */
 function versionOnly(o: ObjectInput): ObjectInput {
   return o.version === undefined ? o : { body: undefined, version: o.version };
@@ -97,7 +109,7 @@ export class InputWriter {
     if (!last) {
       return {
         documents: provided.documents,
-        objects: { start, end, middle: objects },
+        objects: { start, end, middle: wholeObjects(objects) },
         diagnostics: provided.diagnostics,
       };
     }
@@ -169,7 +181,11 @@ export class InputReader {
       return { path: d.path, text: last.slice(0, d.prefix) + d.middle + last.slice(last.length - d.suffix) };
     });
     const kept = base?.objects ?? [];
-    const { start, end, middle } = input.objects;
+    const { start, end } = input.objects;
+    const middle =
+      typeof input.objects.middle === 'string'
+        ? (JSON.parse(input.objects.middle) as ObjectInput[])
+        : input.objects.middle;
     if (start + end > kept.length) throw new StaleInputError(`${start + end} objects of input ${input.base}`);
     const head = kept.slice(0, start);
     const tail = kept.slice(kept.length - end);
