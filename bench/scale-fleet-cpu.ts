@@ -28,6 +28,8 @@ export interface ChangeCpu {
   /** steadfast's main thread: the providers, the snapshot, the ADS server, status writes. */
   readonly service?: number;
   readonly compiler?: number;
+  /** steadfast's other threads: V8's GC helpers (both isolates'), libuv's pool, the inspector. */
+  readonly steadfastOther?: number;
   readonly apiServer?: number;
   readonly etcd?: number;
   readonly envoys: readonly (number | undefined)[];
@@ -107,6 +109,7 @@ interface Sample {
   readonly compiler: Thread;
   readonly envoyMains: readonly Thread[];
   /** ns, but the machine's ms. */
+  readonly steadfast?: number;
   readonly apiServer?: number;
   readonly etcd?: number;
   readonly bench?: number;
@@ -121,6 +124,7 @@ function sample(parts: FleetParts): Sample {
     service: taskNs(steadfast, steadfast),
     compiler: compilerTid === undefined ? undefined : taskNs(steadfast, compilerTid),
     envoyMains: parts.envoys.map((pid) => (pid === undefined ? undefined : taskNs(pid, pid))),
+    steadfast: processNs(steadfast),
     apiServer: processNs(parts.apiServer),
     etcd: processNs(parts.etcd),
     bench: processNs(process.pid),
@@ -142,10 +146,14 @@ export class ChangeCpuMeter {
 
   read(): ChangeCpu {
     const [a, b] = [this.before, sample(this.parts)];
+    const service = between(a.service?.run, b.service?.run);
+    const compiler = between(a.compiler?.run, b.compiler?.run);
+    const all = between(a.steadfast, b.steadfast);
     return {
       windowMs: b.at - a.at,
-      service: between(a.service?.run, b.service?.run),
-      compiler: between(a.compiler?.run, b.compiler?.run),
+      service,
+      compiler,
+      steadfastOther: all === undefined ? undefined : all - (service ?? 0) - (compiler ?? 0),
       apiServer: between(a.apiServer, b.apiServer),
       etcd: between(a.etcd, b.etcd),
       bench: between(a.bench, b.bench),
@@ -254,6 +262,7 @@ export function cpuMedians(
       windowMs: of('windowMs') ?? Number.NaN,
       service: of('service'),
       compiler: of('compiler'),
+      steadfastOther: of('steadfastOther'),
       apiServer: of('apiServer'),
       etcd: of('etcd'),
       bench: of('bench'),
@@ -277,7 +286,15 @@ export function cpuMedians(
 /** What the parts named here did not use of the machine's busy time (others' work, the kernel's). */
 export function othersMs(cpu: ChangeCpu): number | undefined {
   if (cpu.machine === undefined) return undefined;
-  const parts = [cpu.service, cpu.compiler, cpu.apiServer, cpu.etcd, cpu.bench, ...cpu.envoys];
+  const parts = [
+    cpu.service,
+    cpu.compiler,
+    cpu.steadfastOther,
+    cpu.apiServer,
+    cpu.etcd,
+    cpu.bench,
+    ...cpu.envoys,
+  ];
   return cpu.machine - parts.reduce<number>((sum, x) => sum + (x ?? 0), 0);
 }
 
@@ -289,7 +306,7 @@ export function cpuLine(cpu: ChangeCpu | undefined, gc: ChangeGc | undefined): s
   const kube = cpu.apiServer === undefined ? '' : `, API server ${ms(cpu.apiServer)}, etcd ${ms(cpu.etcd)}`;
   const gcText = (g: GcSummary) => `${ms(g.ms)}${g.majors > 0 ? ` (major ${ms(g.majorMs)})` : ''}`;
   return (
-    `; CPU over its ${ms(cpu.windowMs)} ms: service ${ms(cpu.service)}, compiler ${ms(cpu.compiler)}${kube}, ` +
+    `; CPU over its ${ms(cpu.windowMs)} ms: service ${ms(cpu.service)}, compiler ${ms(cpu.compiler)}, its other threads ${ms(cpu.steadfastOther)}${kube}, ` +
     `Envoys ${cpu.envoys.map(ms).join(' / ')}, bench ${ms(cpu.bench)}, others ${ms(othersMs(cpu))} ` +
     `(machine ${ms(cpu.machine)} of ${ms(cpu.windowMs * availableParallelism())})` +
     (cpu.waited

@@ -103,6 +103,7 @@ function cpuTable(r: FleetRow): string | undefined {
     row('the window (wall time)', (m) => m.cpu.windowMs),
     row("steadfast's service thread", (m) => m.cpu.service),
     row("steadfast's compiler thread", (m) => m.cpu.compiler),
+    row("steadfast's other threads (V8's GC helpers, libuv's pool)", (m) => m.cpu.steadfastOther),
     ...(kube ? [row('kube-apiserver', (m) => m.cpu.apiServer), row('etcd', (m) => m.cpu.etcd)] : []),
     ...Array.from({ length: envoys }, (_, i) => row(`Envoy ${i + 1}`, (m) => m.cpu.envoys[i])),
     row('the benchmark (its polling, the lightweight clients)', (m) => m.cpu.bench),

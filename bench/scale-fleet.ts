@@ -31,6 +31,7 @@ import {
   stageMedians,
 } from './scale-fleet-stages.js';
 import { providerSettle } from './scale-fleet-settle.js';
+import { monotonicToEpochMs, profileSummary, startProfile, writeProfile } from './scale-fleet-profile.js';
 import {
   type ChangeCpu,
   type ChangeGc,
@@ -58,6 +59,8 @@ export interface FleetOptions {
   readonly lightClients: number;
   /** Flags for `serve`'s Node. */
   readonly serveNodeArgs: readonly string[];
+  /** Profile steadfast's service thread over the timed changes, to `<this>-<routes>.cpuprofile` (scale-fleet-profile.ts). */
+  readonly profileChanges?: string;
 }
 
 const KINDS: readonly ChangeKind[] = ['add', 'edit', 'delete'];
@@ -139,6 +142,8 @@ interface Measured {
   readonly stages?: ChangeStages;
   readonly cpu?: ChangeCpu;
   readonly gc?: ChangeGc;
+  /** From its start until both Envoys served it (epoch ms). */
+  readonly window?: readonly [number, number];
 }
 
 /** What a timed change reads besides the control plane's stages: its parts' CPU, steadfast's GC. */
@@ -181,6 +186,7 @@ async function oneChange(
     ...(stages ? { stages } : {}),
     ...(cpu ? { cpu } : {}),
     ...(gc ? { gc } : {}),
+    ...(check ? { window: [at, end] as const } : {}),
   };
 }
 
@@ -278,6 +284,29 @@ async function restingMiB(fleet: Fleet): Promise<MemoryPoint> {
   return { rss: memoryMiB(pid, 'VmRSS'), live: heap + external, heap, external, peak };
 }
 
+/**
+ * The changes timed with their parts' CPU and steadfast's GC read (and, asked for, its service
+ * thread profiled over them: the profile written and summed per change).
+ */
+async function watchedChanges(fleet: Fleet, options: FleetOptions): Promise<Record<ChangeKind, Measured[]>> {
+  const inspector = inspectorUrl(fleet.cli.output());
+  if (inspector === undefined) throw new Error('serve printed no inspector URL');
+  const parts = await fleetParts(
+    inspector,
+    fleet.real.map((r) => r.envoy.child.pid),
+  );
+  const file = options.profileChanges;
+  const profiling = file === undefined ? undefined : await startProfile(inspector);
+  const changes = await timeChanges(fleet, options.changes, { parts, inspector });
+  if (profiling && file !== undefined) {
+    const profile = await profiling.stop();
+    writeProfile(`${file}-${fleet.n}.cpuprofile`, profile);
+    const windows = KINDS.flatMap((k) => changes[k].flatMap((m) => (m.window ? [m.window] : [])));
+    process.stdout.write(`\n${profileSummary(profile, windows, monotonicToEpochMs())}\n`);
+  }
+  return changes;
+}
+
 /** The steps after start-up, in order; the row's figures. */
 async function measureSteps(
   fleet: Fleet,
@@ -291,13 +320,7 @@ async function measureSteps(
   resetPeak(pid);
   const { two, all } = await connectTheRest(fleet, options.lightClients);
   resetPeak(pid);
-  const inspector = inspectorUrl(fleet.cli.output());
-  if (inspector === undefined) throw new Error('serve printed no inspector URL');
-  const parts = await fleetParts(
-    inspector,
-    fleet.real.map((r) => r.envoy.child.pid),
-  );
-  const changes = await timeChanges(fleet, options.changes, { parts, inspector });
+  const changes = await watchedChanges(fleet, options);
   const changesPeakMiB = memoryMiB(pid, 'VmHWM');
   // What the changes' clock no longer holds: kubectl around the same kind of request.
   const kubectl = fleet.kube ? await kubectlCost(fleet.kube, fleet.n - 1, KUBECTL_ROUNDS) : undefined;

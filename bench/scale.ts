@@ -77,6 +77,8 @@ const { values: opts } = parseArgs({
     'light-clients': { type: 'string', default: '18' },
     /** --fleet: a flag for `serve`'s Node, as a deployment gives it (the chart: --max-semi-space-size=4). */
     'serve-node-arg': { type: 'string', multiple: true, default: [] },
+    /** --fleet: profile steadfast's service thread over the timed changes, to PREFIX-<routes>.cpuprofile, and sum it per change. */
+    'profile-changes': { type: 'string' },
     /** --provider kubernetes: steadfast's --kube-api-qps and --kube-api-burst. */
     'kube-api-qps': { type: 'string', default: '2000' },
     'kube-api-burst': { type: 'string', default: '2000' },
@@ -268,6 +270,7 @@ async function fleetMain(provider: Provider, sizes: readonly number[]): Promise<
     changes: count('changes', opts.changes ?? '', 1),
     lightClients: count('light-clients', opts['light-clients'] ?? '', 0),
     serveNodeArgs: opts['serve-node-arg'] ?? [],
+    ...(opts['profile-changes'] !== undefined ? { profileChanges: opts['profile-changes'] } : {}),
   };
   // The machine is shared: its load (1-minute average) at the start and the end says how much.
   const loadAtStart = loadavg()[0] ?? Number.NaN;
