@@ -66,6 +66,16 @@ export interface ObjectWarning {
   readonly message: string;
 }
 
+/**
+ * The conditions made so far, by content. Most objects say the same (every accepted route's
+ * Accepted and ResolvedRefs) and translation keeps each route's: 40,000 equal objects at
+ * 10,000 routes, 2.4 MiB of the compiler thread's heap, become a few. Let go when it holds
+ * many (messages that name an object differ from object to object).
+ */
+const made = new Map<string, Condition>();
+const MADE_AT_MOST = 4096;
+
+/** A condition: frozen, as one object stands for every equal one. */
 export function condition(
   type: string,
   status: ConditionStatus,
@@ -73,13 +83,19 @@ export function condition(
   message: string,
   observedGeneration?: number,
 ): Condition {
-  return {
+  const key = `${type}\0${status}\0${reason}\0${observedGeneration ?? ''}\0${message}`;
+  const known = made.get(key);
+  if (known) return known;
+  if (made.size >= MADE_AT_MOST) made.clear();
+  const c: Condition = Object.freeze({
     type,
     status,
     reason,
     message,
     ...(observedGeneration !== undefined ? { observedGeneration } : {}),
-  };
+  });
+  made.set(key, c);
+  return c;
 }
 
 export { CONTROLLER_NAME };
