@@ -5,10 +5,22 @@ export type Json = Record<string, unknown>;
  * A list grown item by item, as something kept for long holds it: V8 leaves a list grown by
  * push room for 17 items, so each one-item list a route keeps (a decoded route's parentRefs,
  * hostnames, rules; an IR host's entries) would hold 128 bytes it never uses; the copy is
- * exactly as long as the list.
+ * exactly as long as the list, and an empty one is the shared NO_ITEMS.
  */
-export function exact<T>(list: T[]): T[] {
-  return list.length === 0 ? [] : list.slice();
+export function exact<T>(list: readonly T[]): readonly T[] {
+  return list.length === 0 ? NO_ITEMS : list.slice();
+}
+
+/**
+ * The empty list, shared: most lists kept per route are empty (a decoded rule's filters and
+ * gRPC matches, a match's headers, an object's errors), and each empty list of its own is 32
+ * bytes, ~2.7 MiB on the compiler thread at 10,000 routes. Frozen, so that nothing adds to it.
+ */
+export const NO_ITEMS: readonly never[] = Object.freeze([]);
+
+/** `list.map(f)`, the empty list shared (NO_ITEMS). */
+export function mapped<T, U>(list: readonly T[], f: (item: T) => U): readonly U[] {
+  return list.length === 0 ? NO_ITEMS : list.map(f);
 }
 
 /** Two lists hold the same items (the same objects, or equal primitives) in the same order. */

@@ -2,6 +2,7 @@
 // API server's OpenAPI schema would, and collects located field errors instead of throwing.
 import type { DiagnosticCode } from './codes.js';
 import type { FieldPath } from './diagnostic.js';
+import { NO_ITEMS } from '../json.js';
 
 // The decoders' lists are kept for as long as their object: grown by push, each is copied exactly.
 export { exact } from '../json.js';
@@ -37,10 +38,16 @@ function show(v: unknown): string {
 }
 
 export class Fields {
-  readonly errors: FieldError[] = [];
+  /** Made at the first error: most objects have none, and share the one empty list. */
+  private found: FieldError[] | undefined;
+
+  /** The errors found so far. */
+  get errors(): readonly FieldError[] {
+    return this.found ?? NO_ITEMS;
+  }
 
   add(path: FieldPath, code: DiagnosticCode, message: string): void {
-    this.errors.push({ path, code, message });
+    (this.found ??= []).push({ path, code, message });
   }
 
   /** A mapping at `path`; undefined (and an error when required or mistyped) otherwise. */

@@ -33,7 +33,10 @@ import { TranslateMemo } from '../translate/translate-memo.js';
 export { documentPieces } from './file-pieces.js';
 
 /** What one piece parsed to, with lines counted from the piece's first line. */
-type PieceResult = ParseResult;
+interface PieceResult {
+  readonly objects: readonly SourceObject[];
+  readonly diagnostics: readonly Diagnostic[];
+}
 
 /** A piece where it stands in its file, what it parsed to, and that located there. */
 interface PlacedPiece extends PieceSpan {

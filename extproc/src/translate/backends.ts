@@ -93,7 +93,11 @@ function endpointType(slice: EndpointSlice): TableEndpoint['type'] {
 }
 
 /** Endpoints of one Service port, from the Service's EndpointSlices. */
-function resolveEndpoints(svc: Service, sp: ServicePort, slices: readonly EndpointSlice[]): TableEndpoint[] {
+function resolveEndpoints(
+  svc: Service,
+  sp: ServicePort,
+  slices: readonly EndpointSlice[],
+): readonly TableEndpoint[] {
   if (svc.type === 'ExternalName' && svc.externalName) {
     const port = typeof sp.targetPort === 'number' ? sp.targetPort : sp.port;
     return [{ address: svc.externalName, port, type: 'fqdn', ready: true }];

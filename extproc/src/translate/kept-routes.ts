@@ -22,7 +22,7 @@ export interface KeptRoute {
   readonly attachedTo: readonly number[];
   readonly status: ObjectStatusBody;
   /** Its warnings, where it attached. */
-  readonly warnings: ObjectWarning[] | undefined;
+  readonly warnings: readonly ObjectWarning[] | undefined;
   /** What it makes reachable for policies' status, where it attached and some policy targets. */
   readonly reached?: RouteReach;
 }

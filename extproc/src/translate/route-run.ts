@@ -20,7 +20,7 @@ export interface RouteWalk {
   /** The table entries of the attached routes, in that order. */
   readonly table: TableRoute[];
   readonly status: ReadonlyMap<Route, ObjectStatusBody>;
-  readonly warnings: ReadonlyMap<Route, ObjectWarning[]>;
+  readonly warnings: ReadonlyMap<Route, readonly ObjectWarning[]>;
   /** Routes attached to each listener, by its position (listenersOf). */
   readonly attached: Int32Array;
   /** Routes taken over from the last walk without being looked at. */
@@ -31,7 +31,7 @@ export interface RouteWalk {
 
 interface Walked extends RouteWalk {
   readonly status: Map<Route, ObjectStatusBody>;
-  readonly warnings: Map<Route, ObjectWarning[]>;
+  readonly warnings: Map<Route, readonly ObjectWarning[]>;
   /** How many table entries the routes before each position made (one more than routes). */
   readonly entriesBefore: Int32Array;
 }

@@ -33,7 +33,7 @@ import { type PolicyResult, type SessionSource, evaluatePolicies, policyAncestor
 import { sortedOlderFirst } from './precedence.js';
 import { rulePolicy } from './rule-policy.js';
 import type { TranslateMemo } from './translate-memo.js';
-import { flatId, sharedShape } from '../json.js';
+import { exact, flatId, mapped, sharedShape } from '../json.js';
 import {
   CONTROLLER_NAME,
   type Condition,
@@ -398,7 +398,7 @@ interface TranslatedRoutes {
   /** The attached routes, oldest first. */
   readonly table: TableRoute[];
   readonly status: ReadonlyMap<Route, ObjectStatusBody>;
-  readonly warnings: ReadonlyMap<Route, ObjectWarning[]>;
+  readonly warnings: ReadonlyMap<Route, readonly ObjectWarning[]>;
   readonly reach: Reach;
   /** The walk was taken up from the last one (route-run.ts): each route made what it made then. */
   readonly resumed: boolean;
@@ -525,7 +525,7 @@ interface RouteOutcome {
   /** The parent conditions where the route is attached. */
   readonly conditions: Condition[];
   /** Its warnings, where it is attached. */
-  readonly warnings: ObjectWarning[];
+  readonly warnings: readonly ObjectWarning[];
   /** ResolvedRefs, for every parent. */
   readonly resolved: Condition;
 }
@@ -533,7 +533,7 @@ interface RouteOutcome {
 function routeOutcome(route: Route, rules: readonly TableRule[]): RouteOutcome {
   return {
     conditions: routeConditions(route, rules),
-    warnings: [...noReadyEndpoints(route, rules), ...underscoreSessionHeaders(route, rules)],
+    warnings: exact([...noReadyEndpoints(route, rules), ...underscoreSessionHeaders(route, rules)]),
     resolved: resolvedRefs(route, rules),
   };
 }
@@ -732,7 +732,7 @@ function objectStatus(o: AnyObject, status: ObjectStatusBody): ObjectStatus {
     ...(hasSource(o.origin.source)
       ? { source: { file: o.origin.source.file, line: o.origin.source.line } }
       : {}),
-    errors: o.errors.map((e) => ({
+    errors: mapped(o.errors, (e) => ({
       field: formatFieldPath(e.path),
       line: o.origin.lineOf(e.path),
       code: e.code,

@@ -1,6 +1,6 @@
 // rules[].filters: the schema's type/field rules; what steadfast supports is decided in translate.
 import type { FieldPath } from '../diagnostic.js';
-import type { Fields, Rec } from '../fields.js';
+import { type Fields, type Rec, exact } from '../fields.js';
 import type { RouteFilter } from '../model.js';
 import { TOKEN } from '../patterns.js';
 import { isRouterControlHeader } from '../router-control-headers.js';
@@ -86,7 +86,7 @@ export function decodeFilters(
   f: Fields,
   grpc: boolean,
   namespace: string,
-): RouteFilter[] {
+): readonly RouteFilter[] {
   const out: RouteFilter[] = [];
   const types = grpc ? GRPC_FILTERS : Object.keys(HTTP_FILTERS);
   for (const [flt, i] of f.recs(rule, 'filters', path, { max: 16 })) {
@@ -135,5 +135,5 @@ export function decodeFilters(
   ) {
     f.add(path, 'rule-violation', 'RequestRedirect filter must not be used together with backendRefs');
   }
-  return out;
+  return exact(out);
 }

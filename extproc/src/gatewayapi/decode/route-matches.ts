@@ -27,7 +27,7 @@ function decodeStringMatches(
   path: FieldPath,
   f: Fields,
   maxValue: number,
-): HeaderMatch[] {
+): readonly HeaderMatch[] {
   const out: HeaderMatch[] = [];
   const names = new Set<string>();
   for (const [m, i] of f.recs(parent, key, path, { max: 16 })) {
@@ -83,7 +83,7 @@ function checkPath(type: string, value: string, at: FieldPath, f: Fields): boole
   return true;
 }
 
-export function decodeHttpMatches(rule: Rec, path: FieldPath, f: Fields): HttpRouteMatch[] {
+export function decodeHttpMatches(rule: Rec, path: FieldPath, f: Fields): readonly HttpRouteMatch[] {
   const out: HttpRouteMatch[] = [];
   const raw = f.recs(rule, 'matches', path, { max: 64 });
   // Default: one PathPrefix "/" match.
@@ -122,7 +122,7 @@ export function decodeHttpMatches(rule: Rec, path: FieldPath, f: Fields): HttpRo
   return exact(out);
 }
 
-export function decodeGrpcMatches(rule: Rec, path: FieldPath, f: Fields): GrpcRouteMatch[] {
+export function decodeGrpcMatches(rule: Rec, path: FieldPath, f: Fields): readonly GrpcRouteMatch[] {
   const out: GrpcRouteMatch[] = [];
   const raw = f.recs(rule, 'matches', path, { max: 64 });
   if (rule.matches === undefined) return [{ index: 0, headers: [] }];

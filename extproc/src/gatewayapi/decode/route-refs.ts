@@ -20,7 +20,12 @@ function refTarget(
   return { name, target: { group, kind, namespace } };
 }
 
-export function decodeParentRefs(spec: Rec, path: FieldPath, f: Fields, namespace: string): ParentRef[] {
+export function decodeParentRefs(
+  spec: Rec,
+  path: FieldPath,
+  f: Fields,
+  namespace: string,
+): readonly ParentRef[] {
   const out: ParentRef[] = [];
   for (const [ref, i] of f.recs(spec, 'parentRefs', path, { max: 32 })) {
     const at = [...path, 'parentRefs', i];
@@ -57,7 +62,7 @@ export function decodeParentRefs(spec: Rec, path: FieldPath, f: Fields, namespac
   return exact(out);
 }
 
-export function decodeHostnames(spec: Rec, path: FieldPath, f: Fields): string[] {
+export function decodeHostnames(spec: Rec, path: FieldPath, f: Fields): readonly string[] {
   const out: string[] = [];
   f.list(spec, 'hostnames', path, { max: 16 }).forEach((h, i) => {
     const v = f.checkStr(h, [...path, 'hostnames', i], { minLength: 1, maxLength: 253, pattern: HOSTNAME });
@@ -72,7 +77,7 @@ export function decodeBackendRefs(
   f: Fields,
   namespace: string,
   grpc: boolean,
-): BackendRef[] {
+): readonly BackendRef[] {
   const out: BackendRef[] = [];
   for (const [ref, i] of f.recs(rule, 'backendRefs', path, { max: 16 })) {
     const at = [...path, 'backendRefs', i];

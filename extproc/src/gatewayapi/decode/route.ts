@@ -1,5 +1,5 @@
 // HTTPRoute (v1, v1beta1) and GRPCRoute (v1).
-import { sharedShape } from '../../json.js';
+import { NO_ITEMS, sharedShape } from '../../json.js';
 import { Fields, type Rec, exact } from '../fields.js';
 import type { Route, RouteRule } from '../model.js';
 import type { SourceObject } from '../parse.js';
@@ -45,8 +45,8 @@ export function decodeRoute(src: SourceObject, kind: 'HTTPRoute' | 'GRPCRoute'):
         f.add([...at, 'name'], 'rule-violation', 'Rule name must be unique within the route');
       names.add(name);
     }
-    const httpMatches = grpc ? [] : decodeHttpMatches(rule, at, f);
-    const grpcMatches = grpc ? decodeGrpcMatches(rule, at, f) : [];
+    const httpMatches = grpc ? NO_ITEMS : decodeHttpMatches(rule, at, f);
+    const grpcMatches = grpc ? decodeGrpcMatches(rule, at, f) : NO_ITEMS;
     totalMatches += Array.isArray(rule.matches) ? rule.matches.length : 0;
     const filters = decodeFilters(rule, at, f, grpc, src.namespace);
     const prefixRule = { matches: httpMatches, rule, path: at };
