@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { type ConfigFile, type ParseResult, parseConfigFiles } from '../../extproc/src/gatewayapi/parse.js';
 import { loadDocumentsFast } from '../../extproc/src/gatewayapi/yaml-fast.js';
+import { documentPieces } from '../../extproc/src/pipeline/file-pieces.js';
 import type { FieldPath } from '../../extproc/src/gatewayapi/diagnostic.js';
 
 /** Every path into a value, containers included. */
@@ -176,6 +177,28 @@ ${extra}`;
       'an alias bomb',
     ]) {
       expect(loadDocumentsFast(cases[slow] as string), slow).toBeUndefined();
+    }
+  });
+
+  it('says the lines the whole file says for a piece of it parsed with the lines before it, both ways', () => {
+    // The incremental compiler parses a file's documents one by one, each where it stands.
+    const text = [
+      cases['block and flow collections, block scalars'],
+      cases['CRLF line endings'],
+      route('  a: &x 1\n  b: *x\n'),
+    ]
+      .map((doc) => `# before\n${doc as string}`)
+      .join('---\n');
+    for (const fast of [true, false]) {
+      const whole = view(parseConfigFiles([{ path: 'p.yaml', text }], { fast }));
+      const pieces = (documentPieces(text) ?? []).map((piece) =>
+        view(
+          parseConfigFiles([{ path: 'p.yaml', text: piece.text }], { fast, linesBefore: piece.linesBefore }),
+        ),
+      );
+      expect(pieces).toHaveLength(3);
+      expect(pieces.flatMap((p) => p.objects)).toEqual(whole.objects);
+      expect(pieces.flatMap((p) => p.diagnostics)).toEqual(whole.diagnostics);
     }
   });
 

@@ -48,17 +48,34 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function lineFinder(doc: Document, counter: LineCounter, fallback: number): (path: FieldPath) => number {
+/** `shift`: the lines before the text parsed in its file. */
+function lineFinder(
+  doc: Document,
+  counter: LineCounter,
+  fallback: number,
+  shift = 0,
+): (path: FieldPath) => number {
   return (path) => {
     for (let n = path.length; n >= 0; n--) {
       const node: unknown = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
       if (isNode(node) && node.range) {
         const offset = node.range[0];
-        return counter.linePos(offset).line;
+        return counter.linePos(offset).line + shift;
       }
     }
     return fallback;
   };
+}
+
+/** How a file is parsed. */
+export interface ParseOptions {
+  /** false: the `yaml` package's full syntax tree (the equivalence test compares with it). */
+  readonly fast?: boolean;
+  /**
+   * Lines before the text in its file, when the text is a part of it (the incremental
+   * compiler's pieces): every line said is counted from the file's start.
+   */
+  readonly linesBefore?: number;
 }
 
 /**
@@ -67,16 +84,14 @@ function lineFinder(doc: Document, counter: LineCounter, fallback: number): (pat
  * forces the `yaml` package's full syntax tree, which the equivalence test compares with).
  * Long on purpose: each way a document can fail is reported where it fails, in reading order.
  */
-export function parseConfigFiles(
-  files: readonly ConfigFile[],
-  options: { readonly fast?: boolean } = {},
-): ParseResult {
+export function parseConfigFiles(files: readonly ConfigFile[], options: ParseOptions = {}): ParseResult {
   const objects: SourceObject[] = [];
   const diagnostics: Diagnostic[] = [];
+  const shift = options.linesBefore ?? 0;
   for (const file of files) {
     const fast = options.fast === false ? undefined : loadDocumentsFast(file.text);
     if (fast) {
-      for (const doc of fast) addFastDocument(file, doc, objects, diagnostics);
+      for (const doc of fast) addFastDocument(file, doc, shift, objects, diagnostics);
       continue;
     }
     const counter = new LineCounter();
@@ -87,7 +102,7 @@ export function parseConfigFiles(
       diagnostics.push({
         code: 'yaml-syntax',
         file: file.path,
-        line: 1,
+        line: 1 + shift,
         field: '',
         message: firstLine(String(e)),
       });
@@ -97,7 +112,7 @@ export function parseConfigFiles(
     for (const doc of docs) {
       if (doc.errors.length > 0) {
         for (const err of doc.errors) {
-          const line = err.linePos?.[0]?.line ?? counter.linePos(err.pos[0]).line;
+          const line = (err.linePos?.[0]?.line ?? counter.linePos(err.pos[0]).line) + shift;
           diagnostics.push({
             code: 'yaml-syntax',
             file: file.path,
@@ -111,7 +126,7 @@ export function parseConfigFiles(
       // An empty document (a trailing `---`, `---` twice, a comment-only part) is skipped,
       // as kubectl does: the parser gives it a null scalar.
       if (doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null)) continue;
-      const docLine = doc.contents.range ? counter.linePos(doc.contents.range[0]).line : 1;
+      const docLine = (doc.contents.range ? counter.linePos(doc.contents.range[0]).line : 1) + shift;
       let body: unknown;
       try {
         body = doc.toJS({ maxAliasCount: 100 });
@@ -126,7 +141,7 @@ export function parseConfigFiles(
         continue;
       }
       const source = { file: file.path, line: docLine };
-      const o = sourceObject(body, source, lineFinder(doc, counter, docLine));
+      const o = sourceObject(body, source, lineFinder(doc, counter, docLine, shift));
       if (typeof o === 'string')
         diagnostics.push({ code: 'not-an-object', ...source, field: '', message: o });
       else objects.push(o);
@@ -139,13 +154,14 @@ export function parseConfigFiles(
 function addFastDocument(
   file: ConfigFile,
   doc: FastDocument,
+  shift: number,
   objects: SourceObject[],
   diagnostics: Diagnostic[],
 ): void {
   // An empty document (a trailing `---`, `---` twice, a comment-only part) is skipped.
   if (doc.value === null || doc.value === undefined) return;
-  const source = { file: file.path, line: doc.line };
-  const o = sourceObject(doc.value, source, lazyLineFinder(file.text, doc));
+  const source = { file: file.path, line: doc.line + shift };
+  const o = sourceObject(doc.value, source, lazyLineFinder(file.text, doc, source.line));
   if (typeof o === 'string') diagnostics.push({ code: 'not-an-object', ...source, field: '', message: o });
   else objects.push(o);
 }
@@ -154,9 +170,9 @@ function addFastDocument(
  * Finds a field's line by parsing the document's own text the first time one is asked
  * for (a diagnostic or a status names it); a valid configuration never pays for it.
  */
-function lazyLineFinder(text: string, doc: FastDocument): (path: FieldPath) => number {
-  // Where the document stands, not the document: its value may be let go once decoded.
-  const { start, end, line } = doc;
+function lazyLineFinder(text: string, doc: FastDocument, line: number): (path: FieldPath) => number {
+  // Where the document stands (`line`: its first, in its file), not the document: its value may be let go once decoded.
+  const { start, end } = doc;
   let find: ((path: FieldPath) => number) | undefined;
   return (path) => {
     if (!find) {

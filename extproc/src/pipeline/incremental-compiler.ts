@@ -5,8 +5,9 @@
 // after seeded random edit sequences).
 //
 // A file is cut into documents at the lines that start one (`---`, file-pieces.ts); each piece
-// is parsed alone, and its lines are shifted by the lines before it. YAML scopes anchors, tags
-// and values to their document, so the pieces read as the whole file does. A file with what
+// is parsed alone, its lines counted from the file's start (a piece that moves later is shifted
+// by as many lines as it moved). YAML scopes anchors, tags and values to their document, so
+// the pieces read as the whole file does. A file with what
 // could make pieces depend on each other or count lines differently (a directive `%`, an end
 // marker `...`, a lone carriage return) is parsed whole, and so is a file whose pieces hold a
 // syntax error: the whole file then reports it exactly as a full compile does. When a file
@@ -32,10 +33,14 @@ import { TranslateMemo } from '../translate/translate-memo.js';
 
 export { documentPieces } from './file-pieces.js';
 
-/** What one piece parsed to, with lines counted from the piece's first line. */
+/**
+ * What one piece parsed to, located where it stood then (`linesBefore`): at a file's first cut
+ * each object is already where it stands, and no located copy of it is made.
+ */
 interface PieceResult {
   readonly objects: readonly SourceObject[];
   readonly diagnostics: readonly Diagnostic[];
+  readonly linesBefore: number;
 }
 
 /** A piece where it stands in its file, what it parsed to, and that located there. */
@@ -127,10 +132,10 @@ export class IncrementalCompiler {
   /** Decoded objects by the piece's own object, located as it is. */
   private readonly decoded = new WeakMap<SourceObject, AnyObject>();
   /**
-   * Each piece's object as last seen down its file, and what each object handed to decoding
-   * decoded to (its decoded copy there, for one that moved): an object that did not move is
-   * the same object from one compile to the next, so translation can keep what it made from
-   * it (translate/translate-memo.ts); and it is found again by one lookup.
+   * Each piece's object as last seen down its file, and the decoded copy of each object that
+   * stands elsewhere than where its piece was parsed: an object that did not move is the same
+   * object from one compile to the next, so translation can keep what it made from it
+   * (translate/translate-memo.ts); and it is found again by one lookup.
    */
   private readonly moved = new WeakMap<SourceObject, SourceObject>();
   private readonly given = new WeakMap<SourceObject, AnyObject>();
@@ -261,7 +266,7 @@ export class IncrementalCompiler {
     for (const span of spans) {
       const text = file.text.slice(span.start, span.end);
       let parsed = known.get(text);
-      if (!parsed) known.set(text, (parsed = this.parsePiece(file, text)));
+      if (!parsed) known.set(text, (parsed = this.parsePiece(file, text, span.linesBefore)));
       if (parsed.diagnostics.some((d) => d.code === 'yaml-syntax')) return undefined;
       placed.push(this.place(span, parsed));
     }
@@ -282,10 +287,10 @@ export class IncrementalCompiler {
 
   /** A parsed piece located where it stands: its objects the same as last time when they did not move. */
   private place(span: PieceSpan, parsed: PieceResult): PlacedPiece {
+    const lines = span.linesBefore - parsed.linesBefore;
     const objects = parsed.objects.map((o) => {
       const last = this.moved.get(o);
-      const located =
-        last && last.source.line === o.source.line + span.linesBefore ? last : shifted(o, span.linesBefore);
+      const located = last && last.source.line === o.source.line + lines ? last : shifted(o, lines);
       if (located !== o) {
         this.unshifted.set(located, o);
         this.moved.set(o, located);
@@ -296,17 +301,19 @@ export class IncrementalCompiler {
     const diagnostics =
       parsed.diagnostics.length === 0
         ? parsed.diagnostics
-        : parsed.diagnostics.map((d) => shiftedDiagnostic(d, span.linesBefore));
+        : parsed.diagnostics.map((d) => shiftedDiagnostic(d, lines));
     return placedPiece(span, parsed, objects, diagnostics);
   }
 
-  private parsePiece(file: ConfigFile, text: string): PieceResult {
+  private parsePiece(file: ConfigFile, text: string, linesBefore: number): PieceResult {
     this.work.parsed++;
     // Parsed from a copy of its own: the piece is a slice of the whole file's text, and the
     // parser's strings are slices of what it reads, so a piece kept from an earlier version of
     // the file would keep that whole version alive (3.4 MB per edit of a 10,000-route file).
-    const { objects, diagnostics } = parseConfigFiles([{ path: file.path, text: ownCopy(text) }]);
-    return { objects: exact(objects), diagnostics: exact(diagnostics) };
+    const { objects, diagnostics } = parseConfigFiles([{ path: file.path, text: ownCopy(text) }], {
+      linesBefore,
+    });
+    return { objects: exact(objects), diagnostics: exact(diagnostics), linesBefore };
   }
 
   private decode(src: SourceObject, decode: (src: SourceObject) => AnyObject): AnyObject {
@@ -323,7 +330,9 @@ export class IncrementalCompiler {
       forgetBody(own);
       forgetBody(src);
     }
-    const located = obj.origin === src ? obj : { ...obj, origin: src };
+    if (obj.origin === src) return obj;
+    // A copy where it stands now, found again by one lookup.
+    const located = { ...obj, origin: src };
     this.given.set(src, located);
     return located;
   }
