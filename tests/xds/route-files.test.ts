@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { TYPE_ROUTE_CONFIGURATION } from '../../extproc/src/envoy/envoy-names.js';
+import { TYPE_VIRTUAL_HOST } from '../../extproc/src/envoy/xds-resources.js';
 import { decodeAny, encodeAny, envoyProtoRoot } from '../../extproc/src/xds/envoy-protos.js';
 import { RouteFileEncoder } from '../../extproc/src/xds/route-files.js';
 import { pick, rng } from '../resolve/random-table.js';
@@ -128,6 +129,28 @@ describe('route files as protobuf', () => {
     expect(Buffer.from(encodeOnce(encoder, { name: 'listener', virtual_hosts: hosts }, '1'))).toEqual(
       Buffer.from(first),
     );
+  });
+
+  it('with VHDS names, holds each host once: its bytes are the start of its named resource', () => {
+    const hosts = Array.from({ length: 3 }, (_, i) => ({
+      name: `host-${i}`,
+      domains: [`h${i}.example`],
+      routes: [{ match: { prefix: `/r/${i}` }, route: { cluster: 'backend/a' } }],
+    }));
+    const encoder = new RouteFileEncoder(true);
+    encoder.begin();
+    const { hosts: parts } = encoder.parts({ name: 'listener', virtual_hosts: hosts });
+    encoder.end();
+    parts.forEach((p, i) => {
+      const named = p.named!;
+      expect(named.id).toBe(`listener/host-${i}`);
+      expect(p.bytes.buffer).toBe(named.value.buffer);
+      expect(p.bytes.byteOffset).toBe(named.value.byteOffset);
+      expect(Buffer.from(named.value.subarray(0, p.bytes.length))).toEqual(Buffer.from(p.bytes));
+      const any = (value: Uint8Array) => decodeAny({ type_url: TYPE_VIRTUAL_HOST, value });
+      expect(any(p.bytes)).toEqual(any(encodeAny({ '@type': TYPE_VIRTUAL_HOST, ...hosts[i] }).value));
+      expect(any(named.value)).toEqual({ ...any(p.bytes), name: named.id });
+    });
   });
 
   it('refuses a host Envoy would read differently, naming it', () => {

@@ -7,8 +7,7 @@
 // `/`), and removes one by its `name` field: a host's resource name and `name` are the same.
 // A host is encoded once for both (route-files.ts keeps the encodings across generations): the
 // VHDS resource is those bytes followed by the new name, as protobuf takes a singular field's
-// last value.
-import protobuf from 'protobufjs';
+// last value, and the whole configuration takes the same buffer's start.
 import { TYPE_ROUTE_CONFIGURATION } from '../envoy/envoy-names.js';
 import { TYPE_VIRTUAL_HOST, VHDS } from '../envoy/xds-resources.js';
 import type { Json } from '../json.js';
@@ -16,7 +15,7 @@ import { type Resource, resource } from './ads-resource.js';
 import { type Whole, knownStep } from './ads-delta-step.js';
 import { sameEnds } from '../json.js';
 import { encodeAny } from './envoy-protos.js';
-import { RouteFileEncoder, type RouteParts } from './route-files.js';
+import { RouteFileEncoder, type RouteParts, renamed } from './route-files.js';
 
 /** A route configuration's VirtualHost resources as last made, one per host's parts (the encoder's objects). */
 interface KeptResources {
@@ -51,9 +50,6 @@ export interface EncodedRoutes {
   readonly explicitHosts?: (configurations: ReadonlySet<string>) => ReadonlyMap<string, Resource>;
 }
 
-// VirtualHost.name is field 1, length-delimited.
-const VIRTUAL_HOST_NAME_TAG = (1 << 3) | 2;
-
 /**
  * A route configuration with no virtual host (a port no route attached to) gets this one: Envoy
  * 1.40 serves one without it, but Envoy's current source starts the VHDS subscription within the
@@ -68,19 +64,14 @@ function noHost(id: string): Resource {
   return resource(id, encodeAny({ '@type': TYPE_VIRTUAL_HOST, name: id, domains: ['*'] }, id));
 }
 
-/** A virtual host's encoding under another name. */
-function renamed(bytes: Uint8Array, name: string): Buffer {
-  const tail = protobuf.Writer.create().uint32(VIRTUAL_HOST_NAME_TAG).string(name).finish();
-  return Buffer.concat([bytes, tail]);
-}
-
 /**
  * The route configurations every kind of Envoy shares, generation after generation: each host encoded once
  * (route-files.ts), and its VirtualHost resource made once while the host stays the same, so a
  * one-route change makes one resource anew, not 10,000.
  */
 export class RouteResources {
-  private readonly encoder = new RouteFileEncoder();
+  /** Each host encoded with its VHDS name after it: its resource is the encoder's own buffer. */
+  private readonly encoder = new RouteFileEncoder(true);
   /**
    * The virtual hosts last made: a route configuration's hosts whose parts are the same objects
    * at the same place from its start or its end keep their resources, a host between keeps its
@@ -214,10 +205,7 @@ export class RouteResources {
       const h = hosts[i] as RouteParts['hosts'][number];
       const kept = before.get(h.name);
       if (kept?.bytes === h.bytes) middle.push(kept.resource);
-      else {
-        const id = `${name}/${h.name}`;
-        middle.push(resource(id, { type_url: TYPE_VIRTUAL_HOST, value: renamed(h.bytes, id) }));
-      }
+      else middle.push(hostResource(`${name}/${h.name}`, h));
     }
     const resources = was
       ? was.resources.slice(0, start).concat(middle, was.resources.slice(was.resources.length - end))
@@ -226,21 +214,27 @@ export class RouteResources {
   }
 }
 
+/** A host's VirtualHost resource `id`: the encoder's named buffer when it was made for that name (the same content under two names is not). */
+function hostResource(id: string, h: RouteParts['hosts'][number]): Resource {
+  const named = h.named?.id === id ? h.named : { id, value: renamed(h.bytes, id) };
+  return resource(named.id, { type_url: TYPE_VIRTUAL_HOST, value: named.value });
+}
+
 /**
  * Route configurations' hosts as VirtualHost resources, encoded anew and kept by nobody: the
  * bridge form is made only when a stream's route configuration head changes (rare), so its
  * encodings are not held beside the kept ones.
  */
 function hostResources(configurations: readonly Json[]): ReadonlyMap<string, Resource> {
-  const encoder = new RouteFileEncoder();
+  const encoder = new RouteFileEncoder(true);
   encoder.begin();
   const made = new Map<string, Resource>();
   for (const rc of configurations) {
     const name = rc['name'] as string;
     const { hosts } = encoder.parts(rc);
     for (const h of hosts) {
-      const id = `${name}/${h.name}`;
-      made.set(id, resource(id, { type_url: TYPE_VIRTUAL_HOST, value: renamed(h.bytes, id) }));
+      const r = hostResource(`${name}/${h.name}`, h);
+      made.set(r.name, r);
     }
     // As the generation's own map has it (virtualHosts).
     if (hosts.length === 0) {

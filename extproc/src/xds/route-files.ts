@@ -53,17 +53,51 @@ function writeVarint(out: Uint8Array, at: number, n: number): number {
   return at;
 }
 
+/**
+ * A virtual host's encoding with its VHDS resource name after it: `value` is `bytes` followed by
+ * VirtualHost.name set to `id` (protobuf takes a singular field's last value), and `bytes` is
+ * the start of that one buffer, so the host is held once for both (ads-routes.ts).
+ */
+export interface NamedEncoding {
+  readonly id: string;
+  readonly value: Buffer;
+}
+
+/** One virtual host of a configuration: its name and encoding (and the same bytes named for VHDS, when made so). */
+export interface RoutePart {
+  readonly name: string;
+  readonly bytes: Uint8Array;
+  readonly named: NamedEncoding | undefined;
+}
+
 /** A RouteConfiguration's encoding without its virtual hosts, and each host's. */
 export interface RouteParts {
   readonly head: Uint8Array;
-  readonly hosts: readonly { readonly name: string; readonly bytes: Uint8Array }[];
+  readonly hosts: readonly RoutePart[];
 }
 
 /** One virtual host's encoding, under the digest of its JSON, and how many places in the kept lists hold it. */
 interface KeptEncoding {
   readonly key: string;
   readonly bytes: Uint8Array;
+  readonly named: NamedEncoding | undefined;
   holders: number;
+}
+
+// VirtualHost.name is field 1, length-delimited.
+const VIRTUAL_HOST_NAME_TAG = (1 << 3) | LEN;
+
+/**
+ * A virtual host's encoding under another name: one buffer, the bytes then the name, in memory
+ * of its own: a slice of Node's shared pool kept for long would keep its whole slab, whatever
+ * else was cut from it, and encoding leaves mostly garbage there.
+ */
+export function renamed(bytes: Uint8Array, name: string): Buffer {
+  const tail = protobuf.Writer.create().uint32(VIRTUAL_HOST_NAME_TAG).string(name).finish();
+  const out = Buffer.allocUnsafeSlow(bytes.length + tail.length);
+  out.set(bytes, 0);
+  out.set(tail, bytes.length);
+  return out;
 }
 
 /** A route configuration's hosts as last encoded: their JSON, their parts, and the encoding behind each. */
@@ -100,6 +134,13 @@ export class RouteFileEncoder {
   private readonly configurations = new Map<string, KeptConfiguration>();
   private generation = 0;
   private field: number | undefined;
+
+  /**
+   * `named`: each host is encoded with the name of its VHDS resource after it (the ADS server's
+   * encoder, ads-routes.ts), which is then the same buffer as the host's bytes; a file-fed
+   * Envoy's encoder writes no names.
+   */
+  constructor(private readonly named = false) {}
 
   /** Encodings kept by their digest: after a generation's end, those of the hosts it used. */
   get keptHosts(): number {
@@ -171,14 +212,14 @@ export class RouteFileEncoder {
         ? last.head
         : encodeAny({ '@type': TYPE_ROUTE_CONFIGURATION, ...rest }, 'route configuration').value;
     const { start, end } = last ? sameEnds(last.json, list) : { start: 0, end: 0 };
-    const madeParts: { name: string; bytes: Uint8Array }[] = [];
+    const madeParts: RoutePart[] = [];
     const madeKept: KeptEncoding[] = [];
     // Encoded by this list and not held yet: a second host of the same content takes it.
     const fresh = new Map<string, KeptEncoding>();
     for (let i = start; i < list.length - end; i++) {
       const host = list[i] as Json;
-      const kept = this.host(host, i, fresh);
-      madeParts.push({ name: host['name'] as string, bytes: kept.bytes });
+      const kept = this.host(host, i, name, fresh);
+      madeParts.push({ name: host['name'] as string, bytes: kept.bytes, named: kept.named });
       madeKept.push(kept);
     }
     // Held by the new list before the last one's are let go: a host in both stays.
@@ -207,30 +248,43 @@ export class RouteFileEncoder {
   }
 
   /** One virtual host's encoding: kept from an earlier generation when its JSON is the same. */
-  private host(host: Json, i: number, fresh: Map<string, KeptEncoding>): KeptEncoding {
+  private host(host: Json, i: number, configuration: string, fresh: Map<string, KeptEncoding>): KeptEncoding {
     let kept = this.byObject.get(host);
     // Let go since, and the same content encoded again meanwhile: that one, held by others.
     if (kept?.holders === 0) kept = this.byKey.get(kept.key) ?? kept;
     if (!kept) {
-      kept = this.byDigest(host, i, fresh);
+      kept = this.byDigest(host, i, configuration, fresh);
       this.byObject.set(host, kept);
     }
     return kept;
   }
 
   /** A host not seen as this object: its encoding found by the digest of its JSON, or made. */
-  private byDigest(host: Json, i: number, fresh: Map<string, KeptEncoding>): KeptEncoding {
+  private byDigest(
+    host: Json,
+    i: number,
+    configuration: string,
+    fresh: Map<string, KeptEncoding>,
+  ): KeptEncoding {
     this.hashedHosts++;
     const key = createHash('sha256').update(JSON.stringify(host)).digest('base64');
     const kept = this.byKey.get(key) ?? fresh.get(key);
     if (kept) return kept;
     this.encodedHosts++;
-    const bytes = encodeAny({ '@type': TYPE_VIRTUAL_HOST, ...host }, `virtual_hosts[${i}]`).value;
+    const value = encodeAny({ '@type': TYPE_VIRTUAL_HOST, ...host }, `virtual_hosts[${i}]`).value;
     // In byKey once the list holds it.
-    const made = { key, bytes, holders: 0 };
+    const made = this.named
+      ? namedEncoding(key, value, `${configuration}/${String(host['name'])}`)
+      : { key, bytes: value, named: undefined, holders: 0 };
     fresh.set(key, made);
     return made;
   }
+}
+
+/** A host's encoding kept as its VHDS resource's bytes, `id` after them, and a view of their start. */
+function namedEncoding(key: string, value: Uint8Array, id: string): KeptEncoding {
+  const named = { id, value: renamed(value, id) };
+  return { key, bytes: named.value.subarray(0, value.length), named, holders: 0 };
 }
 
 /** The configuration without its hosts, then each host under the virtual_hosts field's number. */
