@@ -229,8 +229,11 @@ class KeptPipeline {
   private readonly writer = new CompiledWriter();
   readonly reader = new CompiledReader();
   private tables = 0;
-  readonly memo = new GenerationMemo(ENVOY);
   readonly encoder = new RouteFileEncoder();
+  // As the service makes it: each virtual host kept as the encoder's encoding, not its JSON.
+  readonly memo = new GenerationMemo(ENVOY, (host, configuration) =>
+    this.encoder.keepHost(host, configuration),
+  );
 
   run(compiled: Snapshot, version: string): Pipelined {
     const data = compiledData(compiled, this.writer, ++this.tables, this.reader.held);

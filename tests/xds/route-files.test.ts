@@ -153,6 +153,36 @@ describe('route files as protobuf', () => {
     });
   });
 
+  it('takes a host kept as its encoding (the memo keeps no JSON) where its JSON stood, byte for byte', () => {
+    const hosts = Array.from({ length: 10 }, (_, i) => ({
+      name: `host-${i}`,
+      domains: [`h${i}.example`],
+      routes: [{ match: { prefix: `/r/${i}` }, route: { cluster: 'backend/a' } }],
+    }));
+    for (const named of [false, true]) {
+      const encoder = new RouteFileEncoder(named);
+      const kept = hosts.map((h) => encoder.keepHost(h, 'listener'));
+      // What stands for a host carries its name, and nothing a JSON view would show of its routes.
+      expect(JSON.parse(JSON.stringify(kept[3]))).toEqual({ name: 'host-3' });
+      const file = encodeOnce(encoder, { name: 'listener', virtual_hosts: kept }, '1');
+      // Counted from the first host kept: each was encoded once, then taken as it is.
+      expect(encoder.encodedHosts).toBe(10);
+      const fresh = encodeOnce(new RouteFileEncoder(), { name: 'listener', virtual_hosts: hosts }, '1');
+      expect(Buffer.from(file)).toEqual(Buffer.from(fresh));
+      // The next generation lists the same kept hosts: nothing is encoded or hashed.
+      expect(Buffer.from(encodeOnce(encoder, { name: 'listener', virtual_hosts: [...kept] }, '2'))).toEqual(
+        Buffer.from(encodeOnce(new RouteFileEncoder(), { name: 'listener', virtual_hosts: hosts }, '2')),
+      );
+      expect([encoder.encodedHosts, encoder.hashedHosts]).toEqual([0, 0]);
+    }
+  });
+
+  it('refuses a host kept as its encoding that Envoy would read differently, naming its configuration and host', () => {
+    expect(() => new RouteFileEncoder().keepHost({ name: 'h', domains: ['*'], routez: [] }, 'l')).toThrow(
+      /route configuration l, virtual host h.*routez/,
+    );
+  });
+
   it('refuses a host Envoy would read differently, naming it', () => {
     const bad = { name: 'l', virtual_hosts: [{ name: 'h', domains: ['*'], routez: [] }] };
     expect(() => encodeOnce(new RouteFileEncoder(), bad, '1')).toThrow(/virtual_hosts\[0\].*routez/);

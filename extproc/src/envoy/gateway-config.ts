@@ -5,7 +5,6 @@
 // routes (route-action.ts), and the shared clusters (backend-clusters.ts).
 import type { GatewayIr, IrPort, IrVirtualHost } from '../ir/gateway-ir.js';
 import type { TableListener } from '../policy/policy-table.js';
-import type { IrEntry } from '../ir/rule-action.js';
 import type { GenerationMemo } from './generation-memo.js';
 import { ResetDefaults } from './reset-default.js';
 import {
@@ -94,31 +93,35 @@ function misdirectedRoutes(options: RouteOptions): Json[] {
   return [{ match: { prefix: '/' }, direct_response: { status: 421 }, ...answeredByEnvoy(options) }];
 }
 
-/** A virtual host spelled out anew (or kept by the memo while made of the same routes). */
+/** An IR host's routes: each entry's, one entry's (most hosts) as they are. */
+function hostRoutes(h: IrVirtualHost, routeOptions: RouteOptions): readonly Json[] {
+  if (h.misdirected) return misdirectedRoutes(routeOptions);
+  const made = h.entries.map((e) => envoyRoutes(e, routeOptions));
+  return made.length === 1 ? (made[0] as Json[]) : made.flat();
+}
+
+/** A virtual host spelled out anew (or kept by the memo while made of the same entries under the same options). */
 function virtualHost(
   h: IrVirtualHost,
   name: string,
   routeOptions: RouteOptions,
   optionsKey: string,
-  entryRoutes: (entry: IrEntry) => readonly Json[],
   memo: GenerationMemo | undefined,
 ): Json {
-  const made = h.entries.map(entryRoutes);
   const host = (): Json => ({
     name: h.hostname,
     domains: [h.hostname],
     // The upstream half of a rule with a backoff tells a retry from a first attempt by
     // the router's x-envoy-attempt-count (http-filters.ts).
     ...(h.countsAttempts ? { include_request_attempt_count: true } : {}),
-    // A host of one entry (most) takes its routes as they are: a flattened copy held 1.75 MiB at 10,000.
-    routes: h.misdirected ? misdirectedRoutes(routeOptions) : made.length === 1 ? made[0] : made.flat(),
+    routes: hostRoutes(h, routeOptions),
   });
-  // Misdirected or not, a host without entries makes the same `made`: the key tells them apart,
+  // Misdirected or not, a host without entries has the same parts: the key tells them apart,
   // and a misdirected host's route by its `reset` switch.
   const reset = routeOptions.resetDefault;
   const misdirected = reset && reset !== 'off' ? `\0misdirected\0reset-${reset}` : '\0misdirected';
   const key = `${name}\0${h.hostname}${h.misdirected ? misdirected : ''}`;
-  return memo ? memo.host(h, name, optionsKey, key, made, host) : host();
+  return memo ? memo.host(h, name, optionsKey, key, [optionsKey, ...h.entries], host) : host();
 }
 
 function routeConfiguration(
@@ -128,10 +131,6 @@ function routeConfiguration(
   memo: GenerationMemo | undefined,
 ): Json {
   const optionsKey = JSON.stringify(routeOptions);
-  const entryRoutes = (entry: IrEntry) =>
-    memo
-      ? memo.routes(entry, optionsKey, () => envoyRoutes(entry, routeOptions))
-      : envoyRoutes(entry, routeOptions);
   return {
     name,
     // Hostnames match without the port a client may add to Host; the backend sees Host as sent.
@@ -144,9 +143,9 @@ function routeConfiguration(
     // With a memo, only the IR hosts a change moved are looked at (10,000 per generation otherwise).
     virtual_hosts: memo
       ? memo.virtualHosts(name, optionsKey, virtualHosts, (h) =>
-          virtualHost(h, name, routeOptions, optionsKey, entryRoutes, memo),
+          virtualHost(h, name, routeOptions, optionsKey, memo),
         )
-      : virtualHosts.map((h) => virtualHost(h, name, routeOptions, optionsKey, entryRoutes, memo)),
+      : virtualHosts.map((h) => virtualHost(h, name, routeOptions, optionsKey, memo)),
   };
 }
 

@@ -6,21 +6,19 @@
 // generation equal to a fresh one after random edit sequences. The generated objects are
 // shared from one generation to the next, so nothing downstream may change them (none does:
 // they are encoded or serialized, never edited).
+//
+// A virtual host is kept as what `keep` makes of it: the ADS server and the route file writer
+// keep its encoding (xds/route-files.ts keepHost), so that no host's JSON, nor its routes',
+// outlives the generation that made it (~11 MiB at 10,000 routes); their route configurations
+// then list those encodings in place of the hosts' JSON.
 import type { IrCluster } from '../ir/cluster-sharing.js';
 import type { IrVirtualHost } from '../ir/gateway-ir.js';
-import type { IrEntry } from '../ir/rule-action.js';
 import { type Json, sameEnds, sameItems } from '../json.js';
 
-/** An entry's routes, and the route options they were made for. */
-interface KeptRoutes {
-  readonly options: string;
-  readonly routes: readonly Json[];
-}
-
-/** One virtual host, under its key, and the routes it was made of. */
+/** One virtual host, under its key, and what it was made of (the same objects, or equal texts). */
 interface KeptHost {
   readonly key: string;
-  readonly parts: readonly (readonly Json[])[];
+  readonly parts: readonly unknown[];
   readonly host: Json;
 }
 
@@ -47,12 +45,6 @@ interface KeptIrHost {
 export class GenerationMemo {
   /** Each cluster's Envoy resource, by the IR cluster. */
   readonly clusters = new WeakMap<IrCluster, Json>();
-  /**
-   * By entry, its routes under the route options they were made for; a map by options only for
-   * an entry made under two (a route served on two ports): a map per entry held 3.4 MiB at
-   * 10,000 routes, most of it empty hash table.
-   */
-  private readonly entryRoutes = new WeakMap<IrEntry, KeptRoutes | Map<string, readonly Json[]>>();
   /** By key: the hosts the route configurations as last made hold (one they no longer hold is let go). */
   private hosts = new Map<string, KeptHost>();
   /** A generation begun and not ended. */
@@ -73,8 +65,15 @@ export class GenerationMemo {
     return this.hosts.size;
   }
 
-  /** A memo serves only the options it was made for (the same object): the clusters and routes depend on them. */
-  constructor(readonly options: object) {}
+  /**
+   * A memo serves only the options it was made for (the same object): the clusters and routes
+   * depend on them. `keep`: what a host made anew is kept as, for the route configuration named
+   * (by default its JSON).
+   */
+  constructor(
+    readonly options: object,
+    private readonly keep: (host: Json, configuration: string) => Json = (host) => host,
+  ) {}
 
   /** Starts a generation: the route configurations it does not make are let go at its end. */
   begin(): void {
@@ -99,28 +98,6 @@ export class GenerationMemo {
   /** Lets go of the hosts of `kept` that are not in `still`, unless another has their key now. */
   private letGo(kept: readonly KeptHost[], still: ReadonlySet<KeptHost> | undefined): void {
     for (const k of kept) if (!still?.has(k) && this.hosts.get(k.key) === k) this.hosts.delete(k.key);
-  }
-
-  /** An entry's routes under these route options. */
-  routes(entry: IrEntry, options: string, make: () => readonly Json[]): readonly Json[] {
-    const kept = this.entryRoutes.get(entry);
-    if (kept instanceof Map) {
-      let routes = kept.get(options);
-      if (!routes) kept.set(options, (routes = make()));
-      return routes;
-    }
-    if (kept?.options === options) return kept.routes;
-    const routes = make();
-    this.entryRoutes.set(
-      entry,
-      kept
-        ? new Map([
-            [kept.options, kept.routes],
-            [options, routes],
-          ])
-        : { options, routes },
-    );
-    return routes;
   }
 
   /**
@@ -163,18 +140,21 @@ export class GenerationMemo {
     return was.kept.host;
   }
 
-  /** A virtual host by its key: kept while it is made of the same routes, in the same order. */
+  /**
+   * A virtual host by its key: kept while it is made of the same parts (its IR entries and the
+   * route options), in the same order; made anew, it is kept as `keep` makes it.
+   */
   host(
     vh: IrVirtualHost,
     name: string,
     options: string,
     key: string,
-    parts: readonly (readonly Json[])[],
+    parts: readonly unknown[],
     make: () => Json,
   ): Json {
     let kept = this.hosts.get(key);
     if (!kept || !sameItems(kept.parts, parts)) {
-      kept = { key, parts, host: make() };
+      kept = { key, parts, host: this.keep(make(), name) };
       this.hosts.set(key, kept);
       this.madeHosts++;
     }

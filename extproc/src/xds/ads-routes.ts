@@ -78,6 +78,11 @@ export class RouteResources {
    * resource while its encoding is the same, and the step from that map to the next is known.
    */
   private last: LastMade | undefined;
+  /** A virtual host as the generation memo keeps it: encoded for this encoder, its JSON let go (route-files.ts). */
+  keepHost(host: Json, configuration: string): Json {
+    return this.encoder.keepHost(host, configuration);
+  }
+
   /** Each route configuration's head as last made, and its JSON written out (it seldom changes). */
   private heads = new Map<string, { readonly json: string; readonly resource: Resource }>();
 

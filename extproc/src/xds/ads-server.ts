@@ -191,6 +191,14 @@ export class AdsServer {
     this.clusterWaitMs = options.clusterWaitMs ?? CLUSTER_ANSWER_WAIT_MS;
   }
 
+  /**
+   * A virtual host as the generator's memo keeps it (envoy/generation-memo.ts `keep`): encoded
+   * once by the encoder that makes this server's route resources, its JSON let go.
+   */
+  keepVirtualHost(host: Json, configuration: string): Json {
+    return this.routeEncoder.keepHost(host, configuration);
+  }
+
   /** The gRPC service definition (for a server of the caller's, or start()). */
   definition(): grpc.ServiceDefinition<grpc.UntypedServiceImplementation> {
     return adsServiceDefinition();

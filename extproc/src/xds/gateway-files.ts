@@ -32,7 +32,7 @@ export class GatewayFiles {
     private options: GatewayFilesOptions,
   ) {
     const { untilClustersActive, watchRoutes } = options;
-    this.memo = new GenerationMemo(options.envoy);
+    this.memo = this.newMemo(options.envoy);
     this.files = new EnvoyResourceFiles(directory, {
       ...(untilClustersActive ? { untilClustersActive } : {}),
       ...(watchRoutes ? { watchRoutes } : {}),
@@ -56,7 +56,12 @@ export class GatewayFiles {
   useSessionKeys(sessionKeys: readonly string[]): void {
     const envoy = { ...this.options.envoy, sessionKeys };
     this.options = { ...this.options, envoy };
-    this.memo = new GenerationMemo(envoy);
+    this.memo = this.newMemo(envoy);
+  }
+
+  /** A memo for these options that keeps each virtual host as its encoding, not its JSON. */
+  private newMemo(envoy: GatewayConfigOptions): GenerationMemo {
+    return new GenerationMemo(envoy, (host, configuration) => this.routeFiles.keepHost(host, configuration));
   }
 
   /**
@@ -74,6 +79,7 @@ export class GatewayFiles {
         this.memo,
       );
       for (const w of next.warnings) this.options.log(`warning: ${w}`);
+      // The hosts the memo made were encoded as it made them (keepHost): the counts run on.
       this.routeFiles.begin();
       const routes = new Map<string, Uint8Array>();
       for (const [file, rc] of next.routes) routes.set(file, this.routeFiles.encode(rc, version));

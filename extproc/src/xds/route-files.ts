@@ -84,6 +84,15 @@ interface KeptEncoding {
   holders: number;
 }
 
+/** Where a virtual host kept as its encoding (keepHost) carries it: JSON.stringify never sees it. */
+const ENCODING = Symbol('encoding');
+
+/** A virtual host as the generation memo keeps it: its name and encoding, in place of its JSON. */
+interface EncodedHost {
+  readonly name: string;
+  readonly [ENCODING]: KeptEncoding;
+}
+
 // VirtualHost.name is field 1, length-delimited.
 const VIRTUAL_HOST_NAME_TAG = (1 << 3) | LEN;
 
@@ -134,6 +143,10 @@ export class RouteFileEncoder {
   private readonly configurations = new Map<string, KeptConfiguration>();
   private generation = 0;
   private field: number | undefined;
+  /** A generation begun (or a host kept for it) and not ended: the counts run on. */
+  private open = false;
+  /** Encoded in this generation and perhaps not held yet: a second host of the same content takes it. */
+  private readonly fresh = new Map<string, KeptEncoding>();
 
   /**
    * `named`: each host is encoded with the name of its VHDS resource after it (the ADS server's
@@ -149,7 +162,14 @@ export class RouteFileEncoder {
 
   /** Starts a generation: the route configurations it does not encode are let go at its end. */
   begin(): void {
+    this.opened();
     this.generation++;
+  }
+
+  /** The counts start with a generation's first host kept or its begin(), whichever comes first. */
+  private opened(): void {
+    if (this.open) return;
+    this.open = true;
     this.encodedHosts = 0;
     this.hashedHosts = 0;
   }
@@ -161,6 +181,20 @@ export class RouteFileEncoder {
       for (const k of c.kept) this.release(k);
       this.configurations.delete(name);
     }
+    this.fresh.clear();
+    this.open = false;
+  }
+
+  /**
+   * A virtual host the generator made for route configuration `configuration`, as its memo keeps
+   * it (envoy/generation-memo.ts): encoded now, its JSON let go; the configuration lists what
+   * this returns where the host's JSON would stand, and parts() takes the encoding as it is.
+   */
+  keepHost(host: Json, configuration: string): Json {
+    this.opened();
+    const name = String(host['name']);
+    const at = `route configuration ${configuration}, virtual host ${name}`;
+    return { name, [ENCODING]: this.byDigest(host, at, configuration) } satisfies EncodedHost;
   }
 
   /** The file of one RouteConfiguration (its JSON, as the generator wrote it). */
@@ -214,11 +248,9 @@ export class RouteFileEncoder {
     const { start, end } = last ? sameEnds(last.json, list) : { start: 0, end: 0 };
     const madeParts: RoutePart[] = [];
     const madeKept: KeptEncoding[] = [];
-    // Encoded by this list and not held yet: a second host of the same content takes it.
-    const fresh = new Map<string, KeptEncoding>();
     for (let i = start; i < list.length - end; i++) {
       const host = list[i] as Json;
-      const kept = this.host(host, i, name, fresh);
+      const kept = this.host(host, i, name);
       madeParts.push({ name: host['name'] as string, bytes: kept.bytes, named: kept.named });
       madeKept.push(kept);
     }
@@ -248,35 +280,30 @@ export class RouteFileEncoder {
   }
 
   /** One virtual host's encoding: kept from an earlier generation when its JSON is the same. */
-  private host(host: Json, i: number, configuration: string, fresh: Map<string, KeptEncoding>): KeptEncoding {
-    let kept = this.byObject.get(host);
+  private host(host: Json, i: number, configuration: string): KeptEncoding {
+    let kept = (host as Partial<EncodedHost>)[ENCODING] ?? this.byObject.get(host);
     // Let go since, and the same content encoded again meanwhile: that one, held by others.
     if (kept?.holders === 0) kept = this.byKey.get(kept.key) ?? kept;
     if (!kept) {
-      kept = this.byDigest(host, i, configuration, fresh);
+      kept = this.byDigest(host, `virtual_hosts[${i}]`, configuration);
       this.byObject.set(host, kept);
     }
     return kept;
   }
 
   /** A host not seen as this object: its encoding found by the digest of its JSON, or made. */
-  private byDigest(
-    host: Json,
-    i: number,
-    configuration: string,
-    fresh: Map<string, KeptEncoding>,
-  ): KeptEncoding {
+  private byDigest(host: Json, at: string, configuration: string): KeptEncoding {
     this.hashedHosts++;
     const key = createHash('sha256').update(JSON.stringify(host)).digest('base64');
-    const kept = this.byKey.get(key) ?? fresh.get(key);
+    const kept = this.byKey.get(key) ?? this.fresh.get(key);
     if (kept) return kept;
     this.encodedHosts++;
-    const value = encodeAny({ '@type': TYPE_VIRTUAL_HOST, ...host }, `virtual_hosts[${i}]`).value;
+    const value = encodeAny({ '@type': TYPE_VIRTUAL_HOST, ...host }, at).value;
     // In byKey once the list holds it.
     const made = this.named
       ? namedEncoding(key, value, `${configuration}/${String(host['name'])}`)
       : { key, bytes: value, named: undefined, holders: 0 };
-    fresh.set(key, made);
+    this.fresh.set(key, made);
     return made;
   }
 }

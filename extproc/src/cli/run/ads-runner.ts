@@ -3,6 +3,7 @@
 import type { GatewayConfigOptions } from '../../envoy/gateway-config.js';
 import { GenerationMemo } from '../../envoy/generation-memo.js';
 import { type XdsResources, onAddress, xdsResources } from '../../envoy/xds-resources.js';
+import type { Json } from '../../json.js';
 import type { Snapshot } from '../../pipeline/snapshot.js';
 import type { ServedConfig } from '../../server/served-config.js';
 import { AdsServer } from '../../xds/ads-server.js';
@@ -43,7 +44,10 @@ export function adsRunner(
   log: (line: string) => void,
 ): Runner<AdsServer> {
   let snapshot = config.snapshot;
-  const generate = sharedGeneration(filter);
+  // The memo keeps each virtual host as the server's encoding of it, not its JSON.
+  const generate = sharedGeneration(filter, (host, configuration) =>
+    ads.keepVirtualHost(host, configuration),
+  );
   const ads = new AdsServer({
     resources: (kind) => {
       if (!snapshot) throw new Error('no configuration loaded yet');
@@ -90,7 +94,10 @@ export function adsRunner(
  * kind binds (onAddress), so the kinds share every other resource and the ADS server encodes
  * those once.
  */
-function sharedGeneration(filter: FleetFilter): (snapshot: Snapshot, kind: string) => XdsResources {
+function sharedGeneration(
+  filter: FleetFilter,
+  keepHost: (host: Json, configuration: string) => Json,
+): (snapshot: Snapshot, kind: string) => XdsResources {
   let kept:
     | { readonly key: string; readonly options: GatewayConfigOptions; readonly memo: GenerationMemo }
     | undefined;
@@ -105,7 +112,7 @@ function sharedGeneration(filter: FleetFilter): (snapshot: Snapshot, kind: strin
       ...(idle !== undefined ? { upstreamIdleTimeout: idle } : {}),
     };
     const key = JSON.stringify(options);
-    if (kept?.key !== key) kept = { key, options, memo: new GenerationMemo(options) };
+    if (kept?.key !== key) kept = { key, options, memo: new GenerationMemo(options, keepHost) };
     if (made?.snapshot !== snapshot || made.key !== key) {
       // The options the memo was made for, as the same object: it serves only those.
       made = { snapshot, key, resources: xdsResources(snapshot.ir, kept.options, snapshot.tls, kept.memo) };
