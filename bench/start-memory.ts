@@ -1,5 +1,5 @@
 // `node dist/bench/start-memory.js [--routes N] [--runs R] [--edits E] [--node-arg FLAG]… [--bin PATH]…
-// [--provider files|kubernetes]`:
+// [--provider files|kubernetes] [--heaps [--live]] [--timeline]`:
 // `serve --xds`'s peak memory from its start until its first Envoy holds every route, and the
 // CPU of each thread per one-route edit after it, without real Envoys: a lighter companion to
 // `bench:scale --fleet`'s "control plane peak until then". One ADS client (ads-light-client.ts,
@@ -12,7 +12,8 @@
 // take each in turn, for A/B runs in one sitting. `--provider kubernetes` serves the objects from a
 // local API server (scripts/kube-local.mjs), started and filled once for every run (then one
 // untimed serve writes every route's status, so each run starts from a cluster in step), and
-// edits the route with a request.
+// edits the route with a request. `--heaps --live` also reads each thread's heap after a full GC of
+// both (what is held, not what is not collected yet), before the edits, which then follow a GC.
 // Numbers, never assertions.
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,7 +34,13 @@ import {
 } from './scale-changes.js';
 import { writeScaleConfig } from './scale-config.js';
 import { REAL_ENVOY_ADDRESSES } from './scale-fleet-setup.js';
-import { type ThreadHeap, inspectorUrl, threadHeaps } from './inspector-gc.js';
+import {
+  type ThreadHeap,
+  collectGarbage,
+  collectWorkersGarbage,
+  inspectorUrl,
+  threadHeaps,
+} from './inspector-gc.js';
 import type { XdsClientStatus } from '../extproc/src/xds/ads-server.js';
 import { generations, xdsDelivered, xdsEnvoys, xdsStatus } from './scale-fleet-xds.js';
 import { freePort, memoryMiB, sleep, startCli, stopCli, until } from './scale-process.js';
@@ -50,6 +57,8 @@ const { values: opts } = parseArgs({
     output: { type: 'string' },
     /** Also each thread's V8 heap, space by space, when the client was served (serve runs with an inspector). */
     heaps: { type: 'boolean', default: false },
+    /** With --heaps: each thread's heap again after a full GC of both (what is live, not what is not collected yet). */
+    live: { type: 'boolean', default: false },
     /** Also serve's RSS and each thread's CPU every 100 ms until the client was served: where the peak falls. */
     timeline: { type: 'boolean', default: false },
   },
@@ -96,6 +105,8 @@ interface Run {
   edits: { main: number; compiler: number; other: number; seconds: number }[];
   /** Each thread's heap when the client was served (--heaps): the main thread's first. */
   heaps?: ThreadHeap[];
+  /** The same after a full GC of each thread (--heaps --live). */
+  liveHeaps?: ThreadHeap[];
   /** --timeline: one line per 100 ms until the client was served. */
   timeline?: string[];
 }
@@ -139,6 +150,14 @@ function timeline(pid: number, t0: number): { mark: (what: string) => void; stop
       return lines;
     },
   };
+}
+
+/** Each thread's heap after a full GC of each: what the threads hold live (the GC's freed Buffers let go a moment later). */
+async function liveThreadHeaps(url: string): Promise<ThreadHeap[]> {
+  await collectGarbage(url);
+  await collectWorkersGarbage(url);
+  await sleep(200);
+  return threadHeaps(url);
 }
 
 const MIB = 1024 * 1024;
@@ -311,6 +330,7 @@ async function oneRun(n: number, run: number, source: Source, bin: string | unde
     };
     const url = inspectorUrl(cli.output());
     const heaps = opts.heaps && url !== undefined ? await threadHeaps(url) : undefined;
+    const liveHeaps = heaps && opts.live && url !== undefined ? await liveThreadHeaps(url) : undefined;
     const edits = await timeEdits({ pid, changes, n, run, adminPort, limit }, envoys);
     return {
       readySeconds,
@@ -322,6 +342,7 @@ async function oneRun(n: number, run: number, source: Source, bin: string | unde
       startCpu,
       edits,
       ...(heaps ? { heaps } : {}),
+      ...(liveHeaps ? { liveHeaps } : {}),
       ...(lines ? { timeline: lines } : {}),
     };
   } catch (e) {
@@ -378,6 +399,9 @@ async function runAll(n: number, source: Source): Promise<void> {
     for (const line of run.timeline ?? []) console.log(line);
     run.heaps?.forEach((h, i) =>
       console.log(`  ${i === 0 ? 'main thread' : `worker ${i}`} heap ${heapLine(h)}`),
+    );
+    run.liveHeaps?.forEach((h, i) =>
+      console.log(`  ${i === 0 ? 'main thread' : `worker ${i}`} after a full GC ${heapLine(h)}`),
     );
   }
 }
