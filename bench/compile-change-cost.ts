@@ -52,7 +52,7 @@ class ThreadRun {
     const { packed } = packedCompiledData(snapshot, this.writer, ++this.id, this.reader.held);
     const ms = cpuMs() - t0;
     this.reader.table.read(packed.table);
-    this.reader.statuses.read(packed.statuses, packed.table.id, (t) => t);
+    this.reader.statuses.read(packed.statuses, packed.table.id, (text) => ({ text }));
     return {
       kind,
       ms,

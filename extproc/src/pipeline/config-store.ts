@@ -199,7 +199,7 @@ export class ConfigStore extends EventEmitter<ConfigStoreEvents> {
     this.provider.report({
       generation: this.gen,
       get objects() {
-        return (objects ??= statusByObject(next.statuses));
+        return (objects ??= next.statusesByObject ?? statusByObject(next.statuses));
       },
     });
     return true;

@@ -7,7 +7,7 @@ import { buildIr } from '../ir/build-ir.js';
 import { IrMemo } from '../ir/ir-memo.js';
 import type { ProvidedConfig } from '../provider/provider.js';
 import { ResolverMemo, compileResolver } from '../resolve/compile.js';
-import type { ObjectStatus } from '../translate/status.js';
+import { type ObjectStatus, objectKey } from '../translate/status.js';
 import { tableGeneration } from '../resolve/answer-scope.js';
 import { IncrementalCompiler } from './incremental-compiler.js';
 import { type CrossingInput, InputWriter } from './input-crossing.js';
@@ -81,32 +81,52 @@ export class CompiledWriter {
 }
 
 /**
+ * One object's status as the service holds it: its text, parsed and keyed when first needed. A
+ * status the compiler left as it was crosses as its position, so it is the same piece (and the
+ * same parsed object and key) from one list to the next, read or not in between.
+ */
+export interface StatusPiece {
+  readonly text: string;
+  status?: ObjectStatus;
+  /** translate/status.ts objectKey. */
+  key?: string;
+}
+
+const statusOf = (piece: StatusPiece): ObjectStatus =>
+  (piece.status ??= JSON.parse(piece.text) as ObjectStatus);
+
+/**
  * What the service keeps of what it received: the routes of the last table (unchanged routes
- * stay the same objects and need not cross), the statuses' texts, what the IR decided for
+ * stay the same objects and need not cross), the statuses' pieces, what the IR decided for
  * rules that did not change, and the resolver's buckets of hostnames whose routes did not change.
  */
 export class CompiledReader {
   readonly table = new TableReader();
-  readonly statuses = new PieceReader<string>('status list');
+  readonly statuses = new PieceReader<StatusPiece>('status list');
   readonly ir = new IrMemo();
   readonly resolver = new ResolverMemo();
-  /** The statuses last parsed, by their text: unchanged texts are the same strings from one list to the next. */
-  private parsedStatuses = new Map<string, ObjectStatus>();
 
   /**
-   * The statuses of `texts`, parsing only texts the last call did not see. The Kubernetes
-   * provider reads every generation's statuses: a fresh parse of all 10,000 was ~18 MiB per
-   * generation that outlived young collections and piled up in old space until a full GC.
+   * The statuses of `pieces`, parsing only those never parsed. The Kubernetes provider reads
+   * every generation's statuses: a fresh parse of all 10,000 was ~18 MiB per generation that
+   * outlived young collections and piled up in old space until a full GC.
    */
-  parseStatuses(texts: readonly string[]): ObjectStatus[] {
-    const next = new Map<string, ObjectStatus>();
-    const statuses = texts.map((text) => {
-      const status = next.get(text) ?? this.parsedStatuses.get(text) ?? (JSON.parse(text) as ObjectStatus);
-      next.set(text, status);
-      return status;
-    });
-    this.parsedStatuses = next;
-    return statuses;
+  parseStatuses(pieces: readonly StatusPiece[]): ObjectStatus[] {
+    return pieces.map(statusOf);
+  }
+
+  /**
+   * The statuses of `pieces` by object key (a later one of a key wins, as statusByObject), each
+   * key made once per piece: the Kubernetes provider's status writer takes one such map per
+   * generation and compares it with the last, key by key.
+   */
+  statusesByObject(pieces: readonly StatusPiece[]): ReadonlyMap<string, ObjectStatus> {
+    const byObject = new Map<string, ObjectStatus>();
+    for (const piece of pieces) {
+      const status = statusOf(piece);
+      byObject.set((piece.key ??= objectKey(status)), status);
+    }
+    return byObject;
   }
 
   /** The id of what both the table and the statuses hold, for the writer; else nothing. */
@@ -126,15 +146,19 @@ export function snapshotFrom(
 ): Snapshot {
   const table = reader.table.read(data.table);
   const ir = buildIr(table, reader.ir);
-  const texts = reader.statuses.read(data.statuses, data.table.id, (text) => text);
+  const pieces = reader.statuses.read(data.statuses, data.table.id, (text): StatusPiece => ({ text }));
   let statuses: Snapshot['statuses'] | undefined;
+  let byObject: Snapshot['statusesByObject'];
   return {
     table,
     ir,
     tls: data.tls,
     resolver: compileResolver(ir, data.generation, reader.resolver),
     get statuses() {
-      return (statuses ??= reader.parseStatuses(texts));
+      return (statuses ??= reader.parseStatuses(pieces));
+    },
+    get statusesByObject() {
+      return (byObject ??= reader.statusesByObject(pieces));
     },
     diagnostics: data.diagnostics,
     errors: data.errors,

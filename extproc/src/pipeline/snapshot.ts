@@ -31,6 +31,11 @@ export interface Snapshot {
   readonly tls: TlsMaterial;
   readonly resolver: Resolver;
   readonly statuses: readonly ObjectStatus[];
+  /**
+   * The statuses by object key (translate/status.ts statusByObject), when the compiler keeps them
+   * so that one generation's costs little more than its changed statuses (snapshot-compiler.ts).
+   */
+  readonly statusesByObject?: ReadonlyMap<string, ObjectStatus>;
   /** Problems not tied to a status: YAML errors, unknown kinds, duplicates, I/O. */
   readonly diagnostics: readonly Diagnostic[];
   /** Every located error, file/YAML level and per object. */
