@@ -3,11 +3,12 @@
 // own path. Seeded random steps against the same steps with every object checked each
 // generation (the writer's lead(), which checks everything) hold the two to the same writes.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { canonical, statusFor } from '../../extproc/src/provider/kubernetes/status-writer.js';
+import { statusFor } from '../../extproc/src/provider/kubernetes/status-writer.js';
 import type { KubeObject } from '../../extproc/src/provider/kubernetes/reflector.js';
 import type { Condition, ObjectStatus } from '../../extproc/src/translate/status.js';
 import { pick, rng } from '../resolve/random-table.js';
 import { GATEWAY, OTHER_CONTROLLER, ROUTE, StatusCluster, keyOf, otherEntry } from './status-cluster.js';
+import { canonical } from '../support/canonical-json.js';
 
 const OURS = 'steadfast.dev/gateway-controller';
 const owns = (namespace: string, name: string) => namespace === 'default' && name === 'gw';

@@ -1,12 +1,9 @@
 // The status the Kubernetes provider writes: what it merges into the live object, and what it
 // leaves alone (the API server round trip is in tests/e2e/kubernetes.test.ts).
 import { describe, expect, it } from 'vitest';
-import {
-  canonical,
-  statusFor,
-  stampConditions,
-} from '../../extproc/src/provider/kubernetes/status-writer.js';
+import { statusFor, stampConditions } from '../../extproc/src/provider/kubernetes/status-writer.js';
 import type { Condition, ObjectStatusBody } from '../../extproc/src/translate/status.js';
+import { canonical } from '../support/canonical-json.js';
 
 const OURS = 'steadfast.dev/gateway-controller';
 const NOW = '2026-11-25T12:00:00.000Z';
