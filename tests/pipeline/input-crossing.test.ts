@@ -272,12 +272,19 @@ describe('input crossing', () => {
     expect(base).toEqual({ path: 'base.yaml', prefix: BASE_YAML.length, suffix: 0, middle: '' });
     expect(routes?.middle.length).toBeLessThan(20);
     expect(routes?.middle).toContain('edit');
-    // An object listed again (a new input of a version the thread holds) crosses as its version alone.
+    // An object listed again in its place (a new input of a version the thread holds, as after a
+    // status write) crosses not at all; moved elsewhere, as its version alone.
     w.objects[5] = { ...(w.objects[5] as ObjectInput) };
     crossing.compile(provided(w, () => 1));
-    expect((crossing.last as CrossingInput).objects.middle).toEqual([
-      { body: undefined, version: w.objects[5]?.version },
-    ]);
+    expect((crossing.last as CrossingInput).objects).toEqual({ start: 50, end: 0, middle: [] });
+    const moved = { ...(w.objects[5] as ObjectInput) };
+    w.objects.splice(5, 1);
+    w.objects.splice(40, 0, moved);
+    crossing.compile(provided(w, () => 1));
+    expect((crossing.last as CrossingInput).objects.middle).toContainEqual({
+      body: undefined,
+      version: moved.version,
+    });
     expect(crossing.stale).toBe(0);
     void rnd;
   });
