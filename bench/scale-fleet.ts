@@ -301,8 +301,20 @@ async function watchedChanges(fleet: Fleet, options: FleetOptions): Promise<Reco
   if (profiling && file !== undefined) {
     const profile = await profiling.stop();
     writeProfile(`${file}-${fleet.n}.cpuprofile`, profile);
-    const windows = KINDS.flatMap((k) => changes[k].flatMap((m) => (m.window ? [m.window] : [])));
-    process.stdout.write(`\n${profileSummary(profile, windows, monotonicToEpochMs())}\n`);
+    const all = KINDS.flatMap((k) => changes[k]);
+    const offset = monotonicToEpochMs();
+    const windows = all.flatMap((m) => (m.window ? [m.window] : []));
+    process.stdout.write(`\n${profileSummary(profile, windows, offset)}\n`);
+    // The snapshot step alone: from the compiler's answer back on the service thread to the snapshot built.
+    const snapshots = all.flatMap(({ window, stages }) => {
+      const [from, to] = [stages?.service.received, stages?.service.built];
+      return window && from !== undefined && to !== undefined
+        ? [[window[0] + from, window[0] + to] as const]
+        : [];
+    });
+    process.stdout.write(
+      `\nthe snapshot step (answer received → built): ${profileSummary(profile, snapshots, offset, 12)}\n`,
+    );
   }
   return changes;
 }
