@@ -1,7 +1,7 @@
 // backendRefs → table backends: Service and port lookup, ReferenceGrant for other
 // namespaces, appProtocol → upstream protocol (GEP-1911), and endpoints resolved from
 // EndpointSlices the Kubernetes way (Service port → targetPort → EndpointSlice port).
-import { exact } from '../json.js';
+import { exact, sameItems } from '../json.js';
 import { Reason } from '../gatewayapi/codes.js';
 import type {
   BackendRef,
@@ -90,6 +90,29 @@ function needsPolicy(appProtocol: string, service: string): string {
 
 function endpointType(slice: EndpointSlice): TableEndpoint['type'] {
   return slice.addressType === 'IPv6' ? 'ipv6' : slice.addressType === 'FQDN' ? 'fqdn' : 'ipv4';
+}
+
+/**
+ * The endpoints last resolved for each Service port (an object of its decoded Service), with the
+ * slices they came from: the rules that send to one Service port share one list while its
+ * slices are the same objects (10,000 rules naming one Service held 10,000 equal lists, 1.7 MiB).
+ */
+const resolvedFor = new WeakMap<
+  ServicePort,
+  { readonly slices: readonly EndpointSlice[]; readonly endpoints: readonly TableEndpoint[] }
+>();
+
+/** Endpoints of one Service port, the list last resolved for it while its slices are the same. */
+function endpointsOf(
+  svc: Service,
+  sp: ServicePort,
+  slices: readonly EndpointSlice[],
+): readonly TableEndpoint[] {
+  const last = resolvedFor.get(sp);
+  if (last && sameItems(last.slices, slices)) return last.endpoints;
+  const endpoints = resolveEndpoints(svc, sp, slices);
+  resolvedFor.set(sp, { slices, endpoints });
+  return endpoints;
 }
 
 /** Endpoints of one Service port, from the Service's EndpointSlices. */
@@ -249,7 +272,7 @@ export function resolveBackend(
   return {
     ...withProto,
     protocol: proto.protocol,
-    endpoints: resolveEndpoints(svc, sp, slices),
+    endpoints: endpointsOf(svc, sp, slices),
     // A BackendTLSPolicy means the gateway speaks TLS to the backend, whatever the protocol.
     ...(tls ? { tls: withClientCertificate(tls, clientCertificate) } : {}),
     ...(retryConstraint ? { retryConstraint } : {}),
