@@ -1,5 +1,6 @@
 // A CLI that explains itself: --version, and a --help for every command that describes each
-// of its options with its default, in one style, written from the table the parser reads.
+// of its options with its default, in one style, written from the table the parser reads (each
+// command's module loaded when asked for).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { commands } from '../../extproc/src/cli/commands/index.js';
@@ -31,13 +32,14 @@ describe('steadfast <command> --help', () => {
 
   for (const c of commands) {
     it(`${c.name}: describes each option with its default`, async () => {
+      const command = await c.load();
       const r = await cli(c.name, '--help');
       expect(r.code).toBe(0);
       expect(r.out.startsWith(`usage: steadfast ${c.name}`)).toBe(true);
-      expect(r.out).toContain(c.description.split('\n')[0]);
+      expect(r.out).toContain(command.description.split('\n')[0]);
       const optionLines = r.out.split('\n').filter((l) => /^ {2}--/.test(l));
       expect(optionLines.map((l) => /^ {2}--([a-z-]+)/.exec(l)?.[1])).toEqual([
-        ...Object.keys(c.flags),
+        ...Object.keys(command.flags),
         'help',
       ]);
       for (const line of optionLines.slice(0, -1)) {
@@ -47,9 +49,10 @@ describe('steadfast <command> --help', () => {
     });
   }
 
-  it('spells each flag one way across commands (old spellings only as aliases)', () => {
+  it('spells each flag one way across commands (old spellings only as aliases)', async () => {
+    const loaded = await Promise.all(commands.map((c) => c.load()));
     const seen = new Map<string, string>();
-    for (const c of commands) {
+    for (const c of loaded) {
       for (const [name, def] of Object.entries(c.flags)) {
         for (const alias of def.aliases ?? []) {
           expect(Object.keys(c.flags)).not.toContain(alias);
@@ -57,7 +60,7 @@ describe('steadfast <command> --help', () => {
         }
       }
     }
-    for (const c of commands) for (const name of Object.keys(c.flags)) expect(seen.has(name)).toBe(false);
+    for (const c of loaded) for (const name of Object.keys(c.flags)) expect(seen.has(name)).toBe(false);
     expect(seen).toEqual(
       new Map([
         ['session-keys', 'session-key-file'],

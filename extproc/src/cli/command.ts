@@ -2,10 +2,15 @@
 // returns the process exit code.
 import type { FlagSpecs, ParsedArgs } from './args.js';
 
-export interface Command {
+/** A command as `steadfast --help` lists it, its module loaded only when it is asked for. */
+export interface CommandEntry {
   readonly name: string;
   /** One line for `steadfast --help`. */
   readonly summary: string;
+  load(): Promise<Command>;
+}
+
+export interface Command {
   /** `steadfast dev --config DIR [options]` */
   readonly usage: string;
   /** A few sentences for the command's --help, after the usage line. */

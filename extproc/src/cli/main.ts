@@ -63,11 +63,12 @@ export async function run(argv: readonly string[], io: CommandIO = stdio): Promi
     io.out(`steadfast ${version()}`);
     return 0;
   }
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
+  const entry = commands.find((c) => c.name === name);
+  if (!entry) {
     io.err(`steadfast: unknown command "${name}"\n\n${help()}`);
     return EXIT_USAGE;
   }
+  const command = await entry.load();
   if (rest.includes('--help') || rest.includes('-h')) {
     io.out(commandHelp(command));
     return 0;

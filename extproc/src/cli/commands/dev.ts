@@ -130,8 +130,6 @@ export function readyLine(prefix: string, { gateway, listenerUrls }: RunningGate
 }
 
 export const devCommand: Command = {
-  name: 'dev',
-  summary: 'run a local gateway (Envoy + control service) from Gateway API YAML, reloading on change',
   usage: 'steadfast dev --config PATH [options]\n       steadfast dev --kubeconfig FILE [options]',
   description:
     "Runs Envoy in gateway mode on each Gateway listener's port, configured from the YAML and\n" +

@@ -123,8 +123,6 @@ function printedFilterPath(parsed: ParsedArgs, mode: 'gateway' | 'attach', io: C
 }
 
 export const envoyConfigCommand: Command = {
-  name: 'envoy-config',
-  summary: 'print the Envoy configuration for gateway mode, or the snippet for attach mode',
   usage: 'steadfast envoy-config --config PATH [--mode gateway|attach] [options]',
   description:
     'Prints YAML on stdout. Gateway mode: the complete Envoy configuration, every resource static,\n' +

@@ -184,8 +184,6 @@ function tryLines(
 }
 
 export const quickstartCommand: Command = {
-  name: 'quickstart',
-  summary: 'start the demo backends and a local gateway for examples/quickstart (what `npm start` runs)',
   usage: 'steadfast quickstart [options]',
   description:
     'Starts the demo backends that the EndpointSlices of the configuration name (loopback\n' +

@@ -41,8 +41,6 @@ function text(r: ResolveResult, port: number | undefined): string {
 }
 
 export const resolveCommand: Command = {
-  name: 'resolve',
-  summary: 'show which route rule a request matches and the policy it gets',
   usage: 'steadfast resolve --config PATH --host HOST --path PATH [options]',
   description:
     'Matches one request against the HTTPRoute and GRPCRoute rules (Gateway API matching and\n' +

@@ -90,8 +90,6 @@ const SERVE_FLAGS: FlagSpecs = {
 };
 
 export const serveCommand: Command = {
-  name: 'serve',
-  summary: 'run the control service for an existing Envoy (ext_proc + admin API)',
   usage:
     'steadfast serve --config PATH [options]\n       steadfast serve --kubeconfig FILE [options]\n' +
     '       steadfast serve --policy-token TOKEN [options]',

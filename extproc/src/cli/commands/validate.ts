@@ -47,8 +47,6 @@ function summaryLine(s: ValidateSummary): string {
 }
 
 export const validateCommand: Command = {
-  name: 'validate',
-  summary: 'validate Gateway API YAML and show the status each object would get',
   usage: 'steadfast validate --config PATH [--output text|json]',
   description:
     'Loads the YAML, checks it the way the API server would, and prints every object with the\n' +
