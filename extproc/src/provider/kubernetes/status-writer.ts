@@ -247,10 +247,15 @@ export class StatusWriter {
     this.pump();
   }
 
-  /** Leadership lost: what was waiting is dropped (lead() checks everything again). */
+  /**
+   * Leadership lost: what was waiting is dropped, and what was found in step (its records hold
+   * the desired statuses of their generation, which a follower would keep alive); lead() checks
+   * everything again.
+   */
   follow(): void {
     this.pending.clear();
     this.retry.clear();
+    this.inStepAt.clear();
   }
 
   /**
