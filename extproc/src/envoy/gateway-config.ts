@@ -121,7 +121,7 @@ function virtualHost(
   const reset = routeOptions.resetDefault;
   const misdirected = reset && reset !== 'off' ? `\0misdirected\0reset-${reset}` : '\0misdirected';
   const key = `${name}\0${h.hostname}${h.misdirected ? misdirected : ''}`;
-  return memo ? memo.host(h, name, optionsKey, key, [optionsKey, ...h.entries], host) : host();
+  return memo ? memo.host(h, name, optionsKey, key, h.entries, host) : host();
 }
 
 function routeConfiguration(

@@ -15,9 +15,15 @@ import type { IrCluster } from '../ir/cluster-sharing.js';
 import type { IrVirtualHost } from '../ir/gateway-ir.js';
 import { type Json, sameEnds, sameItems } from '../json.js';
 
-/** One virtual host, under its key, and what it was made of (the same objects, or equal texts). */
+/**
+ * One virtual host, under its key: in which route configuration and under which options it was
+ * made, of what (the same objects), and what it is kept as. Also what each IR host it was made
+ * for was last spelled out as (irHosts).
+ */
 interface KeptHost {
   readonly key: string;
+  readonly name: string;
+  readonly options: string;
   readonly parts: readonly unknown[];
   readonly host: Json;
 }
@@ -34,14 +40,6 @@ interface KeptConfiguration {
   generation: number;
 }
 
-/** What an IR virtual host was last spelled out as: in which route configuration, under which options. */
-interface KeptIrHost {
-  readonly name: string;
-  readonly options: string;
-  readonly key: string;
-  readonly kept: KeptHost;
-}
-
 export class GenerationMemo {
   /** Each cluster's Envoy resource, by the IR cluster. */
   readonly clusters = new WeakMap<IrCluster, Json>();
@@ -53,7 +51,7 @@ export class GenerationMemo {
    * By IR virtual host, which stays the same object while its routes do (ir/port-hosts-memo.ts):
    * an unchanged host is found without walking its entries, so a generation costs a lookup per host.
    */
-  private readonly irHosts = new WeakMap<IrVirtualHost, KeptIrHost>();
+  private readonly irHosts = new WeakMap<IrVirtualHost, KeptHost>();
   /** By route configuration name: its hosts as last made, so that the next looks at what changed alone. */
   private readonly configurations = new Map<string, KeptConfiguration>();
   private generation = 0;
@@ -120,7 +118,7 @@ export class GenerationMemo {
     for (let i = start; i < irHosts.length - end; i++) {
       const vh = irHosts[i] as IrVirtualHost;
       madeHosts.push(this.keptHost(vh, name, options) ?? make(vh));
-      madeKept.push((this.irHosts.get(vh) as KeptIrHost).kept);
+      madeKept.push(this.irHosts.get(vh) as KeptHost);
     }
     const ends = <T>(list: readonly T[] | undefined, middle: T[]): T[] =>
       list ? list.slice(0, start).concat(middle, list.slice(list.length - end)) : middle;
@@ -135,14 +133,14 @@ export class GenerationMemo {
   /** What IR host `vh` became in route configuration `name` under route `options`, while it is the same object. */
   private keptHost(vh: IrVirtualHost, name: string, options: string): Json | undefined {
     const was = this.irHosts.get(vh);
-    if (was?.name !== name || was.options !== options || this.hosts.get(was.key) !== was.kept)
-      return undefined;
-    return was.kept.host;
+    if (was?.name !== name || was.options !== options || this.hosts.get(was.key) !== was) return undefined;
+    return was.host;
   }
 
   /**
-   * A virtual host by its key: kept while it is made of the same parts (its IR entries and the
-   * route options), in the same order; made anew, it is kept as `keep` makes it.
+   * A virtual host by its key: kept while it is made for the same route configuration, under the
+   * same options, of the same parts (its IR entries), in the same order; made anew, it is kept
+   * as `keep` makes it.
    */
   host(
     vh: IrVirtualHost,
@@ -153,12 +151,12 @@ export class GenerationMemo {
     make: () => Json,
   ): Json {
     let kept = this.hosts.get(key);
-    if (!kept || !sameItems(kept.parts, parts)) {
-      kept = { key, parts, host: this.keep(make(), name) };
+    if (kept?.name !== name || kept.options !== options || !sameItems(kept.parts, parts)) {
+      kept = { key, name, options, parts, host: this.keep(make(), name) };
       this.hosts.set(key, kept);
       this.madeHosts++;
     }
-    this.irHosts.set(vh, { name, options, key, kept });
+    this.irHosts.set(vh, kept);
     return kept.host;
   }
 }
