@@ -221,8 +221,8 @@ export class RouteResources {
 
 /** A host's VirtualHost resource `id`: the encoder's named buffer when it was made for that name (the same content under two names is not). */
 function hostResource(id: string, h: RouteParts['hosts'][number]): Resource {
-  const named = h.named?.id === id ? h.named : { id, value: renamed(h.bytes, id) };
-  return resource(named.id, { type_url: TYPE_VIRTUAL_HOST, value: named.value });
+  if (h.id === id && h.value) return resource(h.id, { type_url: TYPE_VIRTUAL_HOST, value: h.value });
+  return resource(id, { type_url: TYPE_VIRTUAL_HOST, value: renamed(h.bytes, id) });
 }
 
 /**

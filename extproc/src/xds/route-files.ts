@@ -54,21 +54,17 @@ function writeVarint(out: Uint8Array, at: number, n: number): number {
 }
 
 /**
- * A virtual host's encoding with its VHDS resource name after it: `value` is `bytes` followed by
- * VirtualHost.name set to `id` (protobuf takes a singular field's last value), and `bytes` is
- * the start of that one buffer, so the host is held once for both (ads-routes.ts).
+ * One virtual host of a configuration: its name and encoding. With VHDS names (the ADS server's
+ * encoder), `value` is `bytes` followed by VirtualHost.name set to `id` (protobuf takes a
+ * singular field's last value), and `bytes` the start of that one buffer: the host is held once
+ * for its VHDS resource and its route configuration (ads-routes.ts).
  */
-export interface NamedEncoding {
-  readonly id: string;
-  readonly value: Buffer;
-}
-
-/** One virtual host of a configuration: its name and encoding (and the same bytes named for VHDS, when made so). */
-export interface RoutePart {
+export type RoutePart = {
   readonly name: string;
   readonly bytes: Uint8Array;
-  readonly named: NamedEncoding | undefined;
-}
+  readonly id: string | undefined;
+  readonly value: Buffer | undefined;
+};
 
 /** A RouteConfiguration's encoding without its virtual hosts, and each host's. */
 export interface RouteParts {
@@ -76,22 +72,21 @@ export interface RouteParts {
   readonly hosts: readonly RoutePart[];
 }
 
-/** One virtual host's encoding, under the digest of its JSON, and how many places in the kept lists hold it. */
-interface KeptEncoding {
+/** What marks a kept encoding standing where a host's JSON would (keepHost): JSON.stringify never sees it. */
+const KEPT = Symbol('kept encoding');
+
+/**
+ * One virtual host's encoding, under the digest of its JSON, and how many places in the kept
+ * lists hold it. It is itself the part of each configuration that lists it, and what the
+ * generation memo keeps in place of the host's JSON (keepHost): one record per host.
+ */
+type KeptEncoding = RoutePart & {
+  readonly [KEPT]: true;
   readonly key: string;
-  readonly bytes: Uint8Array;
-  readonly named: NamedEncoding | undefined;
   holders: number;
-}
+};
 
-/** Where a virtual host kept as its encoding (keepHost) carries it: JSON.stringify never sees it. */
-const ENCODING = Symbol('encoding');
-
-/** A virtual host as the generation memo keeps it: its name and encoding, in place of its JSON. */
-interface EncodedHost {
-  readonly name: string;
-  readonly [ENCODING]: KeptEncoding;
-}
+const isKept = (host: Json): host is KeptEncoding => KEPT in host;
 
 // VirtualHost.name is field 1, length-delimited.
 const VIRTUAL_HOST_NAME_TAG = (1 << 3) | LEN;
@@ -109,13 +104,12 @@ export function renamed(bytes: Uint8Array, name: string): Buffer {
   return out;
 }
 
-/** A route configuration's hosts as last encoded: their JSON, their parts, and the encoding behind each. */
+/** A route configuration's hosts as last encoded: their JSON, and the encoding of each (its parts). */
 interface KeptConfiguration {
   /** The configuration without its hosts, written out, and its encoding. */
   readonly headJson: string;
   readonly head: Uint8Array;
   readonly json: readonly Json[];
-  readonly hosts: RouteParts['hosts'];
   readonly kept: readonly KeptEncoding[];
   generation: number;
 }
@@ -194,7 +188,7 @@ export class RouteFileEncoder {
     this.opened();
     const name = String(host['name']);
     const at = `route configuration ${configuration}, virtual host ${name}`;
-    return { name, [ENCODING]: this.byDigest(host, at, configuration) } satisfies EncodedHost;
+    return this.byDigest(host, at, configuration);
   }
 
   /** The file of one RouteConfiguration (its JSON, as the generator wrote it). */
@@ -246,29 +240,16 @@ export class RouteFileEncoder {
         ? last.head
         : encodeAny({ '@type': TYPE_ROUTE_CONFIGURATION, ...rest }, 'route configuration').value;
     const { start, end } = last ? sameEnds(last.json, list) : { start: 0, end: 0 };
-    const madeParts: RoutePart[] = [];
     const madeKept: KeptEncoding[] = [];
-    for (let i = start; i < list.length - end; i++) {
-      const host = list[i] as Json;
-      const kept = this.host(host, i, name);
-      madeParts.push({ name: host['name'] as string, bytes: kept.bytes, named: kept.named });
-      madeKept.push(kept);
-    }
+    for (let i = start; i < list.length - end; i++) madeKept.push(this.host(list[i] as Json, i, name));
     // Held by the new list before the last one's are let go: a host in both stays.
     for (const k of madeKept) this.hold(k);
     if (last) for (let i = start; i < last.kept.length - end; i++) this.release(last.kept[i] as KeptEncoding);
     const ends = <T>(kept: readonly T[] | undefined, middle: T[]): T[] =>
       kept ? kept.slice(0, start).concat(middle, kept.slice(kept.length - end)) : middle;
-    const parts = ends(last?.hosts, madeParts);
-    this.configurations.set(name, {
-      headJson,
-      head,
-      json: list,
-      hosts: parts,
-      kept: ends(last?.kept, madeKept),
-      generation: this.generation,
-    });
-    return { head, hosts: parts };
+    const kept = ends(last?.kept, madeKept);
+    this.configurations.set(name, { headJson, head, json: list, kept, generation: this.generation });
+    return { head, hosts: kept };
   }
 
   private hold(k: KeptEncoding): void {
@@ -281,7 +262,7 @@ export class RouteFileEncoder {
 
   /** One virtual host's encoding: kept from an earlier generation when its JSON is the same. */
   private host(host: Json, i: number, configuration: string): KeptEncoding {
-    let kept = (host as Partial<EncodedHost>)[ENCODING] ?? this.byObject.get(host);
+    let kept = isKept(host) ? host : this.byObject.get(host);
     // Let go since, and the same content encoded again meanwhile: that one, held by others.
     if (kept?.holders === 0) kept = this.byKey.get(kept.key) ?? kept;
     if (!kept) {
@@ -300,18 +281,19 @@ export class RouteFileEncoder {
     this.encodedHosts++;
     const value = encodeAny({ '@type': TYPE_VIRTUAL_HOST, ...host }, at).value;
     // In byKey once the list holds it.
+    const name = String(host['name']);
     const made = this.named
-      ? namedEncoding(key, value, `${configuration}/${String(host['name'])}`)
-      : { key, bytes: value, named: undefined, holders: 0 };
+      ? namedEncoding(key, name, value, `${configuration}/${name}`)
+      : { [KEPT]: true as const, key, name, bytes: value, id: undefined, value: undefined, holders: 0 };
     this.fresh.set(key, made);
     return made;
   }
 }
 
 /** A host's encoding kept as its VHDS resource's bytes, `id` after them, and a view of their start. */
-function namedEncoding(key: string, value: Uint8Array, id: string): KeptEncoding {
-  const named = { id, value: renamed(value, id) };
-  return { key, bytes: named.value.subarray(0, value.length), named, holders: 0 };
+function namedEncoding(key: string, name: string, bytes: Uint8Array, id: string): KeptEncoding {
+  const value = renamed(bytes, id);
+  return { [KEPT]: true, key, name, bytes: value.subarray(0, bytes.length), id, value, holders: 0 };
 }
 
 /** The configuration without its hosts, then each host under the virtual_hosts field's number. */
