@@ -61,6 +61,17 @@ export interface GcSummary {
 export interface ChangeGc {
   readonly service: GcSummary;
   readonly compiler: GcSummary;
+  /**
+   * How much each thread's old space grew since the last change was read, in MiB, when no major
+   * GC came between (what a change cycle leaves there, which a major GC will have to collect).
+   */
+  readonly oldGrowth?: { readonly service?: number; readonly compiler?: number };
+}
+
+/** Each thread's old space in use at the last reading (bytes): the next reading's growth is from it. */
+export interface OldSpace {
+  service?: number;
+  compiler?: number;
 }
 
 /** A thread's time so far on a CPU and waiting for one, in ns (schedstat), or undefined. */
@@ -185,7 +196,15 @@ const INSTALL = `(() => {
   return JSON.stringify(Number(process.getBuiltinModule('node:fs').readlinkSync('/proc/thread-self').split('/').pop()));
 })()`;
 /** What each thread logged since the last read, taken out of its log (which so stays small). */
-const TAKE = `JSON.stringify((globalThis.${GC_LOG} ?? []).splice(0))`;
+const TAKE = `JSON.stringify({
+  gcs: (globalThis.${GC_LOG} ?? []).splice(0),
+  old: process.getBuiltinModule('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'old_space')?.space_used_size ?? 0,
+})`;
+interface Taken {
+  readonly gcs: GcEntry[];
+  /** Old space in use now, bytes. */
+  readonly old: number;
+}
 
 type GcEntry = readonly [start: number, duration: number, kind: number];
 
@@ -231,9 +250,25 @@ function summary(entries: readonly GcEntry[], from: number, to: number): GcSumma
 }
 
 /** The collections on steadfast's threads between `from` and `to` (epoch ms); what came before is let go. */
-export async function changeGc(inspector: string, from: number, to: number): Promise<ChangeGc> {
-  const [main = [], ...workers] = (await inThreads(inspector, TAKE)) as GcEntry[][];
-  return { service: summary(main, from, to), compiler: summary(workers.flat(), from, to) };
+export async function changeGc(
+  inspector: string,
+  from: number,
+  to: number,
+  last: OldSpace,
+): Promise<ChangeGc> {
+  const [main, worker] = (await inThreads(inspector, TAKE)) as (Taken | undefined)[];
+  const growth = (now: Taken | undefined, was: number | undefined) =>
+    now === undefined || was === undefined || now.gcs.some(([, , kind]) => kind === 4)
+      ? undefined
+      : (now.old - was) / (1024 * 1024);
+  const oldGrowth = { service: growth(main, last.service), compiler: growth(worker, last.compiler) };
+  last.service = main?.old;
+  last.compiler = worker?.old;
+  return {
+    service: summary(main?.gcs ?? [], from, to),
+    compiler: summary(worker?.gcs ?? [], from, to),
+    oldGrowth,
+  };
 }
 
 /** Each part's median over changes (ms), and how many changes had a major GC on each thread. */
@@ -243,6 +278,8 @@ export interface CpuMedians {
   /** The machine's busy time the parts do not account for (othersMs). */
   readonly others?: number;
   readonly gcMs: { readonly service?: number; readonly compiler?: number };
+  /** ChangeGc.oldGrowth's median, MiB. */
+  readonly oldGrowth?: { readonly service?: number; readonly compiler?: number };
   readonly withMajorGc: { readonly service: number; readonly compiler: number };
 }
 
@@ -276,6 +313,10 @@ export function cpuMedians(
     },
     others: med(cpus.map(othersMs)),
     gcMs: { service: med(gcs.map((g) => g.service.ms)), compiler: med(gcs.map((g) => g.compiler.ms)) },
+    oldGrowth: {
+      service: med(gcs.map((g) => g.oldGrowth?.service)),
+      compiler: med(gcs.map((g) => g.oldGrowth?.compiler)),
+    },
     withMajorGc: {
       service: gcs.filter((g) => g.service.majors > 0).length,
       compiler: gcs.filter((g) => g.compiler.majors > 0).length,

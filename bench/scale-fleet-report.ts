@@ -80,6 +80,9 @@ function startTable(rows: readonly FleetRow[]): string {
   return lines.join('\n');
 }
 
+/** MiB to two places; – when not measured. */
+const fmtMiB = (x: number | undefined): string => (x === undefined ? '–' : fmt(x, 2));
+
 /**
  * Where the machine went during a change: each part's CPU from the change's start until both
  * real Envoys served it, and steadfast's GC in that window (medians of the row's changes).
@@ -116,8 +119,15 @@ function cpuTable(r: FleetRow): string | undefined {
     row('the whole machine, every CPU (10 ms resolution)', (m) => m.cpu.machine),
     row("GC pauses on steadfast's service thread", (m) => m.gcMs.service),
     row('changes with a major GC there', (m) => `${m.withMajorGc.service} of ${m.changes}`),
+    row(
+      "steadfast's service thread: old space grown since the change before (MiB, no major GC between)",
+      (m) => fmtMiB(m.oldGrowth?.service),
+    ),
     row("GC pauses on steadfast's compiler thread", (m) => m.gcMs.compiler),
     row('changes with a major GC there', (m) => `${m.withMajorGc.compiler} of ${m.changes}`),
+    row("steadfast's compiler thread: old space grown since the change before (MiB)", (m) =>
+      fmtMiB(m.oldGrowth?.compiler),
+    ),
   ].join('\n');
 }
 

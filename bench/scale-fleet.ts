@@ -36,6 +36,7 @@ import {
   type ChangeCpu,
   type ChangeGc,
   type FleetParts,
+  type OldSpace,
   ChangeCpuMeter,
   changeGc,
   cpuMedians,
@@ -150,6 +151,8 @@ interface Measured {
 interface Watched {
   readonly parts: FleetParts;
   readonly inspector: string;
+  /** steadfast's threads' old space at the last change read (changeGc). */
+  readonly oldSpace: OldSpace;
 }
 
 /** One change made, timed on the real Envoys, then waited for on every Envoy and counted. */
@@ -177,7 +180,7 @@ async function oneChange(
   const of = (keep: (node: string) => boolean) => [...sent].filter(([node]) => keep(node)).map(([, s]) => s);
   const nodes = fleet.real.map((r) => r.node);
   const stages = check ? changeStages(at, await xdsStatus(fleet.adminPort), nodes, servedAt) : undefined;
-  const gc = meter && watched ? await changeGc(watched.inspector, at, end) : undefined;
+  const gc = meter && watched ? await changeGc(watched.inspector, at, end, watched.oldSpace) : undefined;
   return {
     seconds: check ? clock.seconds : Number.NaN,
     madeSeconds: clock.madeSeconds,
@@ -297,7 +300,7 @@ async function watchedChanges(fleet: Fleet, options: FleetOptions): Promise<Reco
   );
   const file = options.profileChanges;
   const profiling = file === undefined ? undefined : await startProfile(inspector);
-  const changes = await timeChanges(fleet, options.changes, { parts, inspector });
+  const changes = await timeChanges(fleet, options.changes, { parts, inspector, oldSpace: {} });
   if (profiling && file !== undefined) {
     const profile = await profiling.stop();
     writeProfile(`${file}-${fleet.n}.cpuprofile`, profile);
