@@ -129,11 +129,12 @@ const valueOf = (result: unknown): unknown =>
   JSON.parse((result as { result: { value: string } }).result.value) as unknown;
 
 /**
- * `expression` (one that returns a JSON text) evaluated on the main thread, then on each worker
+ * `expression` (one that returns a JSON text, or a promise of one) evaluated on the main thread, then on each worker
  * thread: the values it gave, parsed, in that order.
  */
 export async function inThreads(url: string, expression: string): Promise<unknown[]> {
-  const evaluate = { expression, returnByValue: true };
+  // A promise is waited for: its value is the JSON text.
+  const evaluate = { expression, returnByValue: true, awaitPromise: true };
   const [main] = await session(url, [{ method: 'Runtime.evaluate', params: evaluate }]);
   const workers = await inWorkers(url, 'Runtime.evaluate', evaluate);
   return [valueOf(main), ...workers.map(valueOf)];

@@ -196,10 +196,12 @@ const INSTALL = `(() => {
   return JSON.stringify(Number(process.getBuiltinModule('node:fs').readlinkSync('/proc/thread-self').split('/').pop()));
 })()`;
 /** What each thread logged since the last read, taken out of its log (which so stays small). */
-const TAKE = `JSON.stringify({
+// On the thread's next turn: entries reach the observer a turn after their GC, so one that ended
+// just before the change's end is in the log then.
+const TAKE = `new Promise((resolve) => setImmediate(() => resolve(JSON.stringify({
   gcs: (globalThis.${GC_LOG} ?? []).splice(0),
   old: process.getBuiltinModule('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'old_space')?.space_used_size ?? 0,
-})`;
+}))))`;
 interface Taken {
   readonly gcs: GcEntry[];
   /** Old space in use now, bytes. */
