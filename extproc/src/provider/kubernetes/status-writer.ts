@@ -184,6 +184,8 @@ const STATUS_KINDS = new Map(WATCHED_KINDS.filter((k) => k.status).map((k) => [k
 const CONCURRENCY = 8;
 /** Objects found in step checked per turn of the event loop (a few µs each). */
 const SKIPS_PER_TURN = 500;
+/** Objects whose status is computed and compared per turn (~20-30 µs each). */
+const CHECKS_PER_TURN = 100;
 const CONFLICT_RETRIES = 5;
 
 /** A replica that writes alone (no Lease): it always may. */
@@ -341,13 +343,18 @@ export class StatusWriter {
       this.follow();
       return;
     }
-    let skipped = 0;
+    let [skipped, checked] = [0, 0];
     while (!this.closed && this.running < CONCURRENCY && this.pending.size > 0) {
       const [key, kind] = this.pending.entries().next().value as [string, WatchedKind];
       this.pending.delete(key);
-      if (!this.inStep(kind, key)) {
-        this.start(kind, key);
-      } else if (++skipped === SKIPS_PER_TURN) {
+      // Checked here, at once: only a write goes through the event loop (an object found in
+      // step was a promise and a turn of its own, 10,000 of them after a start).
+      const inStep = this.inStep(kind, key);
+      if (inStep) skipped++;
+      else checked++;
+      const write = inStep ? undefined : this.check(kind, key);
+      if (write) this.start(kind, key, write);
+      else if (skipped >= SKIPS_PER_TURN || checked >= CHECKS_PER_TURN) {
         // The rest on a later turn of the event loop: ext_proc answers share this thread.
         setImmediate(() => this.pump());
         break;
@@ -378,27 +385,60 @@ export class StatusWriter {
     return this.desired?.get(statusKey(kind, namespace, name))?.status === was.desired;
   }
 
-  /** One write (or check) in flight; pump() starts the next when it is done. */
-  private start(kind: WatchedKind, key: string): void {
+  /**
+   * The object as the API server holds it, with the status to write, or undefined when there is
+   * nothing to write (found in step, and recorded so; gone; or not steadfast's). A check that
+   * throws (a status it cannot read) fails as a write does.
+   */
+  private check(kind: WatchedKind, key: string): Pending | undefined {
+    const [, namespace = '', name = ''] = key.split('/');
+    const live = this.live(kind, namespace, name);
+    try {
+      return live && this.decide(kind, key, live);
+    } catch (e) {
+      this.failed(kind, key, e);
+      return undefined;
+    }
+  }
+
+  /** What `live` should be written with (see check). */
+  private decide(kind: WatchedKind, key: string, live: KubeObject): Pending | undefined {
+    const [, namespace = '', name = ''] = key.split('/');
+    if (kind.status === 'gatewayclass' && (live.spec as Json | undefined)?.controllerName !== CONTROLLER_NAME)
+      return undefined;
+    if (kind.status === 'gateway' && !this.owns.ownsGateway(namespace, name)) return undefined;
+    const desired = this.desired?.get(statusKey(kind, namespace, name))?.status;
+    const which = kind.status as NonNullable<WatchedKind['status']>;
+    const status = statusFor(which, live, desired, this.owns, this.now());
+    if (status) return { live, status, desired };
+    this.inStepAt.set(key, { rv: live.metadata?.resourceVersion ?? '', desired });
+    return undefined;
+  }
+
+  /** A check or a write failed: said (now and then), and tried again after a back-off. */
+  private failed(kind: WatchedKind, key: string, e: unknown): void {
+    this.failures++;
+    if (this.failures === 1 || this.failures % 50 === 0)
+      this.log(
+        `status of ${kind.kind} ${key.split('/').slice(1).join('/')} not written: ${(e as Error).message}; trying again`,
+      );
+    // Its echo must not be taken for ours, and it is tried again after a back-off.
+    this.written.delete(key);
+    this.inStepAt.delete(key);
+    this.retryLater(key, kind);
+  }
+
+  /** One write in flight; pump() starts the next when it is done. */
+  private start(kind: WatchedKind, key: string, first: Pending): void {
     this.running++;
-    const write = this.write(kind, key);
+    const write = this.write(kind, key, first);
     this.inFlight.add(write);
     void write
       .then(
         () => {
           this.failures = 0;
         },
-        (e: unknown) => {
-          this.failures++;
-          if (this.failures === 1 || this.failures % 50 === 0)
-            this.log(
-              `status of ${kind.kind} ${key.split('/').slice(1).join('/')} not written: ${(e as Error).message}; trying again`,
-            );
-          // Its echo must not be taken for ours, and it is tried again after a back-off.
-          this.written.delete(key);
-          this.inStepAt.delete(key);
-          this.retryLater(key, kind);
-        },
+        (e: unknown) => this.failed(kind, key, e),
       )
       .finally(() => {
         this.inFlight.delete(write);
@@ -424,29 +464,12 @@ export class StatusWriter {
     this.retryTimer.unref();
   }
 
-  private async write(kind: WatchedKind, key: string): Promise<void> {
+  /** Writes `first`; on a conflict reads the object again and writes what it needs then. */
+  private async write(kind: WatchedKind, key: string, first: Pending): Promise<void> {
     const [, namespace = '', name = ''] = key.split('/');
-    let live = this.live(kind, namespace, name);
-    for (let attempt = 0; live && attempt < CONFLICT_RETRIES; attempt++) {
-      if (
-        kind.status === 'gatewayclass' &&
-        (live.spec as Json | undefined)?.controllerName !== CONTROLLER_NAME
-      )
-        return;
-      if (kind.status === 'gateway' && !this.owns.ownsGateway(namespace, name)) return;
-      const desired = this.desired?.get(statusKey(kind, namespace, name))?.status;
-      const status = statusFor(
-        kind.status as NonNullable<WatchedKind['status']>,
-        live,
-        desired,
-        this.owns,
-        this.now(),
-      );
-      const inStep = { rv: live.metadata?.resourceVersion ?? '', desired };
-      if (!status) {
-        this.inStepAt.set(key, inStep);
-        return;
-      }
+    let next: Pending | undefined = first;
+    for (let attempt = 0; next && attempt < CONFLICT_RETRIES; attempt++) {
+      const { live, status } = next;
       if (this.closed || !this.gate.holds()) return;
       const path = `${objectPath(kind, kind.namespaced ? namespace : undefined, name)}/status`;
       try {
@@ -458,22 +481,29 @@ export class StatusWriter {
         this.writes++;
         const rv = saved.metadata?.resourceVersion;
         if (rv) this.written.set(key, rv);
-        if (rv) this.inStepAt.set(key, { rv, desired: inStep.desired });
+        if (rv) this.inStepAt.set(key, { rv, desired: next.desired });
         return;
       } catch (e) {
         // Not sent (the Lease is lost or the writer closed while it waited) or the object is gone.
         if (e instanceof NotSent || (e instanceof KubeApiError && e.status === 404)) return;
         if (!(e instanceof KubeApiError) || e.status !== 409) throw e;
         // Someone wrote first: read the object again and merge into what it is now.
-        live = await this.client.call<KubeObject>(
+        const read = await this.client.call<KubeObject>(
           'GET',
           objectPath(kind, kind.namespaced ? namespace : undefined, name),
         );
-        live = { ...live, apiVersion: kind.apiVersion, kind: kind.kind };
+        next = this.decide(kind, key, { ...read, apiVersion: kind.apiVersion, kind: kind.kind });
       }
     }
-    if (live) throw new Error(`${CONFLICT_RETRIES} conflicting writes in a row`);
+    if (next) throw new Error(`${CONFLICT_RETRIES} conflicting writes in a row`);
   }
+}
+
+/** A status to write: the object as last read, the status it should have, and what it was computed from. */
+interface Pending {
+  readonly live: KubeObject;
+  readonly status: Json;
+  readonly desired: ObjectStatusBody | undefined;
 }
 
 /** The writer's key: kind/namespace/name (namespace empty for cluster-scoped kinds). */
