@@ -255,7 +255,11 @@ async function sourceOf(n: number, kubernetes: boolean): Promise<Source> {
   const kube = await startKubeWith(dir);
   remove();
   const args = kubeSource(kube);
-  await writeStatuses(args, n);
+  // A serve that cannot write the statuses stops the run: its API server and etcd with it.
+  await writeStatuses(args, n).catch(async (e: unknown) => {
+    await stopKube(kube);
+    throw e;
+  });
   return { args, changes: () => kubeChanges(kube), close: () => stopKube(kube) };
 }
 
