@@ -4,6 +4,7 @@
 // terminated, tls-listener.ts), a route configuration with the port's virtual hosts and their
 // routes (route-action.ts), and the shared clusters (backend-clusters.ts).
 import type { GatewayIr, IrPort, IrVirtualHost } from '../ir/gateway-ir.js';
+import type { IrEntry } from '../ir/rule-action.js';
 import type { TableListener } from '../policy/policy-table.js';
 import type { GenerationMemo } from './generation-memo.js';
 import { ResetDefaults } from './reset-default.js';
@@ -93,11 +94,17 @@ function misdirectedRoutes(options: RouteOptions): Json[] {
   return [{ match: { prefix: '/' }, direct_response: { status: 421 }, ...answeredByEnvoy(options) }];
 }
 
-/** An IR host's routes: each entry's, one entry's (most hosts) as they are. */
-function hostRoutes(h: IrVirtualHost, routeOptions: RouteOptions): readonly Json[] {
+/** An IR host's routes: each entry's (kept by the memo for a host of several), one entry's (most hosts) as they are. */
+function hostRoutes(
+  h: IrVirtualHost,
+  routeOptions: RouteOptions,
+  optionsKey: string,
+  memo: GenerationMemo | undefined,
+): readonly Json[] {
   if (h.misdirected) return misdirectedRoutes(routeOptions);
-  const made = h.entries.map((e) => envoyRoutes(e, routeOptions));
-  return made.length === 1 ? (made[0] as Json[]) : made.flat();
+  const routes = (e: IrEntry) => envoyRoutes(e, routeOptions);
+  if (h.entries.length === 1) return routes(h.entries[0] as IrEntry);
+  return h.entries.flatMap((e) => (memo ? memo.routes(e, optionsKey, () => routes(e)) : routes(e)));
 }
 
 /** A virtual host spelled out anew (or kept by the memo while made of the same entries under the same options). */
@@ -114,7 +121,7 @@ function virtualHost(
     // The upstream half of a rule with a backoff tells a retry from a first attempt by
     // the router's x-envoy-attempt-count (http-filters.ts).
     ...(h.countsAttempts ? { include_request_attempt_count: true } : {}),
-    routes: hostRoutes(h, routeOptions),
+    routes: hostRoutes(h, routeOptions, optionsKey, memo),
   });
   // Misdirected or not, a host without entries has the same parts: the key tells them apart,
   // and a misdirected host's route by its `reset` switch.

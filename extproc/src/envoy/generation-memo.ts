@@ -8,11 +8,13 @@
 // they are encoded or serialized, never edited).
 //
 // A virtual host is kept as what `keep` makes of it: the ADS server and the route file writer
-// keep its encoding (xds/route-files.ts keepHost), so that no host's JSON, nor its routes',
-// outlives the generation that made it (~11 MiB at 10,000 routes); their route configurations
-// then list those encodings in place of the hosts' JSON.
+// keep its encoding (xds/route-files.ts keepHost), so that no host's JSON outlives the generation
+// that made it (with its routes' ~3 MiB of live heap at bench:scale's 10,000 routes, docs/fleet.md
+// "Memory"); their route configurations then list those encodings in place of the hosts' JSON.
+// An entry's routes are kept only where its host has others (routes()).
 import type { IrCluster } from '../ir/cluster-sharing.js';
 import type { IrVirtualHost } from '../ir/gateway-ir.js';
+import type { IrEntry } from '../ir/rule-action.js';
 import { type Json, sameEnds, sameItems } from '../json.js';
 
 /**
@@ -43,6 +45,11 @@ interface KeptConfiguration {
 export class GenerationMemo {
   /** Each cluster's Envoy resource, by the IR cluster. */
   readonly clusters = new WeakMap<IrCluster, Json>();
+  /** By entry of a host of several, its routes and the route options they were made for (the last ones only). */
+  private readonly entryRoutes = new WeakMap<
+    IrEntry,
+    { readonly options: string; readonly routes: readonly Json[] }
+  >();
   /** By key: the hosts the route configurations as last made hold (one they no longer hold is let go). */
   private hosts = new Map<string, KeptHost>();
   /** A generation begun and not ended. */
@@ -57,6 +64,19 @@ export class GenerationMemo {
   private generation = 0;
   /** Virtual hosts made anew in the current (or last) generation; the rest were kept. */
   madeHosts = 0;
+
+  /**
+   * An entry's routes under these route options, kept while its host has other entries: a change
+   * to one of a hostname's many routes spells out that one alone, while a host of one entry
+   * (made anew only when that entry changed) keeps no JSON.
+   */
+  routes(entry: IrEntry, options: string, make: () => readonly Json[]): readonly Json[] {
+    const kept = this.entryRoutes.get(entry);
+    if (kept?.options === options) return kept.routes;
+    const routes = make();
+    this.entryRoutes.set(entry, { options, routes });
+    return routes;
+  }
 
   /** Virtual hosts held for the next generation: those of the route configurations last made. */
   get keptHosts(): number {
