@@ -43,7 +43,7 @@ type Condition = {
   lastTransitionTime: string;
 };
 type KubeObject = {
-  metadata: { generation: number; resourceVersion: string };
+  metadata: { generation: number; resourceVersion: string; annotations?: Record<string, string> };
   status?: {
     conditions?: Condition[];
     listeners?: { name: string; attachedRoutes: number; conditions: Condition[] }[];
@@ -235,6 +235,9 @@ spec:
         observedGeneration: route.metadata.generation,
       });
     }
+    // steadfast holds the route without kubectl's last-applied copy; its status write keeps it.
+    const lastApplied = route.metadata.annotations?.['kubectl.kubernetes.io/last-applied-configuration'];
+    expect(JSON.parse(lastApplied ?? '{}')).toMatchObject({ kind: 'HTTPRoute', metadata: { name: 'shop' } });
   });
 
   it("leaves other controllers' objects and entries alone", async () => {

@@ -121,6 +121,41 @@ describe('the Kubernetes provider read', () => {
     }
   });
 
+  it("holds an object without kubectl's last-applied copy of it, other annotations kept", async () => {
+    const { client, emit } = fakeClient();
+    const provider = new KubernetesProvider({ client, writeStatus: false });
+    const applied = (path: string, annotations: Record<string, string>) => {
+      const r = route(1, path);
+      return { ...r, metadata: { ...r.metadata, annotations } };
+    };
+    const lastApplied = 'kubectl.kubernetes.io/last-applied-configuration';
+    try {
+      await provider.read();
+      emit({
+        type: 'MODIFIED',
+        object: applied('/a', { [lastApplied]: '{"kind":"HTTPRoute"}', team: 'shop' }),
+      });
+      const [, kept] = routeInputs((await provider.read()).objects);
+      expect((kept?.body as { metadata: unknown }).metadata).toMatchObject({ annotations: { team: 'shop' } });
+      expect(JSON.stringify(kept?.body)).not.toContain(lastApplied);
+
+      // Only the copy changes: nothing the compiler reads moved, so the version holds.
+      emit({
+        type: 'MODIFIED',
+        object: applied('/a', { [lastApplied]: '{"kind":"HTTPRoute","x":1}', team: 'shop' }),
+      });
+      const [, again] = routeInputs((await provider.read()).objects);
+      expect(again?.version).toBe(kept?.version);
+
+      // The copy alone: no annotations left.
+      emit({ type: 'MODIFIED', object: applied('/b', { [lastApplied]: '{}' }) });
+      const [, alone] = routeInputs((await provider.read()).objects);
+      expect((alone?.body as { metadata: object }).metadata).not.toHaveProperty('annotations');
+    } finally {
+      await provider.close();
+    }
+  });
+
   it('hands over one input for a Secret of another type a listener names, while its type holds', async () => {
     const secretType = { current: 'Opaque' };
     const { client, gets } = gatewayClient(secretType);

@@ -48,6 +48,20 @@ export function objectKey(o: KubeObject): string {
   return ns ? `${ns}/${o.metadata?.name ?? ''}` : (o.metadata?.name ?? '');
 }
 
+/** `kubectl apply` keeps the whole object it applied in this annotation: a second copy of each object. */
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/**
+ * An object's annotations without kubectl's last-applied copy (nothing reads it; a status write
+ * to /status keeps the stored metadata whatever it sends); undefined when none are left.
+ */
+function withoutLastApplied(annotations: unknown): Record<string, unknown> | undefined {
+  if (annotations === null || typeof annotations !== 'object') return undefined;
+  if (!Object.hasOwn(annotations, LAST_APPLIED)) return annotations as Record<string, unknown>;
+  const { [LAST_APPLIED]: _copy, ...rest } = annotations as Record<string, unknown>;
+  return Object.keys(rest).length > 0 ? rest : undefined;
+}
+
 /** The object as the compiler sees it: without status, resourceVersion and managedFields. */
 function readPart(o: KubeObject | undefined): string {
   if (!o) return '';
@@ -216,12 +230,18 @@ export class Reflector {
 
   /**
    * List items carry no apiVersion and kind, watch events do (first): both are set first here,
-   * so an object compares the same (readPart) however it arrived. managedFields are never read
-   * and can be large.
+   * so an object compares the same (readPart) however it arrived. managedFields and kubectl's
+   * last-applied copy of the object are never read and can be large.
    */
   private complete(raw: KubeObject): KubeObject {
-    const { managedFields: _mf, ...metadata } = raw.metadata ?? {};
-    return { apiVersion: this.kind.apiVersion, kind: this.kind.kind, ...raw, metadata };
+    const { managedFields: _mf, annotations, ...metadata } = raw.metadata ?? {};
+    const kept = withoutLastApplied(annotations);
+    return {
+      apiVersion: this.kind.apiVersion,
+      kind: this.kind.kind,
+      ...raw,
+      metadata: kept === undefined ? metadata : { ...metadata, annotations: kept },
+    };
   }
 
   private backoffMs(): number {
