@@ -1,7 +1,7 @@
 // A generation re-checks only what may have moved: an object at the resourceVersion it was last
 // found in step at, with the same status computed again, is skipped; a new computed status, or
 // an object someone else changed, is checked and written as before.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { KubeClient } from '../../extproc/src/provider/kubernetes/client.js';
 import { WATCHED_KINDS } from '../../extproc/src/provider/kubernetes/kinds.js';
 import type { KubeObject } from '../../extproc/src/provider/kubernetes/reflector.js';
@@ -89,6 +89,52 @@ describe('status checks of an object already in step', () => {
     expect(c.puts()).toBe(3);
     expect((c.live().status as { conditions: { status: string }[] }).conditions[0]?.status).toBe('False');
     await c.writer.close();
+  });
+
+  it('says the first failure after a retried object needed no write (a run of failures ended)', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    let gone = false;
+    const live: KubeObject = {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GatewayClass',
+      metadata: { name: 'steadfast', generation: 1, resourceVersion: '1' },
+      spec: { controllerName: 'steadfast.dev/gateway-controller' },
+    };
+    const client = {
+      server: 'https://fake',
+      call: () => Promise.reject(new Error('API server away')),
+    } as unknown as KubeClient;
+    const logs: string[] = [];
+    const writer = new StatusWriter(
+      client,
+      () => (gone ? undefined : live),
+      { ownsGateway: () => true },
+      (l) => logs.push(l),
+    );
+    const said = () => logs.filter((l) => l.includes('not written')).length;
+    /** The rejected write's handlers run within a few turns of the event loop. */
+    const turns = async (until: () => boolean) => {
+      for (let i = 0; i < 50 && !until(); i++) await new Promise((r) => setImmediate(r));
+    };
+    try {
+      writer.report(desired('True'), [[CLASS, live]]);
+      await turns(() => said() === 1);
+      expect(said()).toBe(1);
+
+      // Retried after its back-off, the object is gone: checked, nothing to write.
+      gone = true;
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(writer.backlog).toBe(0);
+
+      // Back, and the API server still refuses: a new run of failures, said at its first.
+      gone = false;
+      writer.report(desired('True'), [[CLASS, live]]);
+      await turns(() => said() === 2);
+      expect(said()).toBe(2);
+    } finally {
+      await writer.close();
+      vi.useRealTimers();
+    }
   });
 
   it('knows the version its own write gave an object (its echo), and no other', async () => {

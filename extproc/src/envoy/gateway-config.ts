@@ -64,6 +64,7 @@ export type RouteSource =
 
 export interface GatewayResources {
   readonly listeners: readonly Json[];
+  /** With a memo that keeps hosts encoded (xds/route-files.ts keepHost), for its encoder only, never JSON. */
   readonly routeConfigurations: readonly Json[];
   readonly clusters: readonly Json[];
   /** SDS secrets (HTTPS listeners' certificates) the listeners name. */

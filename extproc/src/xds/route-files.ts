@@ -183,6 +183,8 @@ export class RouteFileEncoder {
    * A virtual host the generator made for route configuration `configuration`, as its memo keeps
    * it (envoy/generation-memo.ts): encoded now, its JSON let go; the configuration lists what
    * this returns where the host's JSON would stand, and parts() takes the encoding as it is.
+   * Such a configuration is for this encoder only: written out as JSON, each host would show as
+   * its record (its bytes as numbers), not as the host.
    */
   keepHost(host: Json, configuration: string): Json {
     this.opened();

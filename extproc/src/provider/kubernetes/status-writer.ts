@@ -394,7 +394,11 @@ export class StatusWriter {
     const [, namespace = '', name = ''] = key.split('/');
     const live = this.live(kind, namespace, name);
     try {
-      return live && this.decide(kind, key, live);
+      const write = live && this.decide(kind, key, live);
+      // Checked and nothing to write (gone, another's, in step): as a write that succeeds, it
+      // ends a run of failures, so the next one is said and waits the shortest back-off.
+      if (!write) this.failures = 0;
+      return write;
     } catch (e) {
       this.failed(kind, key, e);
       return undefined;
