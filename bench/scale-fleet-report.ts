@@ -120,13 +120,14 @@ function cpuTable(r: FleetRow): string | undefined {
     row("GC pauses on steadfast's service thread", (m) => m.gcMs.service),
     row('changes with a major GC there', (m) => `${m.withMajorGc.service} of ${m.changes}`),
     row(
-      "steadfast's service thread: old space grown since the change before (MiB, no major GC between)",
+      "steadfast's service thread: old space (not large objects) grown since the change before (MiB, no major GC between)",
       (m) => fmtMiB(m.oldGrowth?.service),
     ),
     row("GC pauses on steadfast's compiler thread", (m) => m.gcMs.compiler),
     row('changes with a major GC there', (m) => `${m.withMajorGc.compiler} of ${m.changes}`),
-    row("steadfast's compiler thread: old space grown since the change before (MiB)", (m) =>
-      fmtMiB(m.oldGrowth?.compiler),
+    row(
+      "steadfast's compiler thread: old space (not large objects) grown since the change before (MiB)",
+      (m) => fmtMiB(m.oldGrowth?.compiler),
     ),
   ].join('\n');
 }
