@@ -11,14 +11,15 @@ import type { RunningBackend } from '../../backends/running-backend.js';
 import type { EnvoyProcess } from '../../extproc/src/local/envoy-process.js';
 import { getOnce } from './support/bounded-load.js';
 import { CliProcess } from './support/cli-process.js';
-import { type XdsView, startFleetEnvoys, until, xdsSettled, xdsView } from './support/fleet.js';
 import {
-  ConfigDir,
-  TEST_SESSION_KEY,
-  freePort,
-  gatewayYaml,
-  serviceYaml,
-} from './support/gateway-fixture.js';
+  type XdsView,
+  startFleetEnvoys,
+  startXdsServe,
+  until,
+  xdsSettled,
+  xdsView,
+} from './support/fleet.js';
+import { ConfigDir, freePort, gatewayYaml, serviceYaml } from './support/gateway-fixture.js';
 
 const ENVOY_ADDRESSES = ['127.0.35.20', '127.0.35.21'] as const;
 const CLUSTER = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
@@ -47,12 +48,9 @@ describe('a fleet fed over delta ADS (envoy-config --xds-protocol delta)', () =>
   const urls = () => ENVOY_ADDRESSES.map((a) => `http://${a}:${gatewayPort}`);
 
   const startServe = async (): Promise<CliProcess> => {
-    const p = new CliProcess([
-      ...['serve', '--config', config.path, '--xds', `127.0.0.1:${xdsPort}`],
-      ...['--ext-proc-address', '127.0.0.1:0', '--admin-port', '0', '--session-key', TEST_SESSION_KEY],
-    ]);
-    adminUrl = (await p.waitFor(/ready; ext_proc on \S+; admin on (\S+); xds on (\S+)/))[1] as string;
-    return p;
+    const started = await startXdsServe(config.path, xdsPort);
+    adminUrl = started.adminUrl;
+    return started.serve;
   };
   const view = () => xdsView(adminUrl);
   const settled = () => xdsSettled(adminUrl, 2);

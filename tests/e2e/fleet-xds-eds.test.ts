@@ -10,7 +10,14 @@ import type { RunningBackend } from '../../backends/running-backend.js';
 import type { EnvoyProcess } from '../../extproc/src/local/envoy-process.js';
 import { openSessionToken } from '../support/session-token.js';
 import { CliProcess } from './support/cli-process.js';
-import { type XdsView, startFleetEnvoys, until, xdsSettled, xdsView } from './support/fleet.js';
+import {
+  type XdsView,
+  startFleetEnvoys,
+  startXdsServe,
+  until,
+  xdsSettled,
+  xdsView,
+} from './support/fleet.js';
 import {
   ConfigDir,
   TEST_SESSION_KEY,
@@ -88,11 +95,7 @@ describe('endpoints apart from clusters (EDS) over delta ADS', () => {
     config.write('gateway.yaml', gatewayYaml(gatewayPort));
     config.write('services.yaml', serviceYaml('app', [a, c]));
     config.write('routes.yaml', ROUTE);
-    serve = new CliProcess([
-      ...['serve', '--config', config.path, '--xds', `127.0.0.1:${xdsPort}`],
-      ...['--ext-proc-address', '127.0.0.1:0', '--admin-port', '0', '--session-key', TEST_SESSION_KEY],
-    ]);
-    adminUrl = (await serve.waitFor(/ready; ext_proc on \S+; admin on (\S+); xds on (\S+)/))[1] as string;
+    ({ serve, adminUrl } = await startXdsServe(config.path, xdsPort));
     envoys.push(
       ...(await startFleetEnvoys({
         xdsPort,

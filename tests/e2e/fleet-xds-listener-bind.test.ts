@@ -9,8 +9,8 @@ import type { RunningBackend } from '../../backends/running-backend.js';
 import type { EnvoyProcess } from '../../extproc/src/local/envoy-process.js';
 import { getOnce } from './support/bounded-load.js';
 import { CliProcess } from './support/cli-process.js';
-import { startFleetEnvoys, until, xdsView } from './support/fleet.js';
-import { ConfigDir, TEST_SESSION_KEY, freePort, serviceYaml } from './support/gateway-fixture.js';
+import { startFleetEnvoys, startXdsServe, until, xdsView } from './support/fleet.js';
+import { ConfigDir, freePort, serviceYaml } from './support/gateway-fixture.js';
 
 const ENVOY_ADDRESS = '127.0.35.50';
 const LISTENER = 'type.googleapis.com/envoy.config.listener.v3.Listener';
@@ -69,11 +69,7 @@ describe('a listener whose port an Envoy cannot bind, over delta ADS', () => {
     config.write('gateway.yaml', gateway(freeListenerPort, takenPort));
     config.write('services.yaml', serviceYaml('app', [backend]));
     config.write('routes.yaml', route(['/cart']));
-    serve = new CliProcess([
-      ...['serve', '--config', config.path, '--xds', `127.0.0.1:${xdsPort}`],
-      ...['--ext-proc-address', '127.0.0.1:0', '--admin-port', '0', '--session-key', TEST_SESSION_KEY],
-    ]);
-    adminUrl = (await serve.waitFor(/ready; ext_proc on \S+; admin on (\S+); xds on (\S+)/))[1] as string;
+    ({ serve, adminUrl } = await startXdsServe(config.path, xdsPort));
     envoys = await startFleetEnvoys({
       xdsPort,
       addresses: [ENVOY_ADDRESS],

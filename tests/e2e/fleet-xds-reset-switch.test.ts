@@ -20,14 +20,8 @@ import type { RunningBackend } from '../../backends/running-backend.js';
 import type { EnvoyProcess } from '../../extproc/src/local/envoy-process.js';
 import { getOnce } from './support/bounded-load.js';
 import { CliProcess } from './support/cli-process.js';
-import { startFleetEnvoys, until, xdsSettled } from './support/fleet.js';
-import {
-  ConfigDir,
-  TEST_SESSION_KEY,
-  freePort,
-  gatewayYaml,
-  serviceYaml,
-} from './support/gateway-fixture.js';
+import { startFleetEnvoys, startXdsServe, until, xdsSettled } from './support/fleet.js';
+import { ConfigDir, freePort, gatewayYaml, serviceYaml } from './support/gateway-fixture.js';
 
 const ENVOY = '127.0.38.20';
 const FILLERS = 1000;
@@ -81,12 +75,9 @@ describe('the reset switch tipped under traffic over delta ADS', () => {
   let xdsPort: number;
 
   const startServe = async (): Promise<CliProcess> => {
-    const p = new CliProcess([
-      ...['serve', '--config', config.path, '--xds', `127.0.0.1:${xdsPort}`],
-      ...['--ext-proc-address', '127.0.0.1:0', '--admin-port', '0', '--session-key', TEST_SESSION_KEY],
-    ]);
-    adminUrl = (await p.waitFor(/ready; ext_proc on \S+; admin on (\S+); xds on (\S+)/))[1] as string;
-    return p;
+    const started = await startXdsServe(config.path, xdsPort);
+    adminUrl = started.adminUrl;
+    return started.serve;
   };
 
   /** Whether the Envoy's route configuration switches the filter on for all. */

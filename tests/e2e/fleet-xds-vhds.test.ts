@@ -21,14 +21,15 @@ import {
 import { exchange } from './conformance/exchange.js';
 import { getOnce } from './support/bounded-load.js';
 import { CliProcess } from './support/cli-process.js';
-import { type XdsView, startFleetEnvoys, until, xdsSettled, xdsView } from './support/fleet.js';
 import {
-  ConfigDir,
-  TEST_SESSION_KEY,
-  freePort,
-  gatewayYaml,
-  serviceYaml,
-} from './support/gateway-fixture.js';
+  type XdsView,
+  startFleetEnvoys,
+  startXdsServe,
+  until,
+  xdsSettled,
+  xdsView,
+} from './support/fleet.js';
+import { ConfigDir, freePort, gatewayYaml, serviceYaml } from './support/gateway-fixture.js';
 
 const DELTA = '127.0.36.20';
 const SOTW = '127.0.36.21';
@@ -120,12 +121,9 @@ describe('virtual hosts apart (VHDS) on delta ADS streams', () => {
 
   const writeRoutes = () => config.write('routes.yaml', ...[...routes.values()]);
   const startServe = async (): Promise<CliProcess> => {
-    const p = new CliProcess([
-      ...['serve', '--config', config.path, '--xds', `127.0.0.1:${xdsPort}`],
-      ...['--ext-proc-address', '127.0.0.1:0', '--admin-port', '0', '--session-key', TEST_SESSION_KEY],
-    ]);
-    adminUrl = (await p.waitFor(/ready; ext_proc on \S+; admin on (\S+); xds on (\S+)/))[1] as string;
-    return p;
+    const started = await startXdsServe(config.path, xdsPort);
+    adminUrl = started.adminUrl;
+    return started.serve;
   };
   const status = (address: string, i: number, path: string) =>
     getOnce(`http://${address}:${gatewayPort}${path}`, { host: `h-${i}.example` }).then((r) => r.status);

@@ -133,10 +133,10 @@ describe('a route configuration switch changing on a VHDS stream', () => {
     });
   };
 
-  /** A client holding generation 1: the route configuration answered, then its hosts. */
-  const holding = async (client: () => AdsClient) => {
+  /** A client holding generation 1: the route configurations `names` answered, then their hosts. */
+  const holding = async (client: () => AdsClient, names: readonly string[] = ['port/80']) => {
     const envoy = client();
-    envoy.call.write({ node: envoyNode, type_url: RC, resource_names_subscribe: ['port/80'] });
+    envoy.call.write({ node: envoyNode, type_url: RC, resource_names_subscribe: [...names] });
     envoy.call.write({ type_url: VH });
     const rds = await envoy.next(RC, 0);
     envoy.call.write({ type_url: RC, response_nonce: rds.nonce });
@@ -198,14 +198,7 @@ describe('a route configuration switch changing on a VHDS stream', () => {
       };
     };
     const gen = { current: twoPorts([]) };
-    const envoy = (await start(gen))();
-    envoy.call.write({ node: envoyNode, type_url: RC, resource_names_subscribe: ['port/80', 'port/81'] });
-    envoy.call.write({ type_url: VH });
-    const rds = await envoy.next(RC, 0);
-    envoy.call.write({ type_url: RC, response_nonce: rds.nonce });
-    const vhds = await envoy.next(VH, 0);
-    envoy.call.write({ type_url: VH, response_nonce: vhds.nonce });
-    await waitUntil('delivered', () => server?.status().envoys[0]?.acked[VH] === '1');
+    const { envoy } = await holding(await start(gen), ['port/80', 'port/81']);
     gen.current = twoPorts(['b']);
     const seen = envoy.received.length;
     server?.update('2');

@@ -7,7 +7,8 @@ import { type EnvoyProcess, startEnvoy } from '../../../extproc/src/local/envoy-
 import { REPO_ROOT, steadfastBin } from '../../support/paths.js';
 import { exchange } from '../conformance/exchange.js';
 import { startBoundedLoad } from './bounded-load.js';
-import { cookieOf } from './gateway-fixture.js';
+import { CliProcess } from './cli-process.js';
+import { TEST_SESSION_KEY, cookieOf } from './gateway-fixture.js';
 
 /** Polls until `check` holds; returns the milliseconds it took, or throws after `limitMs`. */
 export async function until(
@@ -53,6 +54,19 @@ export function xdsSettled(adminUrl: string, count: number): Promise<number> {
     15_000,
     `${count} Envoys settled`,
   );
+}
+
+/** `steadfast serve --xds` on the configuration at `configPath`, sealing with the tests' session key; its admin URL once ready. */
+export async function startXdsServe(
+  configPath: string,
+  xdsPort: number,
+): Promise<{ serve: CliProcess; adminUrl: string }> {
+  const serve = new CliProcess([
+    ...['serve', '--config', configPath, '--xds', `127.0.0.1:${xdsPort}`],
+    ...['--ext-proc-address', '127.0.0.1:0', '--admin-port', '0', '--session-key', TEST_SESSION_KEY],
+  ]);
+  const adminUrl = (await serve.waitFor(/ready; ext_proc on \S+; admin on (\S+); xds on (\S+)/))[1] as string;
+  return { serve, adminUrl };
 }
 
 /** One Envoy per address, each from the bootstrap `envoy-config --xds` prints for it. */
